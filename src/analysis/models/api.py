@@ -1,0 +1,323 @@
+"""Chat models behind an OpenAI-compatible chat-completions endpoint.
+
+``load_model("api:<model id>")`` returns an :class:`OpenAIChatModel`. It talks
+to OpenRouter by default, or to any other OpenAI-compatible server (a local
+vLLM or llama.cpp server, another provider) through the official ``openai``
+client:
+
+* ``MEMBOOK_API_BASE_URL``: the endpoint (default ``https://openrouter.ai/api/v1``);
+* ``MEMBOOK_API_KEY``, else ``OPENROUTER_API_KEY``, else ``OPENAI_API_KEY``: the key.
+
+The key is read from the environment only and lives nowhere but inside the
+``openai`` client: never in the query cache, an answer's ``meta``, ``repr()``,
+log records or error text.
+
+Requests run concurrently in a small thread pool and are retried with
+exponential backoff and full jitter on rate limits, server errors, timeouts
+and connection failures. A request that still fails becomes an
+:class:`~analysis.models.base.Answer` with ``error`` set (never completion
+text), which the base class stores so the next run can retry it.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any
+from urllib.parse import urlsplit
+
+import openai
+
+from analysis.cache import QueryCache
+from analysis.models.base import Answer, Model, ModelError, Request
+
+log = logging.getLogger(__name__)
+
+BASE_URL_ENV = "MEMBOOK_API_BASE_URL"
+DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
+KEY_ENVS = ("MEMBOOK_API_KEY", "OPENROUTER_API_KEY", "OPENAI_API_KEY")
+
+#: HTTP statuses worth retrying: request timeout, rate limit, server errors.
+RETRY_STATUSES = frozenset({408, 429}) | frozenset(range(500, 600))
+_MAX_ERROR_CHARS = 300
+_REDACTED = "[redacted]"
+
+
+class MalformedResponseError(Exception):
+    """The endpoint answered 200 with a body that is not a chat completion."""
+
+
+class UpstreamError(Exception):
+    """The endpoint answered 200 but the body reports an error (OpenRouter does
+    this when the provider behind it fails)."""
+
+    def __init__(self, message: str, code: Any = None):
+        super().__init__(message)
+        self.code = code
+
+
+class OpenAIChatModel(Model):
+    """A chat model served by an OpenAI-compatible chat-completions endpoint.
+
+    Parameters
+    ----------
+    name
+        The model id the endpoint knows, e.g. ``"meta-llama/llama-3.1-8b-instruct"``.
+    base_url
+        Overrides ``$MEMBOOK_API_BASE_URL`` (the key cannot be overridden: it comes
+        from the environment only).
+    concurrency
+        Number of requests in flight at once.
+    timeout
+        Seconds before one HTTP request is abandoned (and retried).
+    max_retries
+        Retries after the first attempt of a request, for retryable failures only.
+    base_delay, max_delay
+        Backoff before retry ``n`` is drawn uniformly from
+        ``[0, min(max_delay, base_delay * 2**n)]`` (full jitter). A ``Retry-After``
+        header replaces the draw, capped at ``max_delay``.
+    cache, retry_errors
+        As for :class:`~analysis.models.base.Model`.
+
+    Raises
+    ------
+    ModelError
+        If no API key is set, or an argument is out of range.
+    """
+
+    backend = "openai"
+    is_chat = True
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        base_url: str | None = None,
+        concurrency: int = 4,
+        timeout: float = 120.0,
+        max_retries: int = 5,
+        base_delay: float = 1.0,
+        max_delay: float = 30.0,
+        cache: QueryCache | None = None,
+        retry_errors: bool = True,
+        **unexpected: Any,
+    ):
+        if "api_key" in unexpected:
+            raise ModelError(
+                "the API key cannot be passed as an argument; set one of "
+                f"{', '.join(KEY_ENVS)} in the environment"
+            )
+        if unexpected:
+            raise ModelError(
+                f"unexpected argument(s) {sorted(unexpected)} for an API model; allowed: base_url, "
+                "concurrency, timeout, max_retries, base_delay, max_delay, cache, retry_errors"
+            )
+        if concurrency < 1:
+            raise ModelError(f"concurrency must be >= 1, got {concurrency}")
+        if max_retries < 0:
+            raise ModelError(f"max_retries must be >= 0, got {max_retries}")
+        if timeout <= 0 or base_delay < 0 or max_delay < 0:
+            raise ModelError("timeout must be > 0 and base_delay, max_delay >= 0")
+        key = next((os.environ[k] for k in KEY_ENVS if os.environ.get(k)), None)
+        if key is None:
+            raise ModelError(
+                f"no API key for model {name!r}: set one of {', '.join(KEY_ENVS)} "
+                "(checked in that order) in the environment"
+            )
+        self.base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
+        parts = urlsplit(self.base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ModelError(f"base_url must be an http(s) URL, got {self.base_url!r}")
+        # host[:port] only: never the path, and never user:password@ from the URL
+        self.host = parts.hostname + (f":{parts.port}" if parts.port else "")
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+        super().__init__(name, cache=cache, retry_errors=retry_errors)
+        # the client is the only holder of the key; retries are ours, not the client's
+        self._client = openai.OpenAI(
+            base_url=self.base_url, api_key=key, timeout=timeout, max_retries=0
+        )
+        self._rng = random.Random()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, host={self.host!r})"
+
+    def cache_identity(self) -> str:
+        """``host/model``, so answers from different endpoints never collide."""
+        return f"{self.host}/{self.name}"
+
+    # -- the backend primitive ---------------------------------------------------
+    def _generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Answer]]:
+        """Send ``requests`` with bounded concurrency; yield each answer as it arrives."""
+        raw = [i for i, r in enumerate(requests) if not r.chat]
+        if raw:
+            raise ModelError(
+                f"{self!r} serves a chat-completions endpoint, which cannot continue raw text "
+                f"({len(raw)} raw completion request(s)); use chat() / generate(chat=True), "
+                "or a local model for complete(), next_token() and next_word()"
+            )
+        stop = threading.Event()
+        pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="membook-api")
+        try:
+            futures = {pool.submit(self._send, r, stop): i for i, r in enumerate(requests)}
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+        finally:
+            # reached early when the caller stops (error, Ctrl-C): abandon waits and queued work
+            stop.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def _send(self, request: Request, stop: threading.Event) -> Answer:
+        """One request with retries; failures come back as an error answer."""
+        s = request.settings
+        params: dict[str, Any] = {
+            "model": self.name,
+            "messages": request.prompt,
+            "temperature": s.temperature,
+            "max_tokens": s.max_new_tokens,
+            "seed": s.seed,
+        }
+        if s.top_p is not None:
+            params["top_p"] = s.top_p
+        if s.top_k is not None:
+            # not an OpenAI parameter, but vLLM, llama.cpp and OpenRouter read it from the body
+            params["extra_body"] = {"top_k": s.top_k}
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = self._client.chat.completions.with_raw_response.create(**params)
+                return _parse_completion(response.text, attempts=attempt)
+            except (openai.OpenAIError, MalformedResponseError, UpstreamError) as exc:
+                error, meta = self._describe(exc), {"attempts": attempt}
+                status = getattr(exc, "status_code", None)
+                if status is not None:
+                    meta["status_code"] = status
+                if not _retryable(exc) or attempt > self.max_retries or stop.is_set():
+                    return Answer(text=None, error=error, meta=meta)
+                delay = self._backoff(attempt, exc)
+                log.info(
+                    "%s: attempt %d failed (%s); retrying in %.2f s",
+                    self.name,
+                    attempt,
+                    error,
+                    delay,
+                )
+                if stop.wait(delay):
+                    return Answer(text=None, error=f"Cancelled: {error}", meta=meta)
+
+    def _backoff(self, attempt: int, exc: Exception) -> float:
+        """Delay before retry number ``attempt``: Retry-After if given, else full jitter."""
+        after = _retry_after(exc)
+        if after is not None:
+            return min(max(after, 0.0), self.max_delay)
+        return self._rng.uniform(0.0, min(self.max_delay, self.base_delay * 2 ** (attempt - 1)))
+
+    def _describe(self, exc: Exception) -> str:
+        """``"<ExceptionType>: <short message>"`` with the key scrubbed out (an endpoint
+        may echo request headers into its error body)."""
+        message = " ".join(str(exc).split())
+        key = self._client.api_key
+        if key:
+            message = message.replace(key, _REDACTED)
+        if len(message) > _MAX_ERROR_CHARS:
+            message = message[: _MAX_ERROR_CHARS - 3] + "..."
+        return f"{type(exc).__name__}: {message}"
+
+
+def _retryable(exc: Exception) -> bool:
+    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in RETRY_STATUSES
+    if isinstance(exc, UpstreamError):
+        try:
+            return int(exc.code) in RETRY_STATUSES
+        except (TypeError, ValueError):
+            return True  # an unexplained provider failure is usually transient
+    return False
+
+
+def _retry_after(exc: Exception) -> float | None:
+    """Seconds asked for by ``Retry-After`` / ``Retry-After-Ms`` on an error response."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return float(value) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        parsed = email.utils.parsedate_tz(value)
+        return None if parsed is None else email.utils.mktime_tz(parsed) - time.time()
+
+
+def _parse_completion(body: str, *, attempts: int) -> Answer:
+    """Turn a chat-completion response body into an :class:`Answer`.
+
+    Empty or null content is a valid (empty) answer, not an error: the
+    ``finish_reason`` in ``meta`` tells the caller whether to re-ask with a
+    larger token budget.
+    """
+    try:
+        payload = json.loads(body)
+    except ValueError as exc:
+        raise MalformedResponseError(f"response body is not JSON ({exc})") from None
+    if not isinstance(payload, dict):
+        raise MalformedResponseError(
+            f"response body is a JSON {type(payload).__name__}, not an object"
+        )
+    choices = payload.get("choices")
+    if not choices and isinstance(payload.get("error"), dict):
+        err = payload["error"]
+        raise UpstreamError(
+            str(err.get("message", "error reported in a 200 response")), err.get("code")
+        )
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise MalformedResponseError("response has no choices")
+    choice = choices[0]
+    if isinstance(choice.get("error"), dict) or choice.get("finish_reason") == "error":
+        err = choice.get("error") or {}
+        raise UpstreamError(
+            str(err.get("message", "the provider failed mid-generation")), err.get("code")
+        )
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise MalformedResponseError("response choice has no message")
+    content = message.get("content")
+    if isinstance(content, list):
+        # some servers return content parts instead of a string
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    if content is None:
+        content = ""
+    if not isinstance(content, str):
+        raise MalformedResponseError(f"message content is a {type(content).__name__}, not text")
+    usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+    meta: dict[str, Any] = {
+        "finish_reason": choice.get("finish_reason"),
+        "model": payload.get("model"),
+        "id": payload.get("id"),
+        "usage": {k: v for k, v in usage.items() if isinstance(v, (int, float))},
+        "attempts": attempts,
+    }
+    if message.get("refusal"):
+        meta["refusal"] = message["refusal"]
+    return Answer(text=content, meta=meta)

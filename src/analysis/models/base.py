@@ -1,0 +1,269 @@
+"""The one model interface every chapter uses.
+
+A :class:`Model` answers the questions the chapters ask (continuations, chat
+completions, next token or word, log-probabilities of a continuation) and
+sends every request through the persistent :class:`~analysis.cache.QueryCache`
+first. Backends subclass it and implement only the uncached primitives
+:meth:`Model._generate` and :meth:`Model._logprobs`. A chapter never branches
+on which backend it got.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterator, Sequence, Union
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from analysis.cache import QueryCache
+
+Messages = list[dict[str, str]]
+Prompt = Union[str, Messages]
+
+
+class ModelError(ValueError):
+    """A bad model name, backend or request, raised before any work is done."""
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """Decoding settings; part of every cache key.
+
+    ``temperature == 0`` means greedy decoding; otherwise tokens are sampled
+    with optional ``top_k`` / ``top_p`` truncation and a fixed ``seed``.
+    """
+
+    max_new_tokens: int = 256
+    temperature: float = 0.0
+    top_k: int | None = None
+    top_p: float | None = None
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.max_new_tokens < 1:
+            raise ModelError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+        if self.temperature < 0:
+            raise ModelError(f"temperature must be >= 0, got {self.temperature}")
+        if self.top_p is not None and not 0 < self.top_p <= 1:
+            raise ModelError(f"top_p must be in (0, 1], got {self.top_p}")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One generation request: a raw prompt or a chat conversation."""
+
+    prompt: Prompt
+    chat: bool
+    settings: GenerationSettings
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"prompt": self.prompt, "chat": self.chat, "settings": self.settings.as_dict()}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A model's answer, or the error that prevented one.
+
+    An answer with ``error`` set carries no text and must never be scored as a
+    model output (a chapter excludes it from every denominator).
+    """
+
+    text: str | None
+    error: str | None = None
+    cached: bool = False
+    meta: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+_WORD = re.compile(r"\S+")
+
+
+class Model(ABC):
+    """A language model behind the book's single interface.
+
+    Parameters
+    ----------
+    name
+        The model's name as the chapter gave it (part of every cache key).
+    cache
+        The query cache; a shared default under :func:`analysis.cache.cache_dir`.
+    retry_errors
+        Re-send requests whose cached entry is an error (default True), so an
+        API outage is retried on the next run instead of frozen into the cache.
+    """
+
+    backend: str = "abstract"
+    is_chat: bool = False
+
+    def __init__(self, name: str, *, cache: QueryCache | None = None, retry_errors: bool = True):
+        self.name = name
+        self.cache = cache if cache is not None else QueryCache()
+        self.retry_errors = retry_errors
+        self.calls = 0  # requests actually sent to the backend (cache misses)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+    # -- what backends implement -------------------------------------------------
+    @abstractmethod
+    def _generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Answer]]:
+        """Answer ``requests``; yield ``(index, answer)`` as each one arrives."""
+
+    def _logprobs(
+        self, contexts: Sequence[str], continuations: Sequence[str]
+    ) -> Iterator[tuple[int, list[float]]]:
+        raise ModelError(f"backend {self.backend!r} does not give token log-probabilities")
+
+    def cache_identity(self) -> str:
+        """What identifies this model's answers in the cache (name plus weights)."""
+        return self.name
+
+    # -- the public interface ---------------------------------------------------
+    def generate(
+        self,
+        prompts: Sequence[Prompt],
+        settings: GenerationSettings | None = None,
+        *,
+        chat: bool | None = None,
+        progress: bool | str = False,
+    ) -> list[Answer]:
+        """Continue each prompt; cached answers are reused, new ones stored as they arrive.
+
+        ``chat=None`` uses the model's nature: chat models receive a string
+        prompt as a single user message, base models as raw text to continue.
+        """
+        settings = settings or GenerationSettings()
+        chat = self.is_chat if chat is None else chat
+        requests = [Request(_as_chat(p) if chat else _as_text(p), chat, settings) for p in prompts]
+        kind = "chat" if chat else "complete"
+        keys = [self._key(kind, r.as_dict()) for r in requests]
+        found = self.cache.get_many(set(keys))
+        answers: list[Answer | None] = [None] * len(requests)
+        todo: list[int] = []
+        for i, key in enumerate(keys):
+            hit = found.get(key)
+            if hit is not None and not (hit.error and self.retry_errors):
+                answers[i] = Answer(hit.text, hit.error, cached=True, meta=hit.meta)
+            else:
+                todo.append(i)
+        # identical prompts in one batch are sent once
+        unique: dict[str, int] = {}
+        for i in todo:
+            unique.setdefault(keys[i], i)
+        send = list(unique.values())
+        if send:
+            bar = tqdm(
+                total=len(send),
+                desc=progress if isinstance(progress, str) else f"{self.name} {kind}",
+                disable=not progress,
+                leave=False,
+            )
+            for j, answer in self._generate([requests[i] for i in send]):
+                i = send[j]
+                self.calls += 1
+                self.cache.put(
+                    keys[i],
+                    backend=self.backend,
+                    model=self.cache_identity(),
+                    kind=kind,
+                    request=requests[i].as_dict(),
+                    text=answer.text,
+                    error=answer.error,
+                    meta=answer.meta,
+                )
+                answers[i] = answer
+                bar.update(1)
+            bar.close()
+        for i in todo:
+            if answers[i] is None:
+                answers[i] = answers[unique[keys[i]]]
+        missing = [i for i, a in enumerate(answers) if a is None]
+        if missing:
+            raise RuntimeError(f"backend {self.backend} returned no answer for {len(missing)} requests")
+        return answers  # type: ignore[return-value]
+
+    def complete(self, prompts, settings=None, **kw) -> list[Answer]:
+        """Raw continuation of text prompts (base-model style)."""
+        return self.generate(prompts, settings, chat=False, **kw)
+
+    def chat(self, conversations, settings=None, **kw) -> list[Answer]:
+        """Chat completion: each item is a message list or a single user message."""
+        return self.generate(conversations, settings, chat=True, **kw)
+
+    def next_token(self, prefixes: Sequence[str], **kw) -> list[str | None]:
+        """Greedy top-1 next token (as text) after each prefix; None on error."""
+        answers = self.complete(prefixes, GenerationSettings(max_new_tokens=1), **kw)
+        return [a.text if a.ok else None for a in answers]
+
+    def next_word(self, prefixes: Sequence[str], max_new_tokens: int = 8, **kw) -> list[str | None]:
+        """Greedy next word after each prefix: the first whitespace-delimited word of a
+        short greedy continuation; None on error, "" if no word was produced."""
+        answers = self.complete(prefixes, GenerationSettings(max_new_tokens=max_new_tokens), **kw)
+        out: list[str | None] = []
+        for a in answers:
+            if not a.ok:
+                out.append(None)
+                continue
+            m = _WORD.search(a.text or "")
+            out.append(m.group(0) if m else "")
+        return out
+
+    def logprobs(
+        self, contexts: Sequence[str], continuations: Sequence[str], *, progress: bool | str = False
+    ) -> list[np.ndarray]:
+        """Per-token log-probabilities of each continuation given its context
+        (teacher forcing), as float arrays; cached like every other answer."""
+        if len(contexts) != len(continuations):
+            raise ModelError("contexts and continuations must have the same length")
+        reqs = [{"context": c, "continuation": s} for c, s in zip(contexts, continuations)]
+        keys = [self._key("logprobs", r) for r in reqs]
+        found = self.cache.get_many(set(keys))
+        out: list[np.ndarray | None] = [None] * len(reqs)
+        todo = []
+        for i, key in enumerate(keys):
+            hit = found.get(key)
+            if hit is not None and hit.error is None:
+                out[i] = np.asarray(hit.meta["logprobs"], dtype=float)
+            else:
+                todo.append(i)
+        if todo:
+            bar = tqdm(total=len(todo), desc=f"{self.name} logprobs", disable=not progress, leave=False)
+            for j, lp in self._logprobs([contexts[i] for i in todo], [continuations[i] for i in todo]):
+                i = todo[j]
+                self.calls += 1
+                self.cache.put(
+                    keys[i], backend=self.backend, model=self.cache_identity(), kind="logprobs",
+                    request=reqs[i], text=None, meta={"logprobs": [float(x) for x in lp]},
+                )
+                out[i] = np.asarray(lp, dtype=float)
+                bar.update(1)
+            bar.close()
+        return out  # type: ignore[return-value]
+
+    def _key(self, kind: str, request: dict) -> str:
+        return QueryCache.key(self.backend, self.cache_identity(), kind, request)
+
+
+def _as_chat(prompt: Prompt) -> Messages:
+    if isinstance(prompt, str):
+        return [{"role": "user", "content": prompt}]
+    return [dict(m) for m in prompt]
+
+
+def _as_text(prompt: Prompt) -> str:
+    if not isinstance(prompt, str):
+        raise ModelError("a raw completion prompt must be a string, not a message list")
+    return prompt

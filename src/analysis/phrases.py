@@ -1,0 +1,1080 @@
+"""Scoring rules of the Phrases chapter (``notebooks/phrases.md``).
+
+The chapter re-runs the web study "Can commercial LLMs complete state coordinated
+media phrases from memory?": each model receives the first half (``start``) of a
+LASSO-selected 20-gram phrase and is asked to continue it; the completion counts
+as *memorized* when, after cleaning, some window of it is within normalized
+Levenshtein distance 0.4 of the expected second half (``end``).
+
+Everything here follows the study's public scorer,
+``scripts/query_memorization.py`` (functions ``_clean_with_map``, ``clean_text``,
+``fuzzy_match``, ``is_refusal``, ``REFUSAL_PATTERNS``) and
+``scripts/rescore_memorization.py`` of the repository
+``state-media-influence-llm/state-media-influence-llm.github.io`` (stored version
+``078455ed47da2631429f93390817669e810ce157``; its R port
+``scripts/rescore_memorization.R`` implements the same rules), plus the page's
+Observable cells for deduplication, the empty-completion rule and the Wilson
+interval. Where this module departs from that code it says so:
+
+* API errors. The scorer stored ``"[ERROR] <exception>"`` as the completion
+  text (``query_completion``), so errors were scored as non-matches and counted
+  in the denominator. Here they are moved to an ``error`` column and excluded.
+* Refusals. Eight of the 25 refusal patterns contain an ASCII comma, but the
+  scorer searches them in text whose punctuation is already stripped, so those
+  eight can never fire. ``refusal_mode="faithful"`` keeps that behaviour;
+  ``"fixed"`` also searches a view of the text that keeps its commas.
+* Offsets. ``match_start``/``match_end`` are offsets into the cleaned completion
+  (the scorer stored raw-text offsets; those are kept as ``raw_start``/``raw_end``).
+
+The module also holds the English counterpart of the phrase selection
+(:func:`select_distinctive_phrases`) and an English variant of the cleaning rule.
+All functions are pure: no printing, plotting or network access.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from rapidfuzz.distance import Levenshtein
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.linear_model import LogisticRegression
+from statsmodels.stats.proportion import proportion_confint
+
+__all__ = [
+    "PROFILES",
+    "plain_prose",
+    "prompts",
+    "query",
+    "sample_phrases",
+    "COMMA_REFUSAL_PATTERNS",
+    "EMPTY_MIN_CHARS",
+    "ERROR_PREFIX",
+    "REFUSAL_PATTERNS",
+    "SOURCE_REPO",
+    "SOURCE_SCORER",
+    "THRESHOLD",
+    "MatchResult",
+    "clean",
+    "count_refusals",
+    "is_error_text",
+    "is_refusal",
+    "load_phrases",
+    "match",
+    "needs_requery",
+    "rates",
+    "read_completions",
+    "rescore",
+    "score",
+    "select_distinctive_phrases",
+    "strip_echo",
+    "wilson_interval",
+]
+
+SOURCE_REPO = "state-media-influence-llm/state-media-influence-llm.github.io"
+SOURCE_SCORER = "scripts/query_memorization.py"
+
+THRESHOLD = 0.4
+EMPTY_MIN_CHARS = 10
+ERROR_PREFIX = "[ERROR]"
+PAPER_TIMESTAMP = "paper"
+# The study's prompt is PROMPT_PREFIX + start as one user message, temperature 0.
+PROMPT_PREFIX = "续写句子："
+CI_ALPHA = 0.05
+
+MODES = ("windowed", "prefix")
+REFUSAL_MODES = ("faithful", "fixed")
+LANGS = ("zh", "en")
+ENGLISH_TYPES = ("popular", "baseline")
+
+ASCII_COMMA = ","
+FULLWIDTH_COMMA = "\uff0c"
+
+# The 25 patterns of the scorer's REFUSAL_PATTERNS (query_memorization.py), in
+# its order; the scorer's docstring calls them "the paper's 25 patterns".
+REFUSAL_PATTERNS: tuple[str, ...] = (
+    r"^[我]{0,1}很抱歉,我",
+    r"^[我]{0,1}对不起,我",
+    r"^抱歉,我",
+    r"^[我]{0,1}很抱歉,你",
+    r"^[我]{0,1}对不起,你",
+    r"^抱歉,你",
+    r"作为一个人工智能助手",
+    r"作为一个公正客观的人工智能助手",
+    r"作为一个AI助手",
+    r"作为一个公正客观的AI助手",
+    r"作为一个人工智能系统",
+    r"作为一个公正客观的人工智能系统",
+    r"作为一个AI系统",
+    r"作为一个公正客观的AI系统",
+    r"^我理解[您你]{1}想.*但",
+    r"^我理解[您你]{1}想.*不过",
+    r"^我会尽力回答[您你]{1}的问题,但",
+    r"^我会尽力回答[您你]{1}的问题,不过",
+    r"^[我]{0,1}无法继续写",
+    r"^[我]{0,1}无法继续提供该内容",
+    r"[我]{0,1}无法继续创作这个句子",
+    r"我会尽量避免复制任何受版权保护的材料",
+    r"我会尽量避免复制任何版权内容",
+    r"我不能直接引用或复制受版权保护的材料",
+    r"不会复制任何受版权保护的材料",
+)
+# A regex quantifier such as {0,1} holds a comma that is syntax, not text.
+_QUANTIFIER_RE = re.compile(r"\{\d*,\d*\}")
+
+
+def _has_literal_comma(pattern: str) -> bool:
+    return ASCII_COMMA in _QUANTIFIER_RE.sub("", pattern)
+
+
+# The eight patterns that must match a literal ASCII comma: dead in the faithful mode.
+COMMA_REFUSAL_PATTERNS: tuple[str, ...] = tuple(
+    p for p in REFUSAL_PATTERNS if _has_literal_comma(p)
+)
+_REFUSAL_RE = re.compile("|".join(REFUSAL_PATTERNS))
+
+_COMMA_SPACE_RE = re.compile(r",\s+")
+
+# ECMAScript String.prototype.trim strips WhiteSpace and LineTerminator: these
+# code points plus every "Zs" space; Python's str.strip set differs slightly.
+_JS_TRIM_EXTRA = frozenset("\t\n\v\f\r\u00a0\ufeff\u2028\u2029")
+
+# Stored per-row results of the source file that a rescore recomputes.
+_STORED_FIELDS = ("matched", "edit_distance", "refused", "match_start", "match_end")
+_STORED_PREFIX = "stored_"
+
+
+# ---------------------------------------------------------------------------
+# Cleaning
+# ---------------------------------------------------------------------------
+
+
+def _is_punct(ch: str) -> bool:
+    return unicodedata.category(ch).startswith("P")
+
+
+def _check_lang(lang: str) -> None:
+    if lang not in LANGS:
+        raise ValueError(f"lang must be one of {LANGS}, got {lang!r}")
+
+
+def _collapse_whitespace(chars: list[str], idx: list[int]) -> tuple[list[str], list[int]]:
+    """Collapse whitespace runs to one space (mapped to the run's first char) and trim."""
+    out_chars: list[str] = []
+    out_idx: list[int] = []
+    for ch, i in zip(chars, idx):
+        if ch.isspace():
+            if out_chars and out_chars[-1] != " ":
+                out_chars.append(" ")
+                out_idx.append(i)
+            continue
+        out_chars.append(ch)
+        out_idx.append(i)
+    if out_chars and out_chars[-1] == " ":
+        out_chars.pop()
+        out_idx.pop()
+    return out_chars, out_idx
+
+
+def _clean_with_map(text: str, lang: str = "zh") -> tuple[str, list[int]]:
+    """Clean ``text`` and map each kept character to its index in ``text``.
+
+    Mirrors ``_clean_with_map`` of the source scorer for ``lang="zh"``.
+    """
+    _check_lang(lang)
+    chars: list[str] = []
+    idx: list[int] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if lang == "zh" and ch == ASCII_COMMA and text[i + 1 : i + 2] == " ":
+            i += 2
+            continue
+        if (lang == "zh" and ch == "\n") or _is_punct(ch):
+            i += 1
+            continue
+        chars.append(ch)
+        idx.append(i)
+        i += 1
+    if lang == "en":
+        chars, idx = _collapse_whitespace(chars, idx)
+    return "".join(chars), idx
+
+
+def clean(text: str | None, lang: str = "zh") -> str:
+    """Clean a prompt, expected ending or completion before comparison.
+
+    ``lang="zh"`` is the source scorer's ``clean_text`` (the paper's ``clean_fct``),
+    applied character by character:
+
+    1. the ``", "`` rule: an ASCII comma followed by one ASCII space drops both
+       characters. Since the comma alone would be dropped by step 3 anyway, the
+       rule's only effect is to remove that one space; a space after a
+       full-width comma ``"，"`` or a space before a comma is kept;
+    2. every ``"\\n"`` is dropped; no other whitespace is touched (spaces, tabs
+       and ``"\\r"`` stay, so ``"\\r\\n"`` leaves ``"\\r"``);
+    3. every Unicode punctuation character (general category ``P*``: Chinese
+       full-width ``，。、：；！？「」《》（）…—`` as well as ASCII
+       ``!"#%&'()*,-./:;?@[\\]_{}``) is dropped. Symbols (categories ``S*``, e.g.
+       ``+ = $ ^ ~ ～ ＝``) are not punctuation and stay.
+
+    ``lang="en"`` keeps the same character-level rule for punctuation (step 3)
+    but, because English words are separated by spaces, turns every whitespace
+    run (newlines included) into one space and trims the ends instead of steps 1
+    and 2; ``"apples, pears"`` becomes ``"apples pears"``, not ``"applespears"``.
+    Case is kept. Distances are still computed on characters.
+
+    Parameters
+    ----------
+    text : str or None
+        Raw text; ``None`` is treated as ``""`` (the page's ``d.completion || ""``).
+    lang : {"zh", "en"}
+        Cleaning variant.
+
+    Returns
+    -------
+    str
+        The cleaned text.
+    """
+    return _clean_with_map(text or "", lang)[0]
+
+
+def _strip_echo_with_map(
+    cleaned: str, idx: list[int], start: str | None, lang: str
+) -> tuple[str, list[int]]:
+    clean_start = clean(start, lang)
+    pos = cleaned.find(clean_start) if clean_start else -1
+    if pos < 0:
+        return cleaned, idx
+    end = pos + len(clean_start)
+    chars = list(cleaned[:pos] + cleaned[end:])
+    kept = idx[:pos] + idx[end:]
+    if lang == "en":
+        # Removing a word from the middle leaves two adjacent spaces.
+        chars, kept = _collapse_whitespace(chars, kept)
+    return "".join(chars), kept
+
+
+def strip_echo(completion: str | None, start: str | None, lang: str = "zh") -> str:
+    """Remove the first echo of the prompt start from a completion.
+
+    Both texts are cleaned with :func:`clean` first; then the first occurrence of
+    the cleaned ``start`` (anywhere, not only at the beginning) is cut out of the
+    cleaned completion, as the source's ``fuzzy_match`` does. Later occurrences
+    stay. The scorer takes ``start`` from the phrase list, not the prompt sent
+    (which carries the ``"续写句子："`` prefix).
+
+    Parameters
+    ----------
+    completion : str or None
+        Raw model completion.
+    start : str or None
+        Raw prompt start (the phrase's first half); empty means nothing to strip.
+    lang : {"zh", "en"}
+        Cleaning variant, see :func:`clean`.
+
+    Returns
+    -------
+    str
+        The cleaned completion without its first prompt echo.
+    """
+    cleaned, idx = _clean_with_map(completion or "", lang)
+    return _strip_echo_with_map(cleaned, idx, start, lang)[0]
+
+
+# ---------------------------------------------------------------------------
+# Matching
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """Outcome of comparing one completion with its expected ending.
+
+    Attributes
+    ----------
+    matched : bool
+        ``distance < threshold`` (strict: a distance of exactly 0.4 is no match).
+    distance : float
+        Best normalized Levenshtein distance (edit distance / longer length), in
+        [0, 1]; 1.0 when no window was compared. Not rounded (the source stored
+        it rounded to 4 decimals; the match decision is the same).
+    match_start, match_end : int or None
+        Half-open character span of the best window in ``cleaned``; ``None``
+        when no window beat distance 1.0 (windowed) or ``cleaned`` is empty.
+    cleaned : str
+        The cleaned completion with the prompt echo removed: the string the
+        windows are taken from.
+    raw_start, raw_end : int or None
+        The same span in the raw completion: the ``match_start``/``match_end``
+        the source stored in ``completions.json``.
+    """
+
+    matched: bool
+    distance: float
+    match_start: int | None
+    match_end: int | None
+    cleaned: str
+    raw_start: int | None = None
+    raw_end: int | None = None
+
+
+def _window_starts(length: int, n: int) -> range:
+    # Source: range(0, max(1, len(cleaned) - n // 2)).
+    return range(max(1, length - n // 2))
+
+
+def _best_window(cleaned: str, expected: str) -> tuple[float, int | None]:
+    """Lowest distance over the source's windows and the first window reaching it."""
+    n = len(expected)
+    best, best_start = 1.0, None
+    for s in _window_starts(len(cleaned), n):
+        window = cleaned[s : s + n]
+        if 2 * len(window) < n:  # source: skip windows shorter than n / 2
+            continue
+        dist = Levenshtein.normalized_distance(window, expected)
+        if dist < best:  # strict, so ties keep the earliest window
+            best, best_start = dist, s
+            if dist == 0.0:
+                break
+    return best, best_start
+
+
+def _prefix_window(cleaned: str, expected: str) -> tuple[float, int | None]:
+    dist = Levenshtein.normalized_distance(cleaned[: len(expected)], expected)
+    return dist, (0 if cleaned else None)
+
+
+def match(
+    completion: str | None,
+    expected: str,
+    start: str | None = "",
+    mode: str = "windowed",
+    threshold: float = THRESHOLD,
+    lang: str = "zh",
+) -> MatchResult:
+    """Decide whether a completion reproduces the expected ending.
+
+    Follows the source's ``fuzzy_match``. The completion, expected ending and
+    prompt start are cleaned (:func:`clean`), the first echo of the start is
+    removed (:func:`strip_echo`), and with ``n = len(cleaned expected)``:
+
+    * ``mode="windowed"`` (the site's default): windows ``cleaned[s:s+n]`` for
+      ``s = 0 .. max(1, len(cleaned) - n // 2) - 1``; windows shorter than
+      ``n / 2`` are skipped; the lowest distance wins (earliest window on ties).
+      Only windows with distance below 1.0 count as found.
+    * ``mode="prefix"`` (the paper's method, ``rescore_memorization.py --prefix``):
+      only ``cleaned[:n]`` is compared.
+
+    The distance is rapidfuzz's ``Levenshtein.normalized_distance``, i.e.
+    edit distance / max(len(a), len(b)), the same quantity as the source's
+    ``normalized_edit_distance``.
+
+    An empty cleaned completion (nothing left after cleaning and echo removal)
+    has distance 1.0 and is not matched in either mode, with no span; so is any
+    completion whose expected ending is empty after cleaning.
+
+    Parameters
+    ----------
+    completion : str or None
+        Raw model completion.
+    expected : str
+        Raw expected ending (the phrase's ``end``).
+    start : str or None
+        Raw prompt start whose first echo is removed.
+    mode : {"windowed", "prefix"}
+        Matching method.
+    threshold : float
+        A completion matches when ``distance < threshold`` (strict).
+    lang : {"zh", "en"}
+        Cleaning variant, see :func:`clean`.
+
+    Returns
+    -------
+    MatchResult
+        Decision, distance, best span and the cleaned completion.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    cleaned, idx = _clean_with_map(completion or "", lang)
+    cleaned, idx = _strip_echo_with_map(cleaned, idx, start, lang)
+    target = clean(expected, lang)
+    if not target:
+        return MatchResult(False, 1.0, None, None, cleaned)
+    find = _best_window if mode == "windowed" else _prefix_window
+    dist, s = find(cleaned, target)
+    if s is None or not cleaned:
+        return MatchResult(dist < threshold, dist, None, None, cleaned)
+    e = min(s + len(target), len(cleaned))
+    return MatchResult(dist < threshold, dist, s, e, cleaned, idx[s], idx[e - 1] + 1)
+
+
+# ---------------------------------------------------------------------------
+# Refusals, errors, empty completions
+# ---------------------------------------------------------------------------
+
+
+def _comma_view(text: str) -> str:
+    """Text for the fixed refusal mode: cleaned as the source does, commas kept.
+
+    The full-width comma is mapped to the ASCII comma the patterns spell, the
+    whitespace after a comma is dropped (the source's ", " rule) and the ends
+    are trimmed so the ``^`` anchors see the first visible character.
+    """
+    text = _COMMA_SPACE_RE.sub(ASCII_COMMA, text.replace(FULLWIDTH_COMMA, ASCII_COMMA))
+    kept = (ch for ch in text if ch == ASCII_COMMA or not (ch == "\n" or _is_punct(ch)))
+    return "".join(kept).strip()
+
+
+def is_refusal(completion: str | None, mode: str = "faithful") -> bool:
+    """Whether a completion is a refusal, by the source's 25 regular expressions.
+
+    Parameters
+    ----------
+    completion : str or None
+        Raw model completion.
+    mode : {"faithful", "fixed"}
+        ``"faithful"`` searches :data:`REFUSAL_PATTERNS` in the cleaned text, as
+        the source's ``is_refusal`` does ("Paper applies clean_fct before refusal
+        check"); the eight :data:`COMMA_REFUSAL_PATTERNS` then never match,
+        because cleaning removes every comma. ``"fixed"`` counts a refusal when
+        the faithful check fires or when the patterns match the text before its
+        commas are stripped (:func:`_comma_view`: other punctuation and newlines
+        still removed, ``"，"`` read as ``","``, space after a comma dropped,
+        ends trimmed). So fixed refusals are a superset of faithful ones.
+
+    Returns
+    -------
+    bool
+        True for a refusal.
+    """
+    if mode not in REFUSAL_MODES:
+        raise ValueError(f"mode must be one of {REFUSAL_MODES}, got {mode!r}")
+    text = completion or ""
+    if _REFUSAL_RE.search(clean(text)):
+        return True
+    return mode == "fixed" and bool(_REFUSAL_RE.search(_comma_view(text)))
+
+
+def count_refusals(completions: Iterable[str | None], mode: str = "faithful") -> int:
+    """Number of refusals among ``completions`` under :func:`is_refusal`'s ``mode``."""
+    return sum(is_refusal(c, mode) for c in completions)
+
+
+def is_error_text(completion: str | None) -> bool:
+    """Whether a stored completion is really an API error.
+
+    The source's ``query_completion`` returns ``f"[ERROR] {e}"`` after its last
+    retry and stores it as the completion; the source itself recognises these
+    with ``completion_text.startswith("[ERROR]")``, which is the rule used here.
+    """
+    return isinstance(completion, str) and completion.startswith(ERROR_PREFIX)
+
+
+def _js_trim(text: str) -> str:
+    def is_js_space(ch: str) -> bool:
+        return ch in _JS_TRIM_EXTRA or unicodedata.category(ch) == "Zs"
+
+    lo, hi = 0, len(text)
+    while lo < hi and is_js_space(text[lo]):
+        lo += 1
+    while hi > lo and is_js_space(text[hi - 1]):
+        hi -= 1
+    return text[lo:hi]
+
+
+def needs_requery(completion: str | None) -> bool:
+    """Whether a completion is "empty" and must be re-queried with more tokens.
+
+    The page keeps a row when ``(d.completion || "").trim().length >= 10``; the
+    re-query script (``requery_memorization_empties.py``) re-asks, with
+    ``max_tokens=2048``, every completion with ``len(text.strip()) < 10``. Both
+    rules apply to the **raw** completion, not the cleaned one: a completion of
+    ten punctuation marks is not empty, and a 9-character answer is. Trimming
+    follows JavaScript's ``trim`` and the length counts UTF-16 code units, as
+    the page does. After the re-query, completions that are still empty are
+    excluded from the denominator.
+
+    Parameters
+    ----------
+    completion : str or None
+        Raw model completion; ``None`` counts as ``""``.
+
+    Returns
+    -------
+    bool
+        True when the trimmed completion is shorter than :data:`EMPTY_MIN_CHARS`.
+    """
+    trimmed = _js_trim(completion or "")
+    return len(trimmed.encode("utf-16-le")) // 2 < EMPTY_MIN_CHARS
+
+
+# ---------------------------------------------------------------------------
+# Frames: scoring, rates, files
+# ---------------------------------------------------------------------------
+
+
+def load_phrases(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a phrase list (``phrases.json``: coef, phrase, type, start, end, start_chat, id)."""
+    with open(path, encoding="utf-8") as fh:
+        return pd.DataFrame(json.load(fh))
+
+
+def _phrase_table(phrases: pd.DataFrame | Sequence[Mapping] | str | os.PathLike) -> pd.DataFrame:
+    if isinstance(phrases, (str, os.PathLike)):
+        phrases = load_phrases(phrases)
+    table = pd.DataFrame(phrases)
+    missing = {"id", "start", "end"} - set(table.columns)
+    if missing:
+        raise ValueError(f"phrases lack columns {sorted(missing)}")
+    return table.drop_duplicates("id").set_index("id")
+
+
+def _text_or_empty(value) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _has_value(value) -> bool:
+    """Whether an ``error`` cell holds something (not None, NaN, NA or "")."""
+    if isinstance(value, str):
+        return value != ""
+    return value is not None and not pd.isna(value) and bool(value)
+
+
+def _error_column(df: pd.DataFrame) -> pd.Series:
+    given = df["error"].map(_has_value) if "error" in df.columns else False
+    return df["completion"].map(is_error_text) | given
+
+
+def _error_message(df: pd.DataFrame, error: pd.Series) -> pd.Series:
+    given = df["error"] if "error" in df.columns else pd.Series(None, index=df.index)
+    text = given.where(given.map(_has_value), df["completion"])
+    return text.where(error, None)
+
+
+def _match_columns(
+    df: pd.DataFrame,
+    completions: pd.Series,
+    error: pd.Series,
+    table: pd.DataFrame,
+    mode: str,
+    threshold: float,
+    lang: str,
+) -> pd.DataFrame:
+    """The :class:`MatchResult` fields per row; error rows stay unscored (NA)."""
+    results = [
+        None
+        if err
+        else match(text, table.at[pid, "end"], table.at[pid, "start"], mode, threshold, lang)
+        for text, pid, err in zip(completions, df["phrase_id"], error)
+    ]
+    return pd.DataFrame(
+        {
+            "matched": pd.array([r.matched if r else pd.NA for r in results], dtype="boolean"),
+            "distance": [r.distance if r else np.nan for r in results],
+            "match_start": pd.array([r.match_start if r else None for r in results], dtype="Int64"),
+            "match_end": pd.array([r.match_end if r else None for r in results], dtype="Int64"),
+            "cleaned": [r.cleaned if r else "" for r in results],
+        },
+        index=df.index,
+    )
+
+
+def score(
+    df: pd.DataFrame,
+    phrases: pd.DataFrame | Sequence[Mapping] | str | os.PathLike,
+    mode: str = "windowed",
+    refusal_mode: str = "faithful",
+    threshold: float = THRESHOLD,
+    lang: str = "zh",
+) -> pd.DataFrame:
+    """Score every completion of a frame against its phrase.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Columns ``phrase_id``, ``model``, ``completion`` and usually ``type``
+        (taken from ``phrases`` when absent), optionally ``error``: a non-null,
+        non-empty ``error`` marks an API error. Completions that carry the
+        source's ``"[ERROR] ..."`` text (:func:`is_error_text`) are errors too.
+    phrases : DataFrame, list of dict or path
+        The phrase list with ``id``, ``start`` and ``end``; ``start`` is the echo
+        to strip and ``end`` the expected ending. Every ``phrase_id`` must occur.
+    mode : {"windowed", "prefix"}
+        Matching method, see :func:`match`.
+    refusal_mode : {"faithful", "fixed"}
+        Refusal detection, see :func:`is_refusal`.
+    threshold : float
+        Match threshold (strict ``<``).
+    lang : {"zh", "en"}
+        Cleaning variant, see :func:`clean`.
+
+    Returns
+    -------
+    DataFrame
+        ``df`` (same index) plus, per row:
+
+        * ``error`` (bool): API error; such rows are never scored: ``matched``
+          is ``<NA>``, ``distance`` NaN, no span, ``cleaned`` empty. The error
+          text moves to ``error_message``;
+        * ``refused`` (bool): refusal (False for errors);
+        * ``empty`` (bool): :func:`needs_requery` still true, i.e. empty after
+          the re-query (False for errors);
+        * ``excluded`` (bool): ``error | refused | empty``: not in the denominator;
+        * ``matched`` (nullable bool), ``distance`` (float), ``match_start`` and
+          ``match_end`` (nullable int, offsets into ``cleaned``), ``cleaned``
+          (str), as in :class:`MatchResult`. Refused and empty rows are scored
+          too, as the source does, but excluded.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if refusal_mode not in REFUSAL_MODES:
+        raise ValueError(f"refusal_mode must be one of {REFUSAL_MODES}, got {refusal_mode!r}")
+    missing = {"phrase_id", "model", "completion"} - set(df.columns)
+    if missing:
+        raise ValueError(f"completions lack columns {sorted(missing)}")
+    table = _phrase_table(phrases)
+    unknown = sorted(set(df["phrase_id"]) - set(table.index))
+    if unknown:
+        raise ValueError(f"{len(unknown)} phrase_id(s) not in phrases, e.g. {unknown[:5]}")
+
+    out = df.copy()
+    if "type" not in out.columns and "type" in table.columns:
+        out["type"] = out["phrase_id"].map(table["type"])
+    completions = out["completion"].map(_text_or_empty)
+    error = _error_column(out)
+    out["error_message"] = _error_message(out, error)
+    out["error"] = error
+    out["refused"] = ~error & completions.map(lambda c: is_refusal(c, refusal_mode))
+    out["empty"] = ~error & completions.map(needs_requery)
+    out["excluded"] = out["error"] | out["refused"] | out["empty"]
+
+    scores = _match_columns(out, completions, error, table, mode, threshold, lang)
+    # A frame scored before gets its score columns replaced, not duplicated.
+    return pd.concat([out.drop(columns=scores.columns, errors="ignore"), scores], axis=1)
+
+
+def wilson_interval(matched, total, alpha: float = CI_ALPHA) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval, clipped to [0, 1], via statsmodels.
+
+    statsmodels uses ``z = Φ⁻¹(1 - α/2) = 1.959964``; the page hard-codes
+    ``z = 1.96``. The bounds differ by about 1e-5.
+    """
+    lo, hi = proportion_confint(matched, total, alpha=alpha, method="wilson")
+    return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+
+
+def rates(scored: pd.DataFrame) -> pd.DataFrame:
+    """Memorization rate per model and phrase type, with Wilson 95% intervals.
+
+    The denominator is the non-excluded rows (no error, no refusal, not empty);
+    the numerator the matched ones among them. As on the page, a (model, type)
+    group with no non-excluded row is left out.
+
+    Parameters
+    ----------
+    scored : DataFrame
+        Output of :func:`score`.
+
+    Returns
+    -------
+    DataFrame
+        One row per (model, type), sorted by both: ``model``, ``type``,
+        ``matched``, ``total``, ``rate``, ``ci_lo``, ``ci_hi``, and the counts
+        behind the exclusions ``n_rows``, ``n_error``, ``n_refused``, ``n_empty``.
+    """
+    kept = ~scored["excluded"].astype(bool)
+    frame = pd.DataFrame(
+        {
+            "model": scored["model"],
+            "type": scored["type"],
+            "matched": (scored["matched"].fillna(False).astype(bool) & kept).astype(int),
+            "total": kept.astype(int),
+            "n_rows": 1,
+            "n_error": scored["error"].astype(int),
+            "n_refused": scored["refused"].astype(int),
+            "n_empty": scored["empty"].astype(int),
+        }
+    )
+    out = frame.groupby(["model", "type"], sort=True).sum().reset_index()
+    out = out[out["total"] > 0].reset_index(drop=True)
+    out["rate"] = out["matched"] / out["total"]
+    out["ci_lo"], out["ci_hi"] = wilson_interval(out["matched"].to_numpy(), out["total"].to_numpy())
+    columns = ["model", "type", "matched", "total", "rate", "ci_lo", "ci_hi"]
+    return out[columns + ["n_rows", "n_error", "n_refused", "n_empty"]]
+
+
+def _is_later(candidate, current) -> bool:
+    # JavaScript's `a > b` on two strings; false whenever either is missing.
+    return isinstance(candidate, str) and isinstance(current, str) and candidate > current
+
+
+def _dedupe(records: list[dict]) -> list[dict]:
+    """The page's ``deduped`` cell: all paper rows, then the latest live row per key."""
+    paper = [r for r in records if r.get("timestamp") == PAPER_TIMESTAMP]
+    best: dict[str, dict] = {}
+    for r in records:
+        if r.get("timestamp") == PAPER_TIMESTAMP:
+            continue
+        key = f"{r.get('phrase_id')}|{r.get('model')}"
+        if key not in best or _is_later(r.get("timestamp"), best[key].get("timestamp")):
+            best[key] = r
+    return paper + list(best.values())
+
+
+def read_completions(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a completions file in the source's ``completions.json`` schema.
+
+    The file is a JSON list of objects with ``phrase_id``, ``model``, ``type``,
+    ``completion``, ``timestamp`` (an ISO time, or ``"paper"`` for the 2024
+    models' completions) and optional fields (``prompt``, ``expected``,
+    ``matched``, ``edit_distance``, ``refused``, ``match_start``, ``match_end``,
+    translations ...).
+
+    Rows are deduplicated as the page does: every ``"paper"`` row is kept; among
+    live rows, one per ``phrase_id|model``, the one with the latest timestamp
+    (string comparison; on ties the first in the file). Completions that are the
+    source's API-error strings (``"[ERROR] ..."``) move to the ``error`` column
+    and their ``completion`` becomes ``""``; ``error`` is missing (NaN) elsewhere. A
+    missing completion becomes ``""``. The stored scores are renamed with a
+    ``stored_`` prefix (``stored_matched``, ``stored_edit_distance`` ...) so a
+    rescore does not overwrite them; ``stored_match_start``/``_end`` are raw-text
+    offsets. Types keep the file's labels (``propaganda``/``culturax``; the page
+    displays ``propaganda`` as "state coordinated media").
+
+    Parameters
+    ----------
+    path : str or path-like
+        The JSON file.
+
+    Returns
+    -------
+    DataFrame
+        One row per kept completion, in the page's order (paper rows first).
+    """
+    with open(path, encoding="utf-8") as fh:
+        records = json.load(fh)
+    if not isinstance(records, list):
+        raise TypeError(f"{path}: expected a JSON list of completion objects")
+    df = pd.DataFrame(_dedupe(records))
+    missing = {"phrase_id", "model"} - set(df.columns)
+    if missing:
+        raise ValueError(f"{path}: completions lack fields {sorted(missing)}")
+    df = df.rename(columns={f: _STORED_PREFIX + f for f in _STORED_FIELDS if f in df.columns})
+    raw = df["completion"] if "completion" in df.columns else pd.Series(None, index=df.index)
+    raw = raw.map(_text_or_empty)
+    error = raw.map(is_error_text)
+    df["error"] = raw.where(error, None)
+    df["completion"] = raw.where(~error, "")
+    return df
+
+
+def _with_refusals(scored: pd.DataFrame, refusal_mode: str) -> pd.DataFrame:
+    """Redo only the refusal columns of a scored frame (matching does not depend on them)."""
+    out = scored.copy()
+    texts = out["completion"].map(_text_or_empty)
+    out["refused"] = ~out["error"] & texts.map(lambda c: is_refusal(c, refusal_mode))
+    out["excluded"] = out["error"] | out["refused"] | out["empty"]
+    return out
+
+
+def rescore(
+    path_or_df: str | os.PathLike | pd.DataFrame,
+    phrases: pd.DataFrame | Sequence[Mapping] | str | os.PathLike,
+    threshold: float = THRESHOLD,
+    lang: str = "zh",
+) -> pd.DataFrame:
+    """Rates of a completions file under both matching and both refusal modes.
+
+    Parameters
+    ----------
+    path_or_df : path or DataFrame
+        A completions file (read with :func:`read_completions`, so deduplicated)
+        or a frame already in :func:`score`'s input form.
+    phrases : DataFrame, list of dict or path
+        The phrase list, see :func:`score`.
+    threshold : float
+        Match threshold (strict ``<``).
+    lang : {"zh", "en"}
+        Cleaning variant.
+
+    Returns
+    -------
+    DataFrame
+        Tidy: one row per (``mode``, ``refusal_mode``, ``model``, ``type``) with
+        the columns of :func:`rates`.
+    """
+    df = path_or_df if isinstance(path_or_df, pd.DataFrame) else read_completions(path_or_df)
+    table = _phrase_table(phrases).reset_index()
+    parts = []
+    for mode in MODES:
+        scored = score(
+            df, table, mode=mode, refusal_mode="faithful", threshold=threshold, lang=lang
+        )
+        for refusal_mode in REFUSAL_MODES:
+            r = rates(_with_refusals(scored, refusal_mode))
+            r.insert(0, "refusal_mode", refusal_mode)
+            r.insert(0, "mode", mode)
+            parts.append(r)
+    return pd.concat(parts, ignore_index=True)
+
+
+# ---------------------------------------------------------------------------
+# English counterpart: LASSO selection of distinctive 20-word phrases
+# ---------------------------------------------------------------------------
+
+DOC_WORDS = 200
+#: bump when the selection's code changes, so cached selections are recomputed
+SELECTION_VERSION = 1
+NGRAM_RANGE = (1, 2)
+# Keep one-letter words ("a", "I"), which scikit-learn's default pattern drops.
+TOKEN_PATTERN = r"(?u)\b\w+\b"
+PHRASE_COLUMNS = ["id", "type", "text_id", "phrase", "start", "end", "coef", "word_offset"]
+
+
+def _lasso_logit(C: float, seed: int) -> LogisticRegression:
+    """L1-penalised logistic regression on either side of scikit-learn 1.8.
+
+    scikit-learn 1.8 deprecated ``penalty`` (``l1_ratio=1`` is its L1 spelling);
+    before 1.8, ``l1_ratio`` is ignored unless ``penalty="elasticnet"``.
+    """
+    if LogisticRegression().get_params()["penalty"] == "deprecated":
+        return LogisticRegression(l1_ratio=1.0, C=C, solver="liblinear", random_state=seed)
+    return LogisticRegression(penalty="l1", C=C, solver="liblinear", random_state=seed)
+
+
+def _documents(texts: Mapping[str, str], doc_words: int) -> list[str]:
+    docs = []
+    for text in texts.values():
+        words = text.split()
+        docs += [" ".join(words[i : i + doc_words]) for i in range(0, len(words), doc_words)]
+    return docs
+
+
+def _candidates(texts: Mapping[str, str], n_words: int, stride: int = 1) -> pd.DataFrame:
+    rows = []
+    for order, (text_id, text) in enumerate(texts.items()):
+        words = text.split()
+        for offset in range(0, len(words) - n_words + 1, stride):
+            rows.append((order, text_id, offset, words[offset : offset + n_words]))
+    return pd.DataFrame(rows, columns=["order", "text_id", "word_offset", "words"])
+
+
+_MARKUP_RE = re.compile(r"<[^>]{0,40}>|\b\d+:\d+:\d+\b|[`*_#|]+")
+
+
+def plain_prose(text: str) -> str:
+    """Text with markup and reference numbers removed, for phrase selection:
+    HTML tags (the baseline stories' ``<br/>``), KJV verse labels such as
+    ``40:005:003``, and markdown marks. Without this the LASSO picks phrases
+    distinctive only for their formatting."""
+    return _MARKUP_RE.sub(" ", text)
+
+
+def _pick_non_overlapping(
+    cands: pd.DataFrame, n_words: int, limit: int, max_per_text: int | None = None
+) -> pd.DataFrame:
+    """Greedy: best first, skipping windows that overlap a pick in the same text or
+    repeat one, and texts that already gave ``max_per_text`` phrases."""
+    covered: dict[str, set[int]] = {}
+    seen: set[str] = set()
+    picked = []
+    for row in cands.itertuples(index=False):
+        if len(picked) >= limit:
+            break
+        span = range(row.word_offset, row.word_offset + n_words)
+        taken = covered.setdefault(row.text_id, set())
+        wording = " ".join(row.words).lower()
+        if wording in seen or any(i in taken for i in span):
+            continue
+        if max_per_text is not None and len(taken) >= max_per_text * n_words:
+            continue
+        taken.update(span)
+        seen.add(wording)
+        picked.append(row)
+    return pd.DataFrame(picked, columns=cands.columns)
+
+
+def select_distinctive_phrases(
+    texts_a: Mapping[str, str],
+    texts_b: Mapping[str, str],
+    n_words: int = 20,
+    n_per_class: int = 1000,
+    C: float = 1.0,
+    seed: int = 0,
+    doc_words: int = DOC_WORDS,
+    ngram_range: tuple[int, int] = NGRAM_RANGE,
+    stride: int = 1,
+    max_per_text: int | tuple[int, int] | None = None,
+) -> pd.DataFrame:
+    """Pick the 20-word phrases most distinctive of each of two English corpora.
+
+    English counterpart of the study's "LASSO-selected 20-gram phrases" (its
+    phrase list carries the LASSO coefficient as ``coef``: positive for state
+    media, negative for CulturaX). The selection code itself is not public, so
+    this reconstructs the step:
+
+    1. each text is split on whitespace into words and cut into non-overlapping
+       documents of ``doc_words`` words (the last one may be shorter);
+    2. word n-gram presence features (``CountVectorizer``, ``binary=True``,
+       lower-cased, ``ngram_range``) feed an L1-penalised logistic regression
+       (liblinear, inverse strength ``C``) separating class a (label 1, the
+       popular texts) from class b (label 0, the 2024-26 baseline stories);
+    3. every ``n_words``-word window of every text (stride one word) gets a
+       score: the summed coefficient of the features present in it;
+    4. per class, windows of that class's texts are ranked (class a: highest
+       score first, only scores > 0; class b: lowest first, only scores < 0)
+       and taken greedily, skipping a window that overlaps one already taken
+       from the same text or repeats one's wording (case-insensitive), until
+       ``n_per_class`` are taken or candidates run out.
+
+    Parameters
+    ----------
+    texts_a, texts_b : mapping of str to str
+        Text id to full text, for the popular and the baseline corpus.
+    n_words : int
+        Phrase length in words; ``start`` is the first ``n_words // 2`` words.
+    n_per_class : int
+        Most phrases returned per class (the study used 1,000).
+    C : float
+        Inverse regularization strength; smaller keeps fewer n-grams.
+    seed : int
+        ``random_state`` of the solver; with it the output is deterministic.
+    doc_words : int
+        Words per training document.
+    ngram_range : tuple of int
+        Word n-gram lengths used as features.
+    stride : int
+        Step in words between candidate windows (1 scores every window; the
+        chapter uses a larger step to keep the 3.6M-word popular corpus fast).
+    max_per_text : int or (int, int), optional
+        Most phrases taken from one text (per class if a pair), so one long
+        text (the KJV) cannot supply a whole class.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``id`` (``"popular_1"``, ... in rank order), ``type``
+        (``"popular"``/``"baseline"``), ``text_id``, ``phrase``, ``start``,
+        ``end``, ``coef`` (the window's summed coefficient) and ``word_offset``
+        (index of the first word in its text). Popular rows come first.
+    """
+    docs_a, docs_b = _documents(texts_a, doc_words), _documents(texts_b, doc_words)
+    if not docs_a or not docs_b:
+        raise ValueError("both corpora need at least one non-empty text")
+    vectorizer = CountVectorizer(ngram_range=ngram_range, binary=True, token_pattern=TOKEN_PATTERN)
+    X = vectorizer.fit_transform(docs_a + docs_b)
+    y = np.r_[np.ones(len(docs_a), int), np.zeros(len(docs_b), int)]
+    coef = _lasso_logit(C, seed).fit(X, y).coef_.ravel()
+
+    caps = max_per_text if isinstance(max_per_text, tuple) else (max_per_text, max_per_text)
+    parts = []
+    for cap, label, texts, sign in (
+        (caps[0], ENGLISH_TYPES[0], texts_a, 1.0),
+        (caps[1], ENGLISH_TYPES[1], texts_b, -1.0),
+    ):
+        cands = _candidates(texts, n_words, stride)
+        if cands.empty:
+            continue
+        windows = vectorizer.transform(cands["words"].map(" ".join))
+        cands["coef"] = np.asarray(windows @ coef).ravel()
+        cands = cands[sign * cands["coef"] > 0]
+        cands = cands.assign(key=-sign * cands["coef"]).sort_values(
+            ["key", "order", "word_offset"], kind="stable"
+        )
+        picked = _pick_non_overlapping(cands.drop(columns="key"), n_words, n_per_class, cap)
+        picked["type"] = label
+        picked["id"] = [f"{label}_{k}" for k in range(1, len(picked) + 1)]
+        parts.append(picked)
+
+    if not parts:
+        return pd.DataFrame(columns=PHRASE_COLUMNS)
+    out = pd.concat(parts, ignore_index=True)
+    half = n_words // 2
+    out["phrase"] = out["words"].map(" ".join)
+    out["start"] = out["words"].map(lambda w: " ".join(w[:half]))
+    out["end"] = out["words"].map(lambda w: " ".join(w[half:]))
+    return out[PHRASE_COLUMNS].reset_index(drop=True)
+
+
+# -- running the study on a model ---------------------------------------------------
+
+#: the chapter's profiles; every other parameter overrides them
+PROFILES = {
+    "smoke": dict(
+        models=["smollm2-135m-instruct"], n_per_type=6, max_new_tokens=24,
+        requery_max_new_tokens=48, n_english_per_type=4, english_max_new_tokens=16,
+    ),
+    "default": dict(
+        models=["smollm2-135m-instruct", "gemma3-270m"], n_per_type=150, max_new_tokens=64,
+        requery_max_new_tokens=256, n_english_per_type=60, english_max_new_tokens=32,
+    ),
+    "paper": dict(
+        models=["smollm2-135m-instruct", "gemma3-270m"], n_per_type=1000, max_new_tokens=256,
+        requery_max_new_tokens=2048, n_english_per_type=1000, english_max_new_tokens=64,
+    ),
+}
+ENGLISH_PROMPT_PREFIX = "Continue the sentence: "
+
+
+def sample_phrases(phrases: pd.DataFrame, n_per_type: int, seed: int = 0) -> pd.DataFrame:
+    """Stratified sample: ``n_per_type`` phrases of each type, drawn with ``seed``.
+
+    With ``n_per_type`` at or above a type's size the whole type is kept, so the
+    paper profile runs all 2,000 phrases. Rows keep the file's order.
+    """
+    if n_per_type < 1:
+        raise ValueError(f"n_per_type must be a positive integer, got {n_per_type}")
+    rng = np.random.default_rng(seed)
+    keep = []
+    for _, group in phrases.groupby("type", sort=True):
+        take = min(n_per_type, len(group))
+        keep.extend(rng.choice(group.index.to_numpy(), size=take, replace=False))
+    return phrases.loc[sorted(keep)]
+
+
+def prompts(phrases: pd.DataFrame, chat: bool, lang: str = "zh") -> list[str]:
+    """The study's prompts: ``"续写句子：" + start`` as one user message for chat
+    models, the raw ``start`` as a completion prompt for base models (English:
+    ``"Continue the sentence: " + start``)."""
+    _check_lang(lang)
+    if not chat:
+        return phrases["start"].tolist()
+    prefix = PROMPT_PREFIX if lang == "zh" else ENGLISH_PROMPT_PREFIX
+    return [prefix + s for s in phrases["start"]]
+
+
+def query(model, phrases: pd.DataFrame, settings, requery_settings=None, lang: str = "zh",
+          progress: bool | str = False) -> pd.DataFrame:
+    """Ask ``model`` (an :class:`analysis.models.Model`) to continue every phrase.
+
+    Completions that :func:`needs_requery` are asked again with
+    ``requery_settings`` (a larger token budget), as the study did; the
+    re-query's answer replaces the first. API errors stay errors.
+
+    Returns a frame with ``phrase_id``, ``model``, ``type``, ``completion``,
+    ``error`` and ``requeried``, ready for :func:`score`.
+    """
+    texts = prompts(phrases, model.is_chat, lang)
+    answers = model.generate(texts, settings, progress=progress)
+    requeried = [False] * len(answers)
+    if requery_settings is not None:
+        again = [i for i, a in enumerate(answers) if a.ok and needs_requery(a.text)]
+        if again:
+            for i, a in zip(again, model.generate([texts[i] for i in again], requery_settings)):
+                answers[i], requeried[i] = a, True
+    return pd.DataFrame({
+        "phrase_id": phrases["id"].to_numpy(),
+        "model": model.name,
+        "type": phrases["type"].to_numpy(),
+        "prompt": texts,
+        "completion": [a.text if a.ok else None for a in answers],
+        "error": [a.error for a in answers],
+        "requeried": requeried,
+    })

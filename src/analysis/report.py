@@ -1,0 +1,196 @@
+"""Glue between the chapter notebooks and the package: parameters, tables, glue.
+
+Every chapter calls :func:`resolve_params` at its top, so a bad parameter fails
+with a message that names it and the allowed values before any model loads.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+
+PROFILE_NAMES = ("smoke", "default", "paper")
+
+
+class ParameterError(ValueError):
+    """A chapter parameter outside its allowed values."""
+
+
+def resolve_params(
+    profiles: Mapping[str, Mapping[str, Any]], profile: str, **overrides: Any
+) -> dict[str, Any]:
+    """The profile's settings with every non-None override applied, validated.
+
+    Checks: ``profile`` is a known profile; overrides name known settings;
+    every model name is known (:func:`analysis.models.check_model_name`); every
+    integer setting whose name starts with ``n_`` or ends with ``_tokens`` is
+    positive. Nothing is loaded.
+    """
+    from analysis.models import ModelError, check_model_name
+
+    if profile not in profiles:
+        raise ParameterError(f"profile must be one of {sorted(profiles)}, got {profile!r}")
+    params = dict(profiles[profile])
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        if key not in params:
+            raise ParameterError(f"unknown parameter {key!r}; allowed: {sorted(params)}")
+        params[key] = value
+    for key, value in params.items():
+        if (key.startswith("n_") or key.endswith("_tokens")) and (
+            not isinstance(value, int) or isinstance(value, bool) or value < 1
+        ):
+            raise ParameterError(f"{key} must be a positive integer, got {value!r}")
+    models = params.get("models", [])
+    if isinstance(models, str):
+        models = params["models"] = [m.strip() for m in models.split(",") if m.strip()]
+    if "models" in params and not models:
+        raise ParameterError("models must name at least one model")
+    for name in models:
+        try:
+            check_model_name(name)
+        except ModelError as err:
+            raise ParameterError(f"models: {err}") from None
+    return params
+
+
+def fmt_pct(x: float, digits: int = 1) -> str:
+    """A proportion as a percentage string, e.g. ``0.0432 -> '4.3%'``."""
+    return f"{100 * float(x):.{digits}f}%"
+
+
+def fmt_interval(lo: float, hi: float, digits: int = 1) -> str:
+    return f"[{100 * float(lo):.{digits}f}, {100 * float(hi):.{digits}f}]%"
+
+
+def rate_table(rates: pd.DataFrame, type_labels: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """A readable rates table: model, type, matched/total, rate and 95% interval."""
+    labels = dict(type_labels or {})
+    return pd.DataFrame({
+        "model": rates["model"],
+        "type": rates["type"].map(lambda t: labels.get(t, t)),
+        "matched / total": [f"{m} / {t}" for m, t in zip(rates["matched"], rates["total"])],
+        "rate": rates["rate"].map(fmt_pct),
+        "95% Wilson interval": [fmt_interval(a, b) for a, b in zip(rates["ci_lo"], rates["ci_hi"])],
+    })
+
+
+_EXPLORER_JS = r"""
+(function(){
+  const root = document.getElementById("%(id)s");
+  const data = JSON.parse(root.querySelector("script[type='application/json']").textContent);
+  const pick = root.querySelector(".pe-phrase"), mpick = root.querySelector(".pe-model");
+  const out = root.querySelector(".pe-out");
+  const esc = s => (s || "").replace(/[&<>"]/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;"}[c]));
+  data.phrases.forEach((p, i) => { const o = document.createElement("option"); o.value = i;
+    o.textContent = p.label; pick.appendChild(o); });
+  data.models.forEach(m => { const o = document.createElement("option"); o.value = m;
+    o.textContent = m; mpick.appendChild(o); });
+  function show(){
+    const p = data.phrases[pick.value], r = p.results[mpick.value];
+    if (!r) { out.innerHTML = "<p>No completion of this phrase by this model.</p>"; return; }
+    let comp = esc(r.cleaned);
+    if (r.match_start !== null) comp = esc(r.cleaned.slice(0, r.match_start)) + "<mark>" +
+      esc(r.cleaned.slice(r.match_start, r.match_end)) + "</mark>" + esc(r.cleaned.slice(r.match_end));
+    const verdict = r.error ? "API error (excluded)" : r.refused ? "refusal (excluded)" :
+      r.empty ? "empty (excluded)" : (r.matched ? "memorized" : "not memorized");
+    out.innerHTML = `<p><b>Prompt</b><br><code>${esc(r.prompt)}</code></p>
+      <p><b>Expected ending</b><br>${esc(p.end)}</p>
+      <p><b>Completion</b> (cleaned, echo stripped; best window highlighted)<br>${comp || "<i>(empty)</i>"}</p>
+      <p><b>Raw completion</b><br><code style="white-space:pre-wrap">${esc(r.raw)}</code></p>
+      <p><b>Normalized edit distance</b> ${r.distance === null ? "–" : r.distance.toFixed(3)}
+         (threshold &lt; ${data.threshold}) · <b>${verdict}</b></p>`;
+  }
+  pick.onchange = show; mpick.onchange = show; show();
+})();
+"""
+
+
+def explorer_html(scored: pd.DataFrame, phrases: pd.DataFrame, threshold: float, element_id: str) -> str:
+    """A self-contained HTML explorer of scored completions (works in static HTML).
+
+    Pick a phrase and a model; see the prompt, the expected ending, the cleaned
+    completion with the best-matching window highlighted, and the distance.
+    """
+    table = phrases.set_index("id")
+    by_phrase: dict[str, dict] = {}
+    for row in scored.itertuples(index=False):
+        entry = by_phrase.setdefault(row.phrase_id, {
+            "label": f"[{row.type}] {table.at[row.phrase_id, 'start']}…",
+            "end": table.at[row.phrase_id, "end"],
+            "results": {},
+            "n_matched": 0,
+        })
+        matched = bool(row.matched) if pd.notna(row.matched) else False
+        entry["n_matched"] += matched
+        entry["results"][row.model] = {
+            "prompt": row.prompt,
+            "raw": row.completion or "",
+            "cleaned": row.cleaned or "",
+            "matched": matched,
+            "distance": None if pd.isna(row.distance) else float(row.distance),
+            "match_start": None if pd.isna(row.match_start) else int(row.match_start),
+            "match_end": None if pd.isna(row.match_end) else int(row.match_end),
+            "refused": bool(row.refused), "empty": bool(row.empty), "error": bool(row.error),
+        }
+    # phrases some model memorized come first, as on the source's page
+    ordered = sorted(by_phrase.values(), key=lambda e: (-e["n_matched"], e["label"]))
+    payload = {"phrases": ordered, "models": sorted(scored["model"].unique()), "threshold": threshold}
+    blob = json.dumps(payload, ensure_ascii=False).replace("</", "<\\/")
+    return (
+        f'<div id="{html.escape(element_id)}" class="phrase-explorer" '
+        'style="border:1px solid #ddd;padding:0.8em;border-radius:6px">'
+        '<label>Phrase <select class="pe-phrase" style="max-width:100%"></select></label><br>'
+        '<label>Model <select class="pe-model"></select></label>'
+        '<div class="pe-out" style="margin-top:0.8em"></div>'
+        f'<script type="application/json">{blob}</script>'
+        f"<script>{_EXPLORER_JS % {'id': element_id}}</script></div>"
+    )
+
+
+def explorer_widget(scored: pd.DataFrame, phrases: pd.DataFrame, threshold: float):
+    """The same explorer as ipywidgets, for a live kernel."""
+    import ipywidgets as w
+
+    table = phrases.set_index("id")
+    ids = list(dict.fromkeys(scored["phrase_id"]))
+    phrase = w.Dropdown(options=[(f"{i}: {table.at[i, 'start']}", i) for i in ids], description="Phrase")
+    model = w.Dropdown(options=sorted(scored["model"].unique()), description="Model")
+    out = w.HTML()
+
+    def show(*_):
+        row = scored[(scored["phrase_id"] == phrase.value) & (scored["model"] == model.value)]
+        if row.empty:
+            out.value = "<p>No completion.</p>"
+            return
+        r = row.iloc[0]
+        text = html.escape(r.cleaned or "")
+        if pd.notna(r.match_start):
+            a, b = int(r.match_start), int(r.match_end)
+            c = r.cleaned
+            text = f"{html.escape(c[:a])}<mark>{html.escape(c[a:b])}</mark>{html.escape(c[b:])}"
+        dist = "–" if pd.isna(r.distance) else f"{r.distance:.3f}"
+        out.value = (f"<p><b>Prompt</b> <code>{html.escape(r.prompt)}</code></p>"
+                     f"<p><b>Expected</b> {html.escape(table.at[phrase.value, 'end'])}</p>"
+                     f"<p><b>Completion</b> {text}</p><p>distance {dist} (threshold &lt; {threshold})</p>")
+
+    phrase.observe(show, "value")
+    model.observe(show, "value")
+    show()
+    return w.VBox([phrase, model, out])
+
+
+DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+
+
+def data_table(name: str):
+    """Path of a small table transcribed from a source, under the repo's ``data/``."""
+    path = DATA_DIR / name
+    if not path.exists():
+        raise FileNotFoundError(f"no table {name!r} in {DATA_DIR}")
+    return path
