@@ -38,8 +38,13 @@ def execute(name: str, parameters: dict, out_dir: Path = OUT) -> float:
     t0 = time.time()
     try:
         pm.execute_notebook(
-            str(raw), str(out_dir / f"{name}.ipynb"), parameters=parameters,
-            kernel_name="python3", cwd=str(ROOT), progress_bar=False, log_output=True,
+            str(raw),
+            str(out_dir / f"{name}.ipynb"),
+            parameters=parameters,
+            kernel_name="python3",
+            cwd=str(ROOT),
+            progress_bar=False,
+            log_output=True,
         )
     finally:
         raw.unlink(missing_ok=True)
@@ -57,8 +62,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", default="default", choices=PROFILES)
     ap.add_argument("--chapters", nargs="*", default=None, help=f"default: all of {chapters()}")
-    ap.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
-                    help="extra parameter for every chapter (JSON value or string)")
+    ap.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra parameter for every chapter (JSON value or string)",
+    )
     args = ap.parse_args(argv)
     names = args.chapters or chapters()
     unknown = sorted(set(names) - set(chapters()))

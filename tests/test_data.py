@@ -87,10 +87,7 @@ def test_registry_derived_rows_say_what_they_come_from():
         "texts/popular/un_charter.txt",
     ]
     assert (derived["derived_from"] != "").all()
-    assert (
-        "gospel_of_matthew_kjv"
-        in derived.loc["texts/popular/sermon_on_the_mount_kjv.txt", "derived_from"]
-    )
+    assert "gospel_of_matthew_kjv" in derived.loc["texts/popular/sermon_on_the_mount_kjv.txt", "derived_from"]
 
 
 def test_registry_returns_a_copy():
@@ -100,9 +97,7 @@ def test_registry_returns_a_copy():
 
 
 def test_registry_csv_matches_sources_json(mirror):
-    spec = importlib.util.spec_from_file_location(
-        "make_registry", REPO / "scripts" / "make_registry.py"
-    )
+    spec = importlib.util.spec_from_file_location("make_registry", REPO / "scripts" / "make_registry.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     rows = script.registry_rows(json.loads((mirror / "sources.json").read_text(encoding="utf-8")))
@@ -277,9 +272,7 @@ def test_strip_gutenberg_on_fixture_with_old_small_print_in_latin1():
 
 
 def test_strip_gutenberg_custom_start_and_multiline_marker():
-    raw = (
-        "Header\n***START OF THE PROJECT GUTENBERG EBOOK LONG\nTITLE***\nNotes\nCHAPTER 1\nText.\n"
-    )
+    raw = "Header\n***START OF THE PROJECT GUTENBERG EBOOK LONG\nTITLE***\nNotes\nCHAPTER 1\nText.\n"
     assert data.strip_gutenberg(raw) == "Notes\nCHAPTER 1\nText.\n"
     assert data.strip_gutenberg(raw, start=r"^CHAPTER 1") == "CHAPTER 1\nText.\n"
     with pytest.raises(ValueError, match="start line"):
@@ -310,7 +303,9 @@ def test_extract_un_charter_keeps_english_and_drops_heading_marks():
         "### Article  1  \n\n1.To maintain peace.  \n\n"
         "####Handvest van de Verenigde Naties\n\nWij, de volken\n"
     )
-    expected = "Charter of the United Nations\n\nWe the peoples\nCHAPTER I\n\nArticle  1\n\n1.To maintain peace.  \n"
+    expected = (
+        "Charter of the United Nations\n\nWe the peoples\nCHAPTER I\n\nArticle  1\n\n1.To maintain peace.  \n"
+    )
     assert data.extract_un_charter(raw) == expected
 
 

@@ -54,7 +54,9 @@ def phrase_rates(rates: pd.DataFrame, source: pd.DataFrame | None = None) -> plt
     types = [t for t in ("propaganda", "culturax", "popular", "baseline") if t in set(rates["type"])]
     models = list(dict.fromkeys(rates["model"]))
     panels = 2 if source is not None else 1
-    fig, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 1.1 + 0.75 * max(len(models), 3)), squeeze=False)
+    fig, axes = plt.subplots(
+        1, panels, figsize=(5.2 * panels, 1.1 + 0.75 * max(len(models), 3)), squeeze=False
+    )
     x_max = max(10.0, 100 * rates["ci_hi"].max() * 1.15)
     if source is not None:
         x_max = max(x_max, source["rate_pct"].max() * 1.15)
@@ -97,7 +99,13 @@ def distance_distribution(scored: pd.DataFrame, threshold: float) -> plt.Figure:
     df = scored[~scored["excluded"].astype(bool)].copy()
     df["type"] = df["type"].map(lambda t: TYPE_LABELS.get(t, t))
     g = sns.displot(
-        df, x="distance", hue="type", col="model", kind="ecdf", height=3.2, aspect=1.2,
+        df,
+        x="distance",
+        hue="type",
+        col="model",
+        kind="ecdf",
+        height=3.2,
+        aspect=1.2,
         palette={TYPE_LABELS.get(k, k): v for k, v in TYPE_COLORS.items()},
     )
     for ax in g.axes.flat:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import pandas as pd
 
@@ -71,13 +72,15 @@ def fmt_interval(lo: float, hi: float, digits: int = 1) -> str:
 def rate_table(rates: pd.DataFrame, type_labels: Mapping[str, str] | None = None) -> pd.DataFrame:
     """A readable rates table: model, type, matched/total, rate and 95% interval."""
     labels = dict(type_labels or {})
-    return pd.DataFrame({
-        "model": rates["model"],
-        "type": rates["type"].map(lambda t: labels.get(t, t)),
-        "matched / total": [f"{m} / {t}" for m, t in zip(rates["matched"], rates["total"])],
-        "rate": rates["rate"].map(fmt_pct),
-        "95% Wilson interval": [fmt_interval(a, b) for a, b in zip(rates["ci_lo"], rates["ci_hi"])],
-    })
+    return pd.DataFrame(
+        {
+            "model": rates["model"],
+            "type": rates["type"].map(lambda t: labels.get(t, t)),
+            "matched / total": [f"{m} / {t}" for m, t in zip(rates["matched"], rates["total"])],
+            "rate": rates["rate"].map(fmt_pct),
+            "95% Wilson interval": [fmt_interval(a, b) for a, b in zip(rates["ci_lo"], rates["ci_hi"])],
+        }
+    )
 
 
 _EXPLORER_JS = r"""
@@ -101,7 +104,8 @@ _EXPLORER_JS = r"""
       r.empty ? "empty (excluded)" : (r.matched ? "memorized" : "not memorized");
     out.innerHTML = `<p><b>Prompt</b><br><code>${esc(r.prompt)}</code></p>
       <p><b>Expected ending</b><br>${esc(p.end)}</p>
-      <p><b>Completion</b> (cleaned, echo stripped; best window highlighted)<br>${comp || "<i>(empty)</i>"}</p>
+      <p><b>Completion</b> (cleaned, echo stripped; best window highlighted)<br>
+         ${comp || "<i>(empty)</i>"}</p>
       <p><b>Raw completion</b><br><code style="white-space:pre-wrap">${esc(r.raw)}</code></p>
       <p><b>Normalized edit distance</b> ${r.distance === null ? "–" : r.distance.toFixed(3)}
          (threshold &lt; ${data.threshold}) · <b>${verdict}</b></p>`;
@@ -120,12 +124,15 @@ def explorer_html(scored: pd.DataFrame, phrases: pd.DataFrame, threshold: float,
     table = phrases.set_index("id")
     by_phrase: dict[str, dict] = {}
     for row in scored.itertuples(index=False):
-        entry = by_phrase.setdefault(row.phrase_id, {
-            "label": f"[{row.type}] {table.at[row.phrase_id, 'start']}…",
-            "end": table.at[row.phrase_id, "end"],
-            "results": {},
-            "n_matched": 0,
-        })
+        entry = by_phrase.setdefault(
+            row.phrase_id,
+            {
+                "label": f"[{row.type}] {table.at[row.phrase_id, 'start']}…",
+                "end": table.at[row.phrase_id, "end"],
+                "results": {},
+                "n_matched": 0,
+            },
+        )
         matched = bool(row.matched) if pd.notna(row.matched) else False
         entry["n_matched"] += matched
         entry["results"][row.model] = {
@@ -136,7 +143,9 @@ def explorer_html(scored: pd.DataFrame, phrases: pd.DataFrame, threshold: float,
             "distance": None if pd.isna(row.distance) else float(row.distance),
             "match_start": None if pd.isna(row.match_start) else int(row.match_start),
             "match_end": None if pd.isna(row.match_end) else int(row.match_end),
-            "refused": bool(row.refused), "empty": bool(row.empty), "error": bool(row.error),
+            "refused": bool(row.refused),
+            "empty": bool(row.empty),
+            "error": bool(row.error),
         }
     # phrases some model memorized come first, as on the source's page
     ordered = sorted(by_phrase.values(), key=lambda e: (-e["n_matched"], e["label"]))
@@ -175,9 +184,11 @@ def explorer_widget(scored: pd.DataFrame, phrases: pd.DataFrame, threshold: floa
             c = r.cleaned
             text = f"{html.escape(c[:a])}<mark>{html.escape(c[a:b])}</mark>{html.escape(c[b:])}"
         dist = "–" if pd.isna(r.distance) else f"{r.distance:.3f}"
-        out.value = (f"<p><b>Prompt</b> <code>{html.escape(r.prompt)}</code></p>"
-                     f"<p><b>Expected</b> {html.escape(table.at[phrase.value, 'end'])}</p>"
-                     f"<p><b>Completion</b> {text}</p><p>distance {dist} (threshold &lt; {threshold})</p>")
+        out.value = (
+            f"<p><b>Prompt</b> <code>{html.escape(r.prompt)}</code></p>"
+            f"<p><b>Expected</b> {html.escape(table.at[phrase.value, 'end'])}</p>"
+            f"<p><b>Completion</b> {text}</p><p>distance {dist} (threshold &lt; {threshold})</p>"
+        )
 
     phrase.observe(show, "value")
     model.observe(show, "value")

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterator, Sequence, Union
+from typing import Any, Union
 
 import numpy as np
 from tqdm.auto import tqdm

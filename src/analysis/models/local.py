@@ -18,8 +18,8 @@ import importlib.util
 import json
 import shutil
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -151,7 +151,7 @@ class LocalModel(Model):
         self.load_seconds: float | None = None
 
     @classmethod
-    def from_name(cls, name: str, **kw) -> "LocalModel":
+    def from_name(cls, name: str, **kw) -> LocalModel:
         """A built-in model name, a local checkpoint folder or a hub id."""
         if name in GGUF_SOURCES:
             src = GGUF_SOURCES[name]
@@ -240,15 +240,19 @@ class LocalModel(Model):
                 attention = torch.zeros((len(members), width), dtype=torch.long)
                 for row, i in enumerate(members):
                     seq = encoded[i]
-                    input_ids[row, width - len(seq):] = torch.tensor(seq)
-                    attention[row, width - len(seq):] = 1
+                    input_ids[row, width - len(seq) :] = torch.tensor(seq)
+                    attention[row, width - len(seq) :] = 1
                 kwargs = dict(max_new_tokens=s.max_new_tokens, pad_token_id=pad, eos_token_id=eos)
                 if s.greedy:
                     kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
                 else:
                     torch.manual_seed(s.seed)
-                    kwargs.update(do_sample=True, temperature=s.temperature, top_k=s.top_k or 0,
-                                  top_p=s.top_p if s.top_p is not None else 1.0)
+                    kwargs.update(
+                        do_sample=True,
+                        temperature=s.temperature,
+                        top_k=s.top_k or 0,
+                        top_p=s.top_p if s.top_p is not None else 1.0,
+                    )
                 with torch.inference_mode():
                     out = model.generate(
                         input_ids=input_ids.to(self.device),
@@ -286,7 +290,9 @@ class LocalModel(Model):
                 input_ids[row, : len(seq)] = torch.tensor(seq)
                 attention[row, : len(seq)] = 1
             with torch.inference_mode():
-                logits = model(input_ids=input_ids.to(self.device), attention_mask=attention.to(self.device)).logits
+                logits = model(
+                    input_ids=input_ids.to(self.device), attention_mask=attention.to(self.device)
+                ).logits
             logp = torch.log_softmax(logits.float(), dim=-1).cpu()
             for row, i in enumerate(idx):
                 ctx, cont = pairs[i]

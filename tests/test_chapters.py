@@ -1,0 +1,93 @@
+"""Smoke execution of every chapter, and the book built from it.
+
+Each chapter runs on the ``smoke`` profile with papermill into a temporary copy
+of the book, which is then built with Jupyter Book (warnings as errors). A bad
+parameter must fail at the top of the chapter, before any model loads.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import papermill as pm
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from execute_chapters import chapters, execute  # noqa: E402
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not os.environ.get("MEMBOOK_DATA_MIRROR"), reason="MEMBOOK_DATA_MIRROR is unset"),
+]
+
+
+def glued(nb: dict) -> dict[str, str]:
+    values = {}
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name and "text/plain" in out.get("data", {}):
+                values[name] = "".join(out["data"]["text/plain"]).strip("'\"")
+    return values
+
+
+@pytest.fixture(scope="module")
+def smoke_book(tmp_path_factory):
+    site = tmp_path_factory.mktemp("site")
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy(ROOT / name, site / name)
+    shutil.copytree(ROOT / "book", site / "book", ignore=shutil.ignore_patterns("chapters", "_build"))
+    times = {name: execute(name, {"profile": "smoke"}, site / "book" / "chapters") for name in chapters()}
+    return site, times
+
+
+def test_every_chapter_executes_on_smoke(smoke_book):
+    site, times = smoke_book
+    assert set(times) == set(chapters()) and chapters()
+    for name in chapters():
+        nb = json.loads((site / "book" / "chapters" / f"{name}.ipynb").read_text())
+        errors = [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
+        assert not errors
+
+
+def test_phrases_smoke_glues_real_numbers(smoke_book):
+    site, _ = smoke_book
+    values = glued(json.loads((site / "book" / "chapters" / "phrases.ipynb").read_text()))
+    assert values["n_sample"] == "12"  # 6 phrases of each type on the smoke profile
+    assert values["first_model"] == "smollm2-135m-instruct"
+    assert values["first_rate_sm"].endswith("%")
+    assert int(values["n_windowed"]) >= int(values["n_prefix"])
+    assert int(values["n_refusals_fixed"]) >= int(values["n_refusals_faithful"])
+    assert int(values["n_errors"]) == 0
+
+
+def test_book_builds_from_the_executed_chapters(smoke_book):
+    site, _ = smoke_book
+    proc = subprocess.run(
+        [shutil.which("jupyter-book") or "jupyter-book", "build", str(site), "-W", "--keep-going"],
+        capture_output=True, text=True, timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    page = (site / "_build" / "html" / "book" / "chapters" / "phrases.html").read_text()
+    assert 'class="phrase-explorer"' in page  # the static explorer is in the page
+    assert page.count("<img") >= 4  # the four glued figures
+    assert "Wilson" in page and "smollm2-135m-instruct" in page
+
+
+@pytest.mark.parametrize(
+    "params, needle",
+    [({"profile": "fast"}, "profile must be one of"), ({"models": "gpt5"}, "unknown model 'gpt5'"),
+     ({"n_per_type": 0}, "n_per_type must be a positive integer")],
+)
+def test_bad_parameter_fails_at_the_top(tmp_path, params, needle):
+    params = {"profile": "smoke", **params}
+    with pytest.raises(pm.PapermillExecutionError) as err:
+        execute("phrases", params, tmp_path)
+    assert needle in str(err.value)
+    nb = json.loads((tmp_path / "phrases.ipynb").read_text())
+    executed = [c for c in nb["cells"] if c["cell_type"] == "code" and c.get("execution_count")]
+    assert len(executed) <= 3  # parameters, injected parameters, the validating cell

@@ -1,0 +1,90 @@
+"""Parameter validation, table formatting and the static explorer."""
+
+import json
+import re
+
+import pandas as pd
+import pytest
+
+from analysis import phrases as ph
+from analysis import report
+from analysis.models import ModelError, check_model_name
+
+
+def test_profile_values_are_taken_and_overridden():
+    params = report.resolve_params(ph.PROFILES, "smoke", n_per_type=3, models=None)
+    assert params["n_per_type"] == 3
+    assert params["models"] == ph.PROFILES["smoke"]["models"]
+    assert params["max_new_tokens"] == ph.PROFILES["smoke"]["max_new_tokens"]
+
+
+def test_models_given_as_comma_separated_string():
+    params = report.resolve_params(ph.PROFILES, "smoke", models="gemma3-270m, api:openai/gpt-4o")
+    assert params["models"] == ["gemma3-270m", "api:openai/gpt-4o"]
+
+
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        ({"profile": "fast"}, "profile must be one of ['default', 'paper', 'smoke']"),
+        ({"profile": "smoke", "models": "gpt5"}, "unknown model 'gpt5'"),
+        ({"profile": "smoke", "n_per_type": 0}, "n_per_type must be a positive integer"),
+        ({"profile": "smoke", "n_per_type": -5}, "n_per_type must be a positive integer"),
+        ({"profile": "smoke", "max_new_tokens": 2.5}, "max_new_tokens must be a positive integer"),
+        ({"profile": "smoke", "temperature": 1.0}, "unknown parameter 'temperature'"),
+        ({"profile": "smoke", "models": ""}, "models must name at least one model"),
+    ],
+)
+def test_bad_parameters_name_the_parameter_and_allowed_values(kwargs, needle):
+    profile = kwargs.pop("profile")
+    with pytest.raises(report.ParameterError) as err:
+        report.resolve_params(ph.PROFILES, profile, **kwargs)
+    assert needle in str(err.value)
+
+
+def test_unknown_model_error_lists_the_builtin_models():
+    with pytest.raises(ModelError) as err:
+        check_model_name("smollm")
+    assert "smollm2-135m-instruct" in str(err.value) and "gemma3-270m" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "name, backend",
+    [("smollm2-135m-instruct", "local"), ("gemma3-270m", "local"), ("api:openai/gpt-4o", "api"),
+     ("EleutherAI/pythia-70m", "local")],
+)
+def test_model_names_resolve_to_backends(name, backend):
+    assert check_model_name(name) == backend
+
+
+def test_rate_table_formats_counts_rates_and_intervals():
+    rates = pd.DataFrame({"model": ["m"], "type": ["propaganda"], "matched": [5], "total": [100],
+                          "rate": [0.05], "ci_lo": [0.021543], "ci_hi": [0.111750]})
+    row = report.rate_table(rates, {"propaganda": "state media"}).iloc[0]
+    assert row["matched / total"] == "5 / 100"
+    assert row["rate"] == "5.0%"
+    assert row["95% Wilson interval"] == "[2.2, 11.2]%"
+    assert row["type"] == "state media"
+
+
+def _scored():
+    phrases = pd.DataFrame({"id": ["a", "b"], "type": ["propaganda", "culturax"],
+                            "start": ["开始", "起点"], "end": ["我们的结尾", "</script>尾"]})
+    comp = pd.DataFrame({"phrase_id": ["a", "b"], "model": ["m", "m"], "type": ["propaganda", "culturax"],
+                         "prompt": ["续写句子：开始", "续写句子：起点"],
+                         "completion": ["好的，我们的结尾。", None], "error": [None, "APIError: 500"]})
+    return ph.score(comp, phrases), phrases
+
+
+def test_explorer_embeds_highlight_offsets_and_escapes_script_tags():
+    scored, phrases = _scored()
+    html = report.explorer_html(scored, phrases, 0.4, "ex1")
+    blob = re.search(r'<script type="application/json">(.*?)</script>', html, re.S).group(1)
+    payload = json.loads(blob.replace("<\\/", "</"))
+    assert "</script>尾" not in blob  # escaped, so it cannot end the data block early
+    first = payload["phrases"][0]  # the matched phrase is listed first
+    r = first["results"]["m"]
+    assert r["matched"] is True
+    assert r["cleaned"][r["match_start"]:r["match_end"]] == "我们的结尾"
+    errored = payload["phrases"][1]["results"]["m"]
+    assert errored["error"] is True and errored["distance"] is None
