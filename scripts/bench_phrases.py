@@ -33,7 +33,8 @@ def glued(notebook: Path, name: str) -> str | None:
     for cell in nb["cells"]:
         for out in cell.get("outputs", []):
             if out.get("metadata", {}).get("scrapbook", {}).get("name") == name:
-                return "".join(out["data"]["text/plain"]).strip("'\"")
+                plain = [v for k, v in out["data"].items() if k.endswith("text/plain")]
+                return "".join(plain[0]).strip("'\"")
     return None
 
 

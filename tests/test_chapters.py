@@ -30,8 +30,9 @@ def glued(nb: dict) -> dict[str, str]:
     for cell in nb["cells"]:
         for out in cell.get("outputs", []):
             name = out.get("metadata", {}).get("scrapbook", {}).get("name")
-            if name and "text/plain" in out.get("data", {}):
-                values[name] = "".join(out["data"]["text/plain"]).strip("'\"")
+            plain = [v for k, v in out.get("data", {}).items() if k.endswith("text/plain")]
+            if name and plain:
+                values[name] = "".join(plain[0]).strip("'\"")
     return values
 
 

@@ -120,3 +120,18 @@ def test_plain_prose_drops_markup_and_verse_labels():
         "the",
         "poor",
     ]
+
+
+def test_distance_gap_is_a_one_sided_mann_whitney_test():
+    from scipy.stats import mannwhitneyu
+
+    scored = pd.DataFrame({
+        "model": ["m"] * 8, "type": ["propaganda"] * 4 + ["culturax"] * 4,
+        "distance": [0.5, 0.6, 0.7, 0.8, 0.75, 0.9, 0.95, 1.0], "excluded": [False] * 7 + [True],
+    })
+    gap = ph.distance_gap(scored, "propaganda", "culturax").iloc[0]
+    assert (gap["n_first"], gap["n_second"]) == (4, 3)
+    assert gap["median_first"] == pytest.approx(0.65) and gap["median_second"] == 0.9
+    ref = mannwhitneyu([0.5, 0.6, 0.7, 0.8], [0.75, 0.9, 0.95], alternative="less")
+    assert gap["U"] == ref.statistic == 1.0  # only 0.8 > 0.75
+    assert gap["p_value"] == pytest.approx(ref.pvalue)

@@ -49,6 +49,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 __all__ = [
     "PROFILES",
+    "distance_gap",
     "plain_prose",
     "prompts",
     "query",
@@ -1078,3 +1079,29 @@ def query(model, phrases: pd.DataFrame, settings, requery_settings=None, lang: s
         "error": [a.error for a in answers],
         "requeried": requeried,
     })
+
+
+def distance_gap(scored: pd.DataFrame, first: str, second: str) -> pd.DataFrame:
+    """Do completions of ``first``-type phrases come closer to their endings than
+    those of ``second``-type phrases? Beyond the source, which reports only the
+    thresholded rate: per model, the median best-window distance of each type and
+    a one-sided Mann–Whitney U test (scipy) of ``first`` < ``second``. A model too
+    small to reproduce whole endings can still show the gap here.
+
+    Returns one row per model: ``n_first``, ``n_second``, ``median_first``,
+    ``median_second``, ``U``, ``p_value`` (excluded rows left out).
+    """
+    from scipy.stats import mannwhitneyu
+
+    kept = scored[~scored["excluded"].astype(bool)]
+    rows = []
+    for model, group in kept.groupby("model", sort=False):
+        a = group.loc[group["type"] == first, "distance"].astype(float).dropna()
+        b = group.loc[group["type"] == second, "distance"].astype(float).dropna()
+        if a.empty or b.empty:
+            continue
+        test = mannwhitneyu(a, b, alternative="less")
+        rows.append({"model": model, "n_first": len(a), "n_second": len(b),
+                     "median_first": a.median(), "median_second": b.median(),
+                     "U": float(test.statistic), "p_value": float(test.pvalue)})
+    return pd.DataFrame(rows)

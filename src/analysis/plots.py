@@ -66,8 +66,10 @@ def phrase_rates(rates: pd.DataFrame, source: pd.DataFrame | None = None) -> plt
         src = source.assign(rate=source["rate_pct"] / 100)
         _dot_interval(axes[0, 1], src, list(dict.fromkeys(src["model"])), types, x_max)
         axes[0, 1].set_title("Source, 2024 models (read off its figure)")
-    axes[0, 0].legend(loc="lower right", fontsize=9)
-    fig.tight_layout()
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(types), frameon=False,
+               bbox_to_anchor=(0.5, 0.0))
+    fig.tight_layout(rect=(0, 0.09, 1, 1))
     return fig
 
 
@@ -88,7 +90,8 @@ def mode_comparison(rates_by_mode: pd.DataFrame) -> plt.Figure:
     ax.invert_yaxis()
     ax.set_xlim(0, max(10.0, 100 * df["ci_hi"].max() * 1.15))
     ax.set_xlabel("memorization rate (%)")
-    ax.legend(loc="lower right", fontsize=9)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.9 / len(labels)), ncol=len(modes),
+              frameon=False)
     fig.tight_layout()
     return fig
 

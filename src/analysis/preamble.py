@@ -8,6 +8,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from IPython.display import HTML, Markdown, display  # noqa: E402, F401
 from myst_nb import glue  # noqa: E402, F401
@@ -15,6 +16,18 @@ from myst_nb import glue  # noqa: E402, F401
 from analysis import data, plots, report  # noqa: E402, F401
 from analysis.models import GenerationSettings, load_model  # noqa: E402, F401
 
+
+def glue_figure(name: str, fig) -> None:
+    """Glue a figure for a ``{glue:figure}`` directive and close it, so it is not
+    also shown where it was made."""
+    glue(name, fig, display=False)
+    plt.close(fig)
+
+
+try:  # in a kernel, the inline backend gives glued figures their PNG
+    get_ipython().run_line_magic("matplotlib", "inline")  # noqa: F821
+except NameError:
+    pass
 plots.setup()
 pd.set_option("display.max_colwidth", 80)
 pd.set_option("display.precision", 3)

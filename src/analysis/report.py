@@ -205,3 +205,21 @@ def data_table(name: str):
     if not path.exists():
         raise FileNotFoundError(f"no table {name!r} in {DATA_DIR}")
     return path
+
+
+def fmt_p(p: float) -> str:
+    """A p-value for prose: three significant digits, or '< 0.001'."""
+    return "< 0.001" if p < 0.001 else f"= {p:.3g}"
+
+
+def gap_sentences(gap: pd.DataFrame, first: str, second: str, alpha: float = 0.05) -> str:
+    """One sentence per model describing :func:`analysis.phrases.distance_gap`."""
+    out = []
+    for row in gap.itertuples(index=False):
+        verdict = "closer" if row.p_value < alpha else "not significantly closer"
+        out.append(
+            f"For {row.model}, completions of {first} phrases are {verdict} to their endings than those "
+            f"of {second} phrases (median distance {row.median_first:.3f} vs {row.median_second:.3f}; "
+            f"one-sided Mann–Whitney p {fmt_p(row.p_value)}, n = {row.n_first} and {row.n_second})."
+        )
+    return " ".join(out) if out else "No model has completions of both types to compare."
