@@ -88,3 +88,13 @@ def test_explorer_embeds_highlight_offsets_and_escapes_script_tags():
     assert r["cleaned"][r["match_start"]:r["match_end"]] == "我们的结尾"
     errored = payload["phrases"][1]["results"]["m"]
     assert errored["error"] is True and errored["distance"] is None
+
+
+def test_widget_explorer_shows_the_highlighted_window():
+    scored, phrases = _scored()
+    box = report.explorer_widget(scored, phrases, 0.4)
+    phrase, model, out = box.children
+    assert phrase.value == "a" and model.value == "m"
+    assert "<mark>我们的结尾</mark>" in out.value and "distance 0.000" in out.value
+    phrase.value = "b"  # the errored request: no completion text, no distance
+    assert "<mark>" not in out.value and "distance –" in out.value

@@ -832,7 +832,7 @@ def rescore(
 
 DOC_WORDS = 200
 #: bump when the selection's code changes, so cached selections are recomputed
-SELECTION_VERSION = 1
+SELECTION_VERSION = 2
 NGRAM_RANGE = (1, 2)
 # Keep one-letter words ("a", "I"), which scikit-learn's default pattern drops.
 TOKEN_PATTERN = r"(?u)\b\w+\b"
@@ -867,13 +867,13 @@ def _candidates(texts: Mapping[str, str], n_words: int, stride: int = 1) -> pd.D
     return pd.DataFrame(rows, columns=["order", "text_id", "word_offset", "words"])
 
 
-_MARKUP_RE = re.compile(r"<[^>]{0,40}>|\b\d+:\d+:\d+\b|[`*_#|]+")
+_MARKUP_RE = re.compile(r"<[^>]{0,40}>|\b\d+:\d+:\d+\b|[`*_#|>]+|-{2,}")
 
 
 def plain_prose(text: str) -> str:
     """Text with markup and reference numbers removed, for phrase selection:
     HTML tags (the baseline stories' ``<br/>``), KJV verse labels such as
-    ``40:005:003``, and markdown marks. Without this the LASSO picks phrases
+    ``40:005:003``, markdown marks and rules (``---``). Without this the LASSO picks phrases
     distinctive only for their formatting."""
     return _MARKUP_RE.sub(" ", text)
 
