@@ -116,3 +116,77 @@ def distance_distribution(scored: pd.DataFrame, threshold: float) -> plt.Figure:
         ax.set_xlabel("best-window normalized edit distance")
     g.set_axis_labels("best-window normalized edit distance", "fraction of phrases ≤ x")
     return g.figure
+
+
+FAMILY_COLORS = {"ladder-wide": "#264653", "ladder-deep": "#e76f51", "standard": "#8d99ae",
+                 "perturbed": "#2a9d8f", "range": "#e9c46a"}
+
+
+def lab_composition(composition: pd.DataFrame) -> plt.Figure:
+    """Training-stream share of each document kind (copies counted), as a bar chart."""
+    df = composition.sort_values("words", ascending=True)
+    fig, ax = plt.subplots(figsize=(6.5, 0.6 + 0.45 * len(df)))
+    ax.barh(df["kind"], df["words"] / 1e3, color="#457b9d")
+    for y, (w, s) in enumerate(zip(df["words"], df["share"])):
+        ax.text(w / 1e3, y, f"  {100 * s:.1f}%", va="center", fontsize=9)
+    ax.set_xlabel("words in the training stream (thousands, copies counted)")
+    ax.set_xlim(0, df["words"].max() / 1e3 * 1.2)
+    fig.tight_layout()
+    return fig
+
+
+def lab_loss_curves(curves: pd.DataFrame, families: list[str] | None = None) -> plt.Figure:
+    """Training loss against tokens seen, one line per run, one panel per family
+    (smoothed over a few steps)."""
+    df = curves if families is None else curves[curves["family"].isin(families)]
+    fams = list(dict.fromkeys(df["family"]))
+    fig, axes = plt.subplots(1, len(fams), figsize=(4.6 * len(fams), 3.4), squeeze=False, sharey=True)
+    for ax, fam in zip(axes[0], fams):
+        sub = df[df["family"] == fam]
+        runs = list(dict.fromkeys(sub["run"]))
+        palette = sns.color_palette("viridis", len(runs))
+        for color, run in zip(palette, runs):
+            r = sub[sub["run"] == run].sort_values("tokens")
+            smooth = r["loss"].rolling(max(1, len(r) // 40), min_periods=1).mean()
+            ax.plot(r["tokens"] / 1e6, smooth, color=color, lw=1.4, label=run)
+        ax.set_title(fam)
+        ax.set_xlabel("training tokens (millions)")
+        ax.legend(fontsize=7, loc="upper right")
+    axes[0, 0].set_ylabel("training loss (nats/token)")
+    fig.tight_layout()
+    return fig
+
+
+def lab_train_vs_heldout(losses: pd.DataFrame) -> plt.Figure:
+    """Loss on training documents vs held-out documents against parameter count,
+    per ladder family: the gap is what the model fits of its own data."""
+    fig, ax = plt.subplots(figsize=(6.2, 3.8))
+    for fam, sub in losses.groupby("family", sort=False):
+        sub = sub.sort_values("params")
+        color = FAMILY_COLORS.get(fam, None)
+        ax.plot(sub["params"], sub["train_loss"], "o-", color=color, label=f"{fam}: training docs")
+        ax.plot(sub["params"], sub["heldout_loss"], "s--", color=color, alpha=0.7, label=f"{fam}: held-out docs")
+    ax.set_xscale("log")
+    ax.set_xlabel("parameters")
+    ax.set_ylabel("loss (nats/token)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def lab_memorization_vs_copies(nll: pd.DataFrame) -> plt.Figure:
+    """Suffix NLL of injected sequences against their copies in training, per task,
+    one panel per run (copies 0 are the never-inserted controls)."""
+    runs = list(dict.fromkeys(nll["model"]))
+    fig, axes = plt.subplots(1, len(runs), figsize=(3.6 * len(runs), 3.4), squeeze=False, sharey=True)
+    for ax, run in zip(axes[0], runs):
+        sub = nll[nll["model"] == run]
+        sns.pointplot(sub, x="copies", y="suffix_nll", hue="task", ax=ax, dodge=0.4, errorbar=("ci", 95),
+                      markersize=4, linewidth=1.2, legend=ax is axes[0, -1])
+        ax.set_title(run.replace("lab:", ""), fontsize=10)
+        ax.set_xlabel("copies in training")
+    axes[0, 0].set_ylabel("suffix NLL (nats/token)")
+    if axes[0, -1].get_legend() is not None:
+        sns.move_legend(axes[0, -1], "upper left", bbox_to_anchor=(1, 1), fontsize=8)
+    fig.tight_layout()
+    return fig

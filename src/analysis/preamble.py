@@ -9,6 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402, F401
 import pandas as pd  # noqa: E402
 from IPython.display import HTML, Markdown, display  # noqa: E402, F401
 from myst_nb import glue  # noqa: E402, F401

@@ -1,0 +1,270 @@
+"""Tests of analysis.lab.corpus: the lab corpus of known composition.
+
+They need the offline data mirror and skip when ``MEMBOOK_DATA_MIRROR`` is
+unset. A small configuration keeps each build to a second or two (the shingle
+index of the texts is built once per process).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections import Counter
+
+import pandas as pd
+import pytest
+
+from analysis import data
+from analysis.lab import corpus as lab_corpus
+from analysis.lab.config import CorpusConfig, LabConfigError
+from analysis.lab.corpus import SHINGLE_WORDS, build_corpus
+
+pytestmark = pytest.mark.skipif(
+    not os.environ.get(data.MIRROR_ENV),
+    reason=f"{data.MIRROR_ENV} is unset: point it at the offline data mirror",
+)
+
+SMALL = CorpusConfig(
+    seed=3, background_words=20_000, popular_excerpt_words=400, popular_copies=3, heldout_words_per_text=200,
+    n_facts=200, n_problems=60, per_task_per_level=2, duplicate_levels=(0, 1, 4, 16), injection_words=24,
+)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def isolated_cache(tmp_path_factory):
+    """Read the mirror through a throw-away cache, never the repository's."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MEMBOOK_CACHE", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
+@pytest.fixture(scope="module")
+def small():
+    return build_corpus(SMALL)
+
+
+@pytest.fixture(scope="module")
+def popular():
+    return data.popular_texts()
+
+
+def shingles(text: str) -> set[tuple[str, ...]]:
+    words = text.split()
+    return {tuple(words[i:i + SHINGLE_WORDS]) for i in range(len(words) - SHINGLE_WORDS + 1)}
+
+
+def test_same_config_same_corpus(small):
+    again = build_corpus(SMALL)
+    pd.testing.assert_frame_equal(small.manifest(), again.manifest())
+    pd.testing.assert_frame_equal(small.injection_table(), again.injection_table())
+    assert small.training_texts() == again.training_texts()
+    assert [d.text for d in small.heldout] == [d.text for d in again.heldout]
+    assert small.fingerprint() == again.fingerprint()
+
+
+def test_other_seed_other_windows(small):
+    other = build_corpus(CorpusConfig(**{**SMALL.as_dict(), "seed": SMALL.seed + 1}))
+    key = ["doc_id", "word_start"]
+    mine = small.manifest().query("kind == 'popular'")[key].set_index("doc_id")["word_start"]
+    theirs = other.manifest().query("kind == 'popular'")[key].set_index("doc_id")["word_start"]
+    # Texts used whole (shrunk) have their windows pinned; every other one moves.
+    assert (mine != theirs).sum() >= 30
+    assert small.fingerprint() != other.fingerprint()
+    assert small.injection_table()["text"].tolist() != other.injection_table()["text"].tolist()
+
+
+def test_fingerprint_follows_config():
+    assert lab_corpus.corpus_fingerprint(SMALL) != lab_corpus.corpus_fingerprint(
+        CorpusConfig(**{**SMALL.as_dict(), "n_facts": SMALL.n_facts + 1}))
+
+
+def test_windows_are_slices_of_the_cleaned_texts(small, popular):
+    for kind in ("popular", "heldout"):
+        docs = [d for d in (small.documents + small.heldout) if d.kind == kind and d.source == "popular"]
+        assert sorted(d.meta["text_id"] for d in docs) == sorted(popular)
+        for doc in docs:
+            words = popular[doc.meta["text_id"]].split()
+            s, e = doc.meta["word_start"], doc.meta["word_end"]
+            assert 0 <= s < e <= len(words)
+            assert " ".join(words[s:e]) == doc.text
+
+
+def test_windows_of_a_text_are_disjoint_and_sized(small, popular):
+    excerpt = {d.meta["text_id"]: d for d in small.documents if d.kind == "popular"}
+    heldout = {d.meta["text_id"]: d for d in small.heldout if d.source == "popular"}
+    full = SMALL.popular_excerpt_words + SMALL.heldout_words_per_text
+    for text_id, doc in excerpt.items():
+        h = heldout[text_id]
+        assert doc.meta["word_end"] <= h.meta["word_start"] or h.meta["word_end"] <= doc.meta["word_start"]
+        n = len(popular[text_id].split())
+        assert doc.meta["shrunk"] == (n < full)
+        e_len, h_len = len(doc.text.split()), len(h.text.split())
+        if n < full:  # proportional shrink, within the text
+            assert e_len + h_len <= n
+            assert abs(e_len / (e_len + h_len) - SMALL.popular_excerpt_words / full) < 0.01
+        else:
+            assert (e_len, h_len) == (SMALL.popular_excerpt_words, SMALL.heldout_words_per_text)
+    assert excerpt["bill_of_rights"].meta["shrunk"]  # 498 words < 600
+
+
+def test_nothing_heldout_or_injected_is_trained_on(small):
+    training = set()
+    for text in set(small.training_texts()):
+        training |= shingles(text)
+    for doc in small.heldout:
+        assert not shingles(doc.text) & training, doc.doc_id
+    for seq in small.injections:
+        assert not shingles(seq.text) & training, seq.seq_id
+    stream = "\n".join(set(small.training_texts()))
+    for seq in small.injections:
+        assert seq.text not in stream, seq.seq_id
+
+
+def test_nested_texts_stay_out_of_training(small):
+    # The Bible contains Matthew, the Psalms and the Sermon on the Mount.
+    overlaps = lab_corpus.popular_overlaps()
+    nested = overlaps[(overlaps["text_a"] == "bible_kjv") & (overlaps["frac_b"] > 0.99)]
+    assert set(nested["text_b"]) == {"gospel_of_matthew_kjv", "psalms_kjv", "sermon_on_the_mount_kjv"}
+    stream = "\n".join(set(small.training_texts()))
+    for doc in small.heldout:
+        if doc.meta["text_id"] in set(nested["text_b"]) | {"bible_kjv"}:
+            assert doc.text not in stream
+            assert " ".join(doc.text.split()[:SHINGLE_WORDS]) not in stream
+    # The excerpt windows are not also in background: each appears exactly popular_copies times.
+    texts = small.training_texts()
+    for doc in small.documents:
+        if doc.kind == "popular" and doc.meta["text_id"] in set(nested["text_b"]):
+            probe = " ".join(doc.text.split()[100:100 + SHINGLE_WORDS])
+            assert sum(probe in t for t in texts) == SMALL.popular_copies
+
+
+def test_heldout_includes_baseline_stories(small):
+    baseline = data.baseline_texts()
+    docs = {d.meta["text_id"]: d for d in small.heldout if d.source == "baseline"}
+    assert set(docs) == set(baseline)
+    for text_id, doc in docs.items():
+        assert doc.text == " ".join(baseline[text_id].split())
+        assert doc.copies == 0
+
+
+def test_composition_counts_copies(small):
+    comp = small.composition().set_index("kind")
+    manifest = small.manifest().query("kind != 'heldout'")
+    for kind, rows in manifest.groupby("kind"):
+        assert comp.loc[kind, "words"] == (rows["copies"] * rows["n_words"]).sum()
+        assert comp.loc[kind, "unique_words"] == rows["n_words"].sum()
+    assert comp["words"].sum() == sum(len(t.split()) for t in small.training_texts())
+    assert comp["share"].sum() == pytest.approx(1.0)
+    assert comp.loc["background", "words"] == SMALL.background_words
+    assert comp.loc["popular", "copies"] == 37 * SMALL.popular_copies
+    assert comp.loc["knowledge", "documents"] == SMALL.n_facts
+    assert comp.loc["reasoning", "words"] == comp.loc["reasoning", "unique_words"]
+
+
+def test_fact_copies_are_zipfian(small):
+    facts = [d for d in small.documents if d.kind == "knowledge"]
+    copies = [d.copies for d in facts]
+    assert all(1 <= c <= SMALL.fact_max_copies for c in copies)
+    assert all(d.meta["copies"] == d.copies for d in facts)
+    counts = Counter(copies)
+    assert counts[1] > counts[2] > 0
+    low = sum(c <= 4 for c in copies)
+    high = sum(c > SMALL.fact_max_copies - 4 for c in copies)
+    assert low > 3 * high
+    for doc in facts:  # the rendered fact holds its question and answer
+        assert doc.meta["question"] in doc.text and doc.meta["answer"] in doc.text
+
+
+def test_injections_per_task_and_level(small):
+    table = small.injection_table()
+    sizes = table.groupby(["task", "copies"]).size()
+    expected = {(t, lvl) for t in SMALL.injection_tasks for lvl in SMALL.duplicate_levels}
+    assert set(sizes.index) == expected
+    assert (sizes == SMALL.per_task_per_level).all()
+    assert table["text"].is_unique and table["seq_id"].is_unique
+    for row in table.itertuples():
+        level, k = row.seq_id.split("-")[-2:]
+        assert int(level) == row.copies and int(k) < SMALL.per_task_per_level
+    assert (table["window"] == "all").all()
+    n = SMALL.injection_words
+    fixed = table[table["task"].isin(["passage", "random_words"])]
+    assert (fixed["n_words"] == n).all()
+    assert (table.query("task in ['gsm8k', 'qa', 'biography']")["n_words"] <= n).all()
+    assert table.query("task == 'mmlu'")["n_words"].between(n / 2, 1.5 * n).all()
+    assert table.query("task == 'mmlu'")["text"].str.fullmatch(r"Question: .* Answer: [ABCD]").all()
+
+
+def test_passages_are_book_text(small, popular):
+    for seq in small.injections:
+        if seq.task == "passage":
+            words = popular[seq.meta["text_id"]].split()
+            assert " ".join(words[seq.meta["word_start"]:seq.meta["word_end"]]) == seq.text
+
+
+def test_qa_items_are_not_knowledge_items(small):
+    facts = {d.meta["question_id"] for d in small.documents if d.kind == "knowledge"}
+    qa = {s.meta["question_id"] for s in small.injections if s.task == "qa"}
+    assert len(qa) == SMALL.per_task_per_level * len(SMALL.duplicate_levels)
+    assert not facts & qa
+
+
+def test_reasoning_problems_are_new_and_correct(small):
+    gsm8k = {" ".join(json.loads(line)["question"].split()).lower()
+             for line in data.read_text("tasks/gsm8k/test.jsonl").splitlines() if line.strip()}
+    problems = [d for d in small.documents if d.kind == "reasoning"]
+    assert len(problems) == SMALL.n_problems
+    assert len({d.meta["question"] for d in problems}) == len(problems)
+    for doc in problems:
+        assert doc.meta["question"].lower() not in gsm8k
+        assert doc.text.startswith(doc.meta["question"])
+        assert doc.text.endswith(f"#### {doc.meta['answer']}")
+        calcs = re.findall(r"<<([^=>]+)=([^>]+)>>", doc.text)
+        assert calcs
+        for expr, result in calcs:
+            assert eval(expr, {"__builtins__": {}}) == float(result)  # noqa: S307 - digits and + - * / only
+        assert float(calcs[-1][1]) == float(doc.meta["answer"])
+
+
+def test_too_many_facts():
+    with pytest.raises(LabConfigError, match="n_facts"):
+        build_corpus(CorpusConfig(**{**SMALL.as_dict(), "n_facts": 5_000}))
+
+
+def test_too_many_sequences_per_level():
+    # 300 x 5 levels = 1,500 GSM8K items; the test set has 1,319.
+    with pytest.raises(LabConfigError, match="per_task_per_level"):
+        build_corpus(CorpusConfig(**{**SMALL.as_dict(), "per_task_per_level": 300,
+                                     "duplicate_levels": (0, 1, 4, 16, 64)}))
+    # QA items must come from what the knowledge documents left over.
+    with pytest.raises(LabConfigError, match="per_task_per_level.*n_facts"):
+        build_corpus(CorpusConfig(**{**SMALL.as_dict(), "n_facts": 1_900, "per_task_per_level": 50,
+                                     "injection_tasks": ("qa",)}))
+
+
+def test_windows_and_background_must_fit():
+    with pytest.raises(LabConfigError, match="popular_excerpt_words"):
+        build_corpus(CorpusConfig(**{**SMALL.as_dict(), "popular_excerpt_words": 200_000}))
+    with pytest.raises(LabConfigError, match="background_words"):
+        build_corpus(CorpusConfig(**{**SMALL.as_dict(), "background_words": 50_000_000}))
+
+
+@pytest.mark.parametrize("field", ["n_facts", "background_words", "per_task_per_level", "popular_copies"])
+def test_negative_counts(field):
+    with pytest.raises(LabConfigError, match=field):
+        CorpusConfig(**{**SMALL.as_dict(), field: -1})
+
+
+def test_default_corpus_is_fast_and_as_configured():
+    build_corpus(SMALL)  # the text index is built once per process
+    start = time.perf_counter()
+    corpus = build_corpus(CorpusConfig())
+    assert time.perf_counter() - start < 20
+    comp = corpus.composition().set_index("kind")
+    default = CorpusConfig()
+    assert comp.loc["background", "words"] == default.background_words
+    assert comp.loc["knowledge", "documents"] == default.n_facts
+    assert comp.loc["reasoning", "documents"] == default.n_problems
+    assert len(corpus.injections) == len(default.injection_tasks) * len(default.duplicate_levels) * \
+        default.per_task_per_level
