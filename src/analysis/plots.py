@@ -7,6 +7,7 @@ Functions take tidy frames from the study modules and return a matplotlib
 from __future__ import annotations
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 
@@ -165,8 +166,11 @@ def lab_train_vs_heldout(losses: pd.DataFrame) -> plt.Figure:
         sub = sub.sort_values("params")
         color = FAMILY_COLORS.get(fam, None)
         ax.plot(sub["params"], sub["train_loss"], "o-", color=color, label=f"{fam}: training docs")
-        ax.plot(sub["params"], sub["heldout_loss"], "s--", color=color, alpha=0.7, label=f"{fam}: held-out docs")
+        ax.plot(sub["params"], sub["heldout_loss"], "s--", color=color, alpha=0.7,
+                label=f"{fam}: held-out docs")
     ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x / 1e6:g}M"))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlabel("parameters")
     ax.set_ylabel("loss (nats/token)")
     ax.legend(fontsize=8)

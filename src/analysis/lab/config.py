@@ -16,8 +16,12 @@ DUPLICATE_LEVELS = (0, 1, 4, 16, 64)
 #: insertion windows as fractions of training; "all" is everywhere
 WINDOWS = {
     "all": (0.0, 1.0),
-    "q1": (0.0, 0.25), "q2": (0.25, 0.5), "q3": (0.5, 0.75), "q4": (0.75, 1.0),
-    "early": (0.0, 0.5), "late": (0.5, 1.0),
+    "q1": (0.0, 0.25),
+    "q2": (0.25, 0.5),
+    "q3": (0.5, 0.75),
+    "q4": (0.75, 1.0),
+    "early": (0.0, 0.5),
+    "late": (0.5, 1.0),
 }
 INJECTION_TASKS = ("passage", "qa", "gsm8k", "mmlu", "biography", "random_words")
 
@@ -29,7 +33,9 @@ class LabConfigError(ValueError):
 def _positive(name: str, value, allow_zero: bool = False) -> None:
     ok = isinstance(value, int) and not isinstance(value, bool) and (value >= 0 if allow_zero else value > 0)
     if not ok:
-        raise LabConfigError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} integer, got {value!r}")
+        raise LabConfigError(
+            f"{name} must be a {'non-negative' if allow_zero else 'positive'} integer, got {value!r}"
+        )
 
 
 @dataclass(frozen=True)
@@ -61,15 +67,29 @@ class CorpusConfig:
     injection_words: int = 40
 
     def __post_init__(self):
-        for name in ("background_words", "popular_excerpt_words", "popular_copies", "n_facts",
-                     "n_problems", "per_task_per_level", "injection_words", "fact_max_copies"):
-            _positive(name, getattr(self, name), allow_zero=name in ("background_words", "n_facts", "n_problems"))
+        for name in (
+            "background_words",
+            "popular_excerpt_words",
+            "popular_copies",
+            "n_facts",
+            "n_problems",
+            "per_task_per_level",
+            "injection_words",
+            "fact_max_copies",
+        ):
+            _positive(
+                name, getattr(self, name), allow_zero=name in ("background_words", "n_facts", "n_problems")
+            )
         _positive("heldout_words_per_text", self.heldout_words_per_text, allow_zero=True)
         unknown = sorted(set(self.injection_tasks) - set(INJECTION_TASKS))
         if unknown or not self.injection_tasks:
-            raise LabConfigError(f"injection_tasks must be a non-empty subset of {INJECTION_TASKS}, got {unknown}")
+            raise LabConfigError(
+                f"injection_tasks must be a non-empty subset of {INJECTION_TASKS}, got {unknown}"
+            )
         if any(not isinstance(c, int) or c < 0 for c in self.duplicate_levels):
-            raise LabConfigError(f"duplicate_levels must be non-negative integers, got {self.duplicate_levels}")
+            raise LabConfigError(
+                f"duplicate_levels must be non-negative integers, got {self.duplicate_levels}"
+            )
         if len(set(self.duplicate_levels)) != len(self.duplicate_levels):
             raise LabConfigError(f"duplicate_levels must be distinct, got {self.duplicate_levels}")
         if self.fact_zipf_a <= 0:

@@ -142,6 +142,12 @@ def run_injections(run: RunConfig, injections: list) -> list:
     return [i for i in injections if i.copies <= RANGE_MAX_COPIES]
 
 
+def model_name(profile: str, run: str) -> str:
+    """The ``load_model`` name of a run: ``lab:<run>`` for the default profile,
+    ``lab:<profile>/<run>`` for the others, so profiles never shadow each other."""
+    return f"lab:{run}" if profile == "default" else f"lab:{profile}/{run}"
+
+
 def get_profile(profile: str | LabProfile) -> LabProfile:
     if isinstance(profile, LabProfile):
         return profile
@@ -177,5 +183,6 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True) -> L
     results = {}
     for run in prof.runs:
         results[run.name] = train(run, texts, injected[run.name], tokenizer, key, progress=progress)
-        register(run.name, results[run.name].path)
+        if isinstance(profile, str):
+            register(model_name(profile, run.name).removeprefix("lab:"), results[run.name].path)
     return LabBuild(prof, corpus, tokenizer, results, time.time() - t0)
