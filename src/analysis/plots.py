@@ -12,6 +12,7 @@ import matplotlib.ticker
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
@@ -193,4 +194,85 @@ def lab_memorization_vs_copies(nll: pd.DataFrame) -> plt.Figure:
     if axes[0, -1].get_legend() is not None:
         sns.move_legend(axes[0, -1], "upper left", bbox_to_anchor=(1, 1), fontsize=8)
     fig.tight_layout()
+    return fig
+
+
+def size_accuracy_vs_length(acc_table: pd.DataFrame) -> plt.Figure:
+    """Next-word accuracy α̂ against prefix length, popular vs baseline texts, one
+    panel per model (the paper's Figure 1 pooled over texts); bands are 95%
+    intervals over texts."""
+    models = list(dict.fromkeys(acc_table["model"]))
+    fig, axes = plt.subplots(1, len(models), figsize=(4.2 * len(models), 3.3), squeeze=False, sharey=True)
+    for ax, model in zip(axes[0], models):
+        sub = acc_table[acc_table["model"] == model].copy()
+        sub["texts"] = sub["group"].map(lambda g: TYPE_LABELS.get(g, g))
+        sns.lineplot(sub, x="prefix_len", y="acc", hue="texts", errorbar=("ci", 95), marker="o", ax=ax,
+                     palette={TYPE_LABELS["popular"]: TYPE_COLORS["popular"],
+                              TYPE_LABELS["baseline"]: TYPE_COLORS["baseline"]},
+                     legend=ax is axes[0, 0])
+        ax.set_title(model.replace("lab:", ""), fontsize=10)
+        ax.set_xlabel("prefix length (words)")
+    axes[0, 0].set_ylabel("next-word accuracy α̂")
+    fig.tight_layout()
+    return fig
+
+
+def size_law(z: pd.Series, theta: pd.Series, law, loo=None, paper_law=None) -> plt.Figure:
+    """ln θ against the latent index z with the fitted law θ̂ = A·e^{Bz}; hollow
+    points are leave-one-out predictions; the dotted line is the paper's law."""
+    fig, ax = plt.subplots(figsize=(5.6, 3.8))
+    ax.scatter(z, theta, color="#264653", zorder=3, label="models (true size)")
+    grid = np.linspace(z.min() - 0.3, z.max() + 0.3, 100)
+    ax.plot(grid, law.A * np.exp(law.B * grid), color="#e76f51",
+            label=f"fit: θ̂ = {law.A:.3g}·e^({law.B:.2f}z), R² = {law.r2:.2f}")
+    if loo is not None:
+        ax.scatter(loo["z"], loo["theta_hat"], facecolors="none", edgecolors="#e76f51", zorder=3,
+                   label="leave-one-out prediction")
+    if paper_law is not None:
+        ax.plot(grid, paper_law[0] * np.exp(paper_law[1] * grid), ":", color="gray",
+                label=f"paper: θ̂ = {paper_law[0]}·e^({paper_law[1]}z) (billions)")
+    ax.set_yscale("log")
+    ax.set_xlabel("latent index z (first principal component)")
+    ax.set_ylabel("parameters θ")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def size_tau_sweep(sweep: pd.DataFrame, paper: pd.DataFrame | None = None) -> plt.Figure:
+    """Precision, recall and accuracy of the "f is larger" decisions against τ."""
+    fig, ax = plt.subplots(figsize=(5.6, 3.4))
+    for col, color in (("precision", "#264653"), ("recall", "#e76f51"), ("accuracy", "#2a9d8f")):
+        ax.plot(sweep["tau"], sweep[col], color=color, label=col)
+    ax.set_xlabel("size gap τ (f counts as larger if |f| > (1+τ)|g|)")
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def size_bounds(bounds: pd.DataFrame) -> plt.Figure:
+    """Lower bounds against true size (log–log); a valid bound lies below the diagonal."""
+    fig, ax = plt.subplots(figsize=(4.8, 4.2))
+    for col, marker, color in (("abs_lb", "o", "#264653"), ("rel_lb", "s", "#e76f51"), ("best_lb", "*", "#2a9d8f")):
+        if col in bounds:
+            ax.scatter(bounds["theta"], bounds[col], marker=marker, color=color, s=50 if col == "best_lb" else 25,
+                       label={"abs_lb": "absolute", "rel_lb": "relative", "best_lb": "best"}[col], zorder=3)
+    lo = np.nanmin(bounds[["theta"]].to_numpy()) / 3
+    hi = np.nanmax(bounds[["theta"]].to_numpy()) * 2
+    ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="bound = true size")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("true parameters")
+    ax.set_ylabel("lower bound")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def placeholder(message: str) -> plt.Figure:
+    """A figure that says, in words, why it has no data (never invented numbers)."""
+    fig, ax = plt.subplots(figsize=(5, 1.2))
+    ax.axis("off")
+    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=11, color="#9b2226")
     return fig
