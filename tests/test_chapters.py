@@ -92,3 +92,19 @@ def test_bad_parameter_fails_at_the_top(tmp_path, params, needle):
     nb = json.loads((tmp_path / "phrases.ipynb").read_text())
     executed = [c for c in nb["cells"] if c["cell_type"] == "code" and c.get("execution_count")]
     assert len(executed) <= 3  # parameters, injected parameters, the validating cell
+
+
+def test_lab_smoke_exposure_check_holds(smoke_book):
+    site, _ = smoke_book
+    values = glued(json.loads((site / "book" / "chapters" / "lab.ipynb").read_text()))
+    assert values["all_agree"] == "agree exactly"
+    assert values["n_standard"] == "8"  # 4 ladder models + 4 standard twins on the smoke profile
+
+
+def test_size_smoke_runs_the_method_on_the_lab_ladder(smoke_book):
+    site, _ = smoke_book
+    values = glued(json.loads((site / "book" / "chapters" / "size.ipynb").read_text()))
+    assert values["lab_r2"] != "(needs the lab)"  # the lab page ran first and trained the ladder
+    assert 0 <= float(values["lab_r2"]) <= 1
+    assert values["t2_valid"] == "16 of 16"  # Table II: every MoE best bound is below the true size
+    assert int(values["n_errors"]) == 0
