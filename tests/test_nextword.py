@@ -8,12 +8,23 @@ from analysis import nextword, size
 from analysis.cache import QueryCache
 from analysis.models import Answer, Model, ModelError
 
-SAMPLES = pd.DataFrame({
-    "text_id": ["a", "a", "b"], "group": ["popular", "popular", "baseline"], "prefix_len": [2, 2, 2],
-    "position": [3, 5, 4], "prefix": ["to be", "or not", "the cat"], "target": ["or", "to", "sat"],
-})
-TEMPLATES = pd.DataFrame({"template_id": [1, 2], "system": ["Say one word.", ""],
-                          "template": ['"{prefix}"', "Next word after {prefix}?"]})
+SAMPLES = pd.DataFrame(
+    {
+        "text_id": ["a", "a", "b"],
+        "group": ["popular", "popular", "baseline"],
+        "prefix_len": [2, 2, 2],
+        "position": [3, 5, 4],
+        "prefix": ["to be", "or not", "the cat"],
+        "target": ["or", "to", "sat"],
+    }
+)
+TEMPLATES = pd.DataFrame(
+    {
+        "template_id": [1, 2],
+        "system": ["Say one word.", ""],
+        "template": ['"{prefix}"', "Next word after {prefix}?"],
+    }
+)
 
 
 class Echo(Model):
@@ -32,8 +43,11 @@ class Echo(Model):
 
 
 def test_completion_mode_sends_the_raw_prefix(tmp_path):
-    m = Echo({"to be": " or not to", "or not": " to be", "the cat": " ran"}, False,
-             cache=QueryCache(tmp_path / "q.sqlite"))
+    m = Echo(
+        {"to be": " or not to", "or not": " to be", "the cat": " ran"},
+        False,
+        cache=QueryCache(tmp_path / "q.sqlite"),
+    )
     out = nextword.probe(m, SAMPLES)
     assert m.seen == ["to be", "or not", "the cat"]
     assert out["template_id"].tolist() == [0, 0, 0] and out["mode"].eq("completion").all()
@@ -42,13 +56,21 @@ def test_completion_mode_sends_the_raw_prefix(tmp_path):
 
 
 def test_chat_mode_any_template_counts_and_errors_are_dropped(tmp_path):
-    replies = {'"to be"': "Or.", "Next word after to be?": "not",
-               '"or not"': "nope", "Next word after or not?": None,  # an API error
-               '"the cat"': "sat", "Next word after the cat?": "sat"}
+    replies = {
+        '"to be"': "Or.",
+        "Next word after to be?": "not",
+        '"or not"': "nope",
+        "Next word after or not?": None,  # an API error
+        '"the cat"': "sat",
+        "Next word after the cat?": "sat",
+    }
     m = Echo(replies, True, cache=QueryCache(tmp_path / "q.sqlite"))
     out = nextword.probe(m, SAMPLES, TEMPLATES)
     assert len(out) == 6 and sorted(out["template_id"].unique()) == [1, 2]
-    assert m.seen[0] == [{"role": "system", "content": "Say one word."}, {"role": "user", "content": '"to be"'}]
+    assert m.seen[0] == [
+        {"role": "system", "content": "Say one word."},
+        {"role": "user", "content": '"to be"'},
+    ]
     assert m.seen[3] == [{"role": "user", "content": "Next word after to be?"}]  # empty system: none sent
     pos = size.position_table(out).set_index("position")["correct"]
     assert pos[3] and not pos[5] and pos[4]  # template 1 right at 3; 5 wrong (its error row dropped)
@@ -62,10 +84,15 @@ def test_chat_mode_without_templates_is_an_error(tmp_path):
 
 
 def test_group_gap_is_popular_minus_baseline_with_a_text_bootstrap():
-    acc = pd.DataFrame({
-        "model": "m", "group": ["popular"] * 4 + ["baseline"] * 2, "text_id": ["p1", "p1", "p2", "p2", "b1", "b1"],
-        "prefix_len": [4, 8] * 3, "acc": [0.5, 0.7, 0.3, 0.5, 0.1, 0.3],
-    })
+    acc = pd.DataFrame(
+        {
+            "model": "m",
+            "group": ["popular"] * 4 + ["baseline"] * 2,
+            "text_id": ["p1", "p1", "p2", "p2", "b1", "b1"],
+            "prefix_len": [4, 8] * 3,
+            "acc": [0.5, 0.7, 0.3, 0.5, 0.1, 0.3],
+        }
+    )
     gap = size.group_gap(acc, n_boot=500, seed=1).iloc[0]
     assert gap["popular"] == pytest.approx(0.5) and gap["baseline"] == pytest.approx(0.2)
     assert gap["gap"] == pytest.approx(0.3)

@@ -254,10 +254,11 @@ def size_tau_sweep(sweep: pd.DataFrame, paper: pd.DataFrame | None = None) -> pl
 def size_bounds(bounds: pd.DataFrame) -> plt.Figure:
     """Lower bounds against true size (log–log); a valid bound lies below the diagonal."""
     fig, ax = plt.subplots(figsize=(4.8, 4.2))
-    for col, marker, color in (("abs_lb", "o", "#264653"), ("rel_lb", "s", "#e76f51"), ("best_lb", "*", "#2a9d8f")):
+    styles = {"abs_lb": ("o", "#264653", 25, "absolute"), "rel_lb": ("s", "#e76f51", 25, "relative"),
+              "best_lb": ("*", "#2a9d8f", 50, "best")}
+    for col, (marker, color, area, label) in styles.items():
         if col in bounds:
-            ax.scatter(bounds["theta"], bounds[col], marker=marker, color=color, s=50 if col == "best_lb" else 25,
-                       label={"abs_lb": "absolute", "rel_lb": "relative", "best_lb": "best"}[col], zorder=3)
+            ax.scatter(bounds["theta"], bounds[col], marker=marker, color=color, s=area, label=label, zorder=3)
     lo = np.nanmin(bounds[["theta"]].to_numpy()) / 3
     hi = np.nanmax(bounds[["theta"]].to_numpy()) * 2
     ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="bound = true size")
