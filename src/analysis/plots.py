@@ -258,9 +258,10 @@ def size_bounds(bounds: pd.DataFrame) -> plt.Figure:
               "best_lb": ("*", "#2a9d8f", 50, "best")}
     for col, (marker, color, area, label) in styles.items():
         if col in bounds:
-            ax.scatter(bounds["theta"], bounds[col], marker=marker, color=color, s=area, label=label, zorder=3)
-    lo = np.nanmin(bounds[["theta"]].to_numpy()) / 3
-    hi = np.nanmax(bounds[["theta"]].to_numpy()) * 2
+            ax.scatter(bounds["theta"], bounds[col], marker=marker, color=color, s=area, label=label,
+                       zorder=3)
+    lo = np.nanmin(bounds["theta"].to_numpy()) / 3
+    hi = np.nanmax(bounds["theta"].to_numpy()) * 2
     ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="bound = true size")
     ax.set_xscale("log")
     ax.set_yscale("log")
