@@ -111,3 +111,18 @@ def test_lab_model_names_resolve_through_the_lab_index(tmp_path, monkeypatch):
     register("tiny", tmp_path / "ckpt")
     model = load_model("lab:tiny")
     assert model.path == str(tmp_path / "ckpt") and not model.is_chat and model._model is None
+
+
+def test_a_retrained_checkpoint_gets_a_new_cache_identity(tmp_path):
+    import os
+
+    from analysis.models.local import LocalModel
+
+    (tmp_path / "config.json").write_text("{}")
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"old")
+    before = LocalModel("lab:x", tmp_path).cache_identity()
+    assert before == LocalModel("lab:x", tmp_path).cache_identity()
+    weights.write_bytes(b"new weights")
+    os.utime(weights, ns=(1, 1))
+    assert LocalModel("lab:x", tmp_path).cache_identity() != before

@@ -164,9 +164,18 @@ class LocalModel(Model):
 
     # -- lazy loading ---------------------------------------------------------------
     def cache_identity(self) -> str:
+        """Name plus a fingerprint of the weights, so a retrained checkpoint under the
+        same name never reuses the old one's answers."""
         if self._fingerprint is None:
-            cfg = Path(self.path) / "config.json"
-            self._fingerprint = stable_hash(cfg.read_text()) if cfg.exists() else "hub"
+            folder = Path(self.path)
+            if (folder / "config.json").exists():
+                weights = sorted(p for p in folder.iterdir() if p.suffix in (".safetensors", ".bin"))
+                self._fingerprint = stable_hash({
+                    "config": (folder / "config.json").read_text(),
+                    "weights": [(p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in weights],
+                })
+            else:
+                self._fingerprint = "hub"
         return f"{self.name}@{self._fingerprint}"
 
     @property
