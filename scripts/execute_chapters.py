@@ -27,7 +27,15 @@ PROFILES = ("smoke", "default", "paper")
 
 
 def chapters() -> list[str]:
-    return sorted(p.stem for p in SOURCES.glob("*.md"))
+    """Every chapter source, in the book's order (``_toc.yml``), so the lab page runs
+    before the chapters that use its models; sources not in the table of contents
+    come last, alphabetically."""
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    listed = [Path(entry["file"]).name for entry in toc.get("chapters", [])]
+    names = {p.stem for p in SOURCES.glob("*.md")}
+    return [n for n in listed if n in names] + sorted(names - set(listed))
 
 
 def execute(name: str, parameters: dict, out_dir: Path = OUT) -> float:

@@ -278,3 +278,150 @@ def placeholder(message: str) -> plt.Figure:
     ax.axis("off")
     ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=11, color="#9b2226")
     return fig
+
+
+SET_COLORS = ["#264653", "#e76f51", "#2a9d8f", "#b5651d", "#6d597a", "#e9c46a", "#0d6efd", "#dc3545"]
+
+
+def entropy_scores(scored: dict) -> plt.Figure:
+    """Distribution of the memorization score d(r, s) for each sample (kept pairs)."""
+    fig, ax = plt.subplots(figsize=(6.2, 3.2))
+    for k, (name, frame) in enumerate(scored.items()):
+        s = frame["score"].dropna().astype(int)
+        top = int(s.max()) if len(s) else 1
+        counts = np.bincount(s, minlength=top + 1) / max(len(s), 1)
+        ax.step(np.arange(len(counts)), counts, where="mid", color=SET_COLORS[k % len(SET_COLORS)], label=name)
+    ax.set_yscale("log")
+    ax.set_xlabel("memorization score e = d(r, s) (token edits)")
+    ax.set_ylabel("share of pairs")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def entropy_instance(metrics: pd.DataFrame, fits: dict) -> plt.Figure:
+    """Algorithm 2: per-instance entropy and zlib ratio of the answer against its
+    memorization score, one point per pair, with the least-squares line."""
+    fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.5))
+    for ax, col, label in ((axes[0], "entropy", "instance entropy M(s_i) (bits)"),
+                           (axes[1], "zlib", "instance zlib ratio")):
+        ax.scatter(metrics["score"], metrics[col], s=6, alpha=0.25, color="#264653", linewidths=0)
+        f = fits[col]
+        x = np.array([metrics["score"].min(), metrics["score"].max()])
+        ax.plot(x, f.predict(x), color="#e76f51", label=f"r = {f.r:.2f}")
+        ax.set_xlabel("memorization score e")
+        ax.set_ylabel(label)
+        ax.legend(fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def entropy_levels(results: dict, columns=("entropy", "zlib"), rescale: bool = False) -> plt.Figure:
+    """Algorithm 1: a level-set metric against the memorization score e, one point
+    per level set (area ∝ pairs in it), with each sample's fitted line."""
+    labels = {"entropy": "level-set entropy M_ent(s_e) (bits)", "zlib": "level-set zlib ratio M_zlib(s_e)",
+              "norm_entropy": "normalized entropy M/log|T_e|"}
+    fig, axes = plt.subplots(1, len(columns), figsize=(4.9 * len(columns), 3.7), squeeze=False)
+    for ax, col in zip(axes[0], columns):
+        for k, (name, res) in enumerate(results.items()):
+            t = res.levels
+            if col not in t:
+                continue
+            color = SET_COLORS[k % len(SET_COLORS)]
+            top = max(int(t["e"].max()), 1)
+            x = t["e"] / top if rescale else t["e"]
+            ax.scatter(x, t[col], s=8 + 60 * np.sqrt(t["pairs"] / t["pairs"].max()), color=color, alpha=0.6,
+                       linewidths=0)
+            fit = {"entropy": res.fit, "zlib": res.zlib_fit, "norm_entropy": res.norm_fit}[col]
+            if fit is not None:
+                grid = np.array([t["e"].min(), t["e"].max()])
+                ax.plot(grid / top if rescale else grid, fit.predict(grid), color=color,
+                        label=f"{name}: r = {fit.r:.2f}, {fit.intercept:.2f} + {fit.slope:.3f}·e")
+        ax.set_xlabel("memorization score e / |s|" if rescale else "memorization score e")
+        ax.set_ylabel(labels.get(col, col))
+        ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    return fig
+
+
+def entropy_token_space(results: dict) -> plt.Figure:
+    """Token-space size |T_e| (log scale) and normalized entropy against e."""
+    fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.5))
+    for k, (name, res) in enumerate(results.items()):
+        t = res.levels
+        color = SET_COLORS[k % len(SET_COLORS)]
+        axes[0].plot(t["e"], t["token_space"], "o", ms=3, color=color, label=name)
+        axes[1].plot(t["e"], t["norm_entropy"], "o", ms=3, color=color, label=name)
+        if res.norm_fit is not None:
+            grid = np.array([t["e"].min(), t["e"].max()])
+            axes[1].plot(grid, res.norm_fit.predict(grid), color=color, lw=1)
+    axes[0].set_yscale("log", base=2)
+    axes[0].set_ylabel("token space |T_e| (distinct tokens)")
+    axes[1].set_ylabel("normalized entropy M/log|T_e|")
+    for ax in axes:
+        ax.set_xlabel("memorization score e")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def entropy_sample_size(sens: pd.DataFrame, paper_min: int | None = None) -> plt.Figure:
+    """Appendix E.1: intercept and slope of the entropy line on random subsamples
+    of the pairs, mean and 10–90% range per sample size."""
+    fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.3))
+    for ax, col in zip(axes, ("intercept", "slope")):
+        g = sens.groupby("size")[col]
+        mean, lo, hi = g.mean(), g.quantile(0.1), g.quantile(0.9)
+        ax.fill_between(mean.index, lo, hi, color="#2a9d8f", alpha=0.25, label="10–90% of subsamples")
+        ax.plot(mean.index, mean, "o-", color="#264653", label="mean")
+        if paper_min:
+            ax.axvline(paper_min, ls=":", color="gray", label=f"paper's minimum n = {paper_min:,}")
+        ax.set_xscale("log")
+        ax.set_xlabel("pairs in the sample")
+        ax.set_ylabel(col)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def entropy_di(table: pd.DataFrame) -> plt.Figure:
+    """Dataset inference: each set's intercept with its 95% bootstrap interval, the
+    threshold τ of its model (dashed), members and non-members in two colours."""
+    models = list(dict.fromkeys(table["model"]))
+    fig, axes = plt.subplots(1, len(models), figsize=(4.8 * len(models), 0.9 + 0.45 * table.groupby("model").size().max()),
+                             squeeze=False)
+    for ax, model in zip(axes[0], models):
+        sub = table[table["model"] == model].reset_index(drop=True)
+        y = np.arange(len(sub))
+        colors = ["#264653" if m == 1 else "#e76f51" for m in sub["truth"]]
+        ax.hlines(y, sub["intercept lo"], sub["intercept hi"], colors=colors, lw=2, alpha=0.6)
+        ax.scatter(sub["intercept"], y, c=colors, zorder=3)
+        ax.axvline(sub["tau"].iloc[0], ls="--", color="gray")
+        ax.set_yticks(y, sub["set"], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_title(model.replace("lab:", ""), fontsize=10)
+        ax.set_xlabel("intercept of the entropy line (bits)")
+    fig.tight_layout()
+    return fig
+
+
+def entropy_levels_by_model(results_by_model: dict) -> plt.Figure:
+    """Level-set entropy against e, one panel per model, every set of that model
+    with its fitted line."""
+    models = list(results_by_model)
+    fig, axes = plt.subplots(1, len(models), figsize=(5.0 * len(models), 3.7), squeeze=False)
+    for ax, model in zip(axes[0], models):
+        for k, (name, res) in enumerate(results_by_model[model].items()):
+            t = res.levels
+            color = SET_COLORS[k % len(SET_COLORS)]
+            ax.scatter(t["e"], t["entropy"], s=8 + 60 * np.sqrt(t["pairs"] / t["pairs"].max()), color=color,
+                       alpha=0.6, linewidths=0)
+            grid = np.array([t["e"].min(), t["e"].max()])
+            if res.fit is not None:
+                ax.plot(grid, res.fit.predict(grid), color=color, label=f"{name}: r = {res.fit.r:.2f}")
+        ax.set_title(model.replace("lab:", ""), fontsize=10)
+        ax.set_xlabel("memorization score e")
+        ax.set_ylabel("level-set entropy (bits)")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig

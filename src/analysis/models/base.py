@@ -150,7 +150,52 @@ class Model(ABC):
         chat = self.is_chat if chat is None else chat
         requests = [Request(_as_chat(p) if chat else _as_text(p), chat, settings) for p in prompts]
         kind = "chat" if chat else "complete"
-        keys = [self._key(kind, r.as_dict()) for r in requests]
+        return self._cached(kind, [r.as_dict() for r in requests],
+                            lambda todo: self._generate([requests[i] for i in todo]), progress)
+
+    def generate_ids(
+        self,
+        prompt_ids: Sequence[Sequence[int]],
+        settings: GenerationSettings | None = None,
+        *,
+        progress: bool | str = False,
+    ) -> list[Answer]:
+        """Continue each prompt given as token ids, for exactly ``max_new_tokens`` tokens.
+
+        Token-level studies (the entropy chapter) compare a response with a
+        reference token by token, so the prompt is the exact slice of tokenized
+        text and generation does not stop at an end-of-text token. Each answer's
+        ``meta["ids"]`` holds the new token ids and ``text`` their decoding.
+        Only backends that own their tokenizer (local models) support this.
+        """
+        settings = settings or GenerationSettings()
+        reqs = [{"prompt_ids": [int(t) for t in ids], "settings": settings.as_dict()} for ids in prompt_ids]
+        if any(not r["prompt_ids"] for r in reqs):
+            raise ModelError("every prompt must have at least one token id")
+        return self._cached("complete_ids", reqs,
+                            lambda todo: self._generate_ids([reqs[i]["prompt_ids"] for i in todo], settings),
+                            progress)
+
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each text in the model's own tokenizer, without special tokens."""
+        raise ModelError(f"backend {self.backend!r} has no tokenizer the book can use; "
+                         "token-level studies need a local model")
+
+    def detokenize(self, ids: Sequence[Sequence[int]]) -> list[str]:
+        """The text of each token-id list (inverse of :meth:`tokenize`)."""
+        raise ModelError(f"backend {self.backend!r} has no tokenizer the book can use; "
+                         "token-level studies need a local model")
+
+    def _generate_ids(self, prompt_ids: Sequence[list[int]], settings: GenerationSettings
+                      ) -> Iterator[tuple[int, Answer]]:
+        raise ModelError(f"backend {self.backend!r} cannot generate from token ids; "
+                         "token-level studies need a local model")
+
+    def _cached(self, kind: str, requests: list[dict], send_fn, progress: bool | str) -> list[Answer]:
+        """Answer ``requests`` from the cache where possible and send the rest through
+        ``send_fn(indices)``, which yields ``(position in indices, answer)``; every new
+        answer is stored as it arrives."""
+        keys = [self._key(kind, r) for r in requests]
         found = self.cache.get_many(set(keys))
         answers: list[Answer | None] = [None] * len(requests)
         todo: list[int] = []
@@ -172,7 +217,7 @@ class Model(ABC):
                 disable=not progress,
                 leave=False,
             )
-            for j, answer in self._generate([requests[i] for i in send]):
+            for j, answer in send_fn(send):
                 i = send[j]
                 self.calls += 1
                 self.cache.put(
@@ -180,7 +225,7 @@ class Model(ABC):
                     backend=self.backend,
                     model=self.cache_identity(),
                     kind=kind,
-                    request=requests[i].as_dict(),
+                    request=requests[i],
                     text=answer.text,
                     error=answer.error,
                     meta=answer.meta,

@@ -13,6 +13,7 @@ Generation is batched by prompt length (left padding) under
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import importlib.util
 import json
@@ -187,8 +188,20 @@ class LocalModel(Model):
     @property
     def tokenizer(self):
         if self._tok is None:
-            self._load()
+            self._load_tokenizer()
         return self._tok
+
+    def _resolved_path(self) -> str | Path:
+        return convert_gguf(self.name) if self.name in GGUF_SOURCES else self.path
+
+    def _load_tokenizer(self) -> None:
+        """The tokenizer alone (seconds), so tokenizing never loads the weights."""
+        from transformers import AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(self._resolved_path())
+        if tok.pad_token is None:
+            tok.pad_token = tok.eos_token
+        self._tok = tok
 
     @property
     def model(self):
@@ -198,13 +211,11 @@ class LocalModel(Model):
 
     def _load(self) -> None:
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoModelForCausalLM
 
         t0 = time.time()
-        path = convert_gguf(self.name) if self.name in GGUF_SOURCES else self.path
-        tok = AutoTokenizer.from_pretrained(path)
-        if tok.pad_token is None:
-            tok.pad_token = tok.eos_token
+        path = self._resolved_path()
+        tok = self.tokenizer
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation="sdpa")
         model.eval()
         if torch.cuda.is_available():
@@ -229,21 +240,42 @@ class LocalModel(Model):
         return self.tokenizer(self._render(request), add_special_tokens=not request.chat)["input_ids"]
 
     def _generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Answer]]:
+        encoded = [self._encode(r) for r in requests]
+        yield from self._generate_encoded(encoded, [r.settings for r in requests], stop_at_eos=True)
+
+    def _generate_ids(self, prompt_ids, settings) -> Iterator[tuple[int, Answer]]:
+        yield from self._generate_encoded([list(p) for p in prompt_ids], [settings] * len(prompt_ids),
+                                          stop_at_eos=False)
+
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+        return [list(ids) for ids in self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]]
+
+    def detokenize(self, ids) -> list[str]:
+        return self.tokenizer.batch_decode([list(map(int, x)) for x in ids], skip_special_tokens=False)
+
+    def _generate_encoded(self, encoded: list[list[int]], settings: list, stop_at_eos: bool
+                          ) -> Iterator[tuple[int, Answer]]:
+        """Batched generation from token ids (left padding, batches grouped by
+        settings and sorted by length). With ``stop_at_eos=False`` every answer has
+        exactly ``max_new_tokens`` tokens and ``meta["ids"]``."""
+        import copy
+
         import torch
 
         tok, model = self.tokenizer, self.model
-        encoded = [self._encode(r) for r in requests]
-        # group by settings, then by length, so each batch pads little
-        order = sorted(range(len(requests)), key=lambda i: (str(requests[i].settings), len(encoded[i])))
+        order = sorted(range(len(encoded)), key=lambda i: (str(settings[i]), len(encoded[i])))
         pad = tok.pad_token_id
         eos = _eos_ids(tok, model)
+        config = copy.deepcopy(model.generation_config)
+        if not stop_at_eos:
+            config.eos_token_id = None
         for start in range(0, len(order), self.batch_size):
             idx = order[start : start + self.batch_size]
             groups: dict[str, list[int]] = {}
             for i in idx:
-                groups.setdefault(str(requests[i].settings), []).append(i)
+                groups.setdefault(str(settings[i]), []).append(i)
             for members in groups.values():
-                s = requests[members[0]].settings
+                s = settings[members[0]]
                 width = max(len(encoded[i]) for i in members)
                 input_ids = torch.full((len(members), width), pad, dtype=torch.long)
                 attention = torch.zeros((len(members), width), dtype=torch.long)
@@ -251,7 +283,9 @@ class LocalModel(Model):
                     seq = encoded[i]
                     input_ids[row, width - len(seq) :] = torch.tensor(seq)
                     attention[row, width - len(seq) :] = 1
-                kwargs = dict(max_new_tokens=s.max_new_tokens, pad_token_id=pad, eos_token_id=eos)
+                kwargs = dict(max_new_tokens=s.max_new_tokens, pad_token_id=pad)
+                if stop_at_eos:
+                    kwargs["eos_token_id"] = eos
                 if s.greedy:
                     kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
                 else:
@@ -262,15 +296,21 @@ class LocalModel(Model):
                         top_k=s.top_k or 0,
                         top_p=s.top_p if s.top_p is not None else 1.0,
                     )
-                with torch.inference_mode():
+                config_kw = {} if stop_at_eos else {"generation_config": config}
+                with torch.inference_mode(), _quiet_generate():
                     out = model.generate(
                         input_ids=input_ids.to(self.device),
                         attention_mask=attention.to(self.device),
+                        **config_kw,
                         **kwargs,
                     )
                 new = out[:, width:].cpu()
                 for row, i in enumerate(members):
                     ids = new[row].tolist()
+                    if not stop_at_eos:
+                        meta = {"new_tokens": len(ids), "ids": ids}
+                        yield i, Answer(tok.decode(ids, skip_special_tokens=False), meta=meta)
+                        continue
                     stop = next((k for k, t in enumerate(ids) if t in eos), None)
                     kept = ids if stop is None else ids[:stop]
                     text = tok.decode(kept, skip_special_tokens=True)
@@ -307,6 +347,21 @@ class LocalModel(Model):
                 ctx, cont = pairs[i]
                 pos = np.arange(len(ctx) - 1, len(ctx) + len(cont) - 1)
                 yield i, logp[row, pos, cont].tolist() if cont else []
+
+
+@contextlib.contextmanager
+def _quiet_generate():
+    """Silence transformers' notice about passing a generation config together
+    with generation arguments (the book does it on purpose, to turn off the
+    end-of-text stop for token-level generation)."""
+    from transformers.utils import logging as hf_logging
+
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
 
 
 def _eos_ids(tok, model) -> list[int]:
