@@ -10,7 +10,7 @@ import torch
 
 from analysis.cache import QueryCache
 from analysis.models import GenerationSettings, ModelError, load_model
-from analysis.models.local import LocalModel
+from analysis.models.local import LocalModel, _eos_ids
 
 pytestmark = pytest.mark.slow
 
@@ -137,3 +137,42 @@ def test_conversion_keeps_the_gguf_models_logits(smol):
     ids = torch.tensor([smol.tokenizer("Four score and seven years ago")["input_ids"]])
     with torch.inference_mode():
         np.testing.assert_allclose(smol.model(ids).logits.numpy(), direct(ids).logits.numpy(), atol=1e-4)
+
+
+def test_generate_ids_is_greedy_argmax_for_exactly_n_tokens_and_cached(smol):
+    """Token-level generation: the prompt is used as given (no template, no special
+    tokens added), the answer has exactly max_new_tokens ids (no end-of-text stop)
+    and equals a token-by-token argmax; a second call is a cache hit."""
+    prompts = smol.tokenize(["To be, or not to be, that is the", "Call me Ishmael. Some years ago"])
+    assert prompts[0] == smol.tokenizer("To be, or not to be, that is the", add_special_tokens=False)["input_ids"]
+    settings = GenerationSettings(max_new_tokens=6)
+    answers = smol.generate_ids(prompts, settings)
+    for ids, answer in zip(prompts, answers):
+        want = []
+        with torch.inference_mode():
+            for _ in range(6):
+                logits = smol.model(torch.tensor([ids + want])).logits[0, -1]
+                want.append(int(logits.argmax()))
+        assert answer.meta["ids"] == want
+        assert answer.text == smol.detokenize([want])[0]
+    calls = smol.calls
+    again = smol.generate_ids(prompts, settings)
+    assert smol.calls == calls and all(a.cached for a in again)
+    assert [a.meta["ids"] for a in again] == [a.meta["ids"] for a in answers]
+
+
+def test_generate_ids_does_not_stop_at_end_of_text(smol):
+    # after a user turn and a finished assistant turn, the model's argmax soon ends the text
+    text = smol.tokenizer.apply_chat_template([{"role": "user", "content": "Say OK."}],
+                                              add_generation_prompt=True, tokenize=False) + "OK."
+    ids = smol.tokenizer(text, add_special_tokens=False)["input_ids"]
+    stops = set(_eos_ids(smol.tokenizer, smol.model))
+    want = []
+    with torch.inference_mode():
+        for _ in range(12):
+            want.append(int(smol.model(torch.tensor([ids + want])).logits[0, -1].argmax()))
+    assert stops & set(want[:-1])  # the reference passes an end-of-text token before the end
+    answer = smol.generate_ids([ids], GenerationSettings(max_new_tokens=12))[0]
+    assert answer.meta["ids"] == want  # and the answer goes on past it, as the reference does
+    text_answer = smol.complete([text], GenerationSettings(max_new_tokens=12))[0]
+    assert text_answer.meta["finish_reason"] == "stop"  # text generation still stops there

@@ -319,7 +319,9 @@ def level_sets(scores: Sequence[int], suffixes: Sequence[Sequence[int]]) -> dict
     """Token counts of each level set ``T_e``: all answer tokens of the pairs whose
     memorization score is ``e`` (the source's Eq. 1 and 4), keyed by ``e``."""
     if len(scores) != len(suffixes):
-        raise EntropyError(f"scores and suffixes must have the same length, got {len(scores)} and {len(suffixes)}")
+        raise EntropyError(
+            f"scores and suffixes must have the same length, got {len(scores)} and {len(suffixes)}"
+        )
     sets: dict[int, Counter] = {}
     for e, s in zip(scores, suffixes):
         sets.setdefault(int(e), Counter()).update(int(t) for t in s)

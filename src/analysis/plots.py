@@ -290,7 +290,8 @@ def entropy_scores(scored: dict) -> plt.Figure:
         s = frame["score"].dropna().astype(int)
         top = int(s.max()) if len(s) else 1
         counts = np.bincount(s, minlength=top + 1) / max(len(s), 1)
-        ax.step(np.arange(len(counts)), counts, where="mid", color=SET_COLORS[k % len(SET_COLORS)], label=name)
+        ax.step(np.arange(len(counts)), counts, where="mid", color=SET_COLORS[k % len(SET_COLORS)],
+                label=name)
     ax.set_yscale("log")
     ax.set_xlabel("memorization score e = d(r, s) (token edits)")
     ax.set_ylabel("share of pairs")
@@ -388,8 +389,8 @@ def entropy_di(table: pd.DataFrame) -> plt.Figure:
     """Dataset inference: each set's intercept with its 95% bootstrap interval, the
     threshold τ of its model (dashed), members and non-members in two colours."""
     models = list(dict.fromkeys(table["model"]))
-    fig, axes = plt.subplots(1, len(models), figsize=(4.8 * len(models), 0.9 + 0.45 * table.groupby("model").size().max()),
-                             squeeze=False)
+    rows = table.groupby("model").size().max()
+    fig, axes = plt.subplots(1, len(models), figsize=(4.8 * len(models), 0.9 + 0.45 * rows), squeeze=False)
     for ax, model in zip(axes[0], models):
         sub = table[table["model"] == model].reset_index(drop=True)
         y = np.arange(len(sub))

@@ -13,7 +13,6 @@ Generation is batched by prompt length (left padding) under
 
 from __future__ import annotations
 
-import contextlib
 import importlib.metadata
 import importlib.util
 import json
@@ -258,17 +257,12 @@ class LocalModel(Model):
         """Batched generation from token ids (left padding, batches grouped by
         settings and sorted by length). With ``stop_at_eos=False`` every answer has
         exactly ``max_new_tokens`` tokens and ``meta["ids"]``."""
-        import copy
-
         import torch
 
         tok, model = self.tokenizer, self.model
         order = sorted(range(len(encoded)), key=lambda i: (str(settings[i]), len(encoded[i])))
         pad = tok.pad_token_id
         eos = _eos_ids(tok, model)
-        config = copy.deepcopy(model.generation_config)
-        if not stop_at_eos:
-            config.eos_token_id = None
         for start in range(0, len(order), self.batch_size):
             idx = order[start : start + self.batch_size]
             groups: dict[str, list[int]] = {}
@@ -283,9 +277,10 @@ class LocalModel(Model):
                     seq = encoded[i]
                     input_ids[row, width - len(seq) :] = torch.tensor(seq)
                     attention[row, width - len(seq) :] = 1
-                kwargs = dict(max_new_tokens=s.max_new_tokens, pad_token_id=pad)
-                if stop_at_eos:
-                    kwargs["eos_token_id"] = eos
+                # an empty list turns the end-of-text stop off (None would fall back to
+                # the model's generation config, which stops)
+                kwargs = dict(max_new_tokens=s.max_new_tokens, pad_token_id=pad,
+                              eos_token_id=eos if stop_at_eos else [])
                 if s.greedy:
                     kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
                 else:
@@ -296,12 +291,10 @@ class LocalModel(Model):
                         top_k=s.top_k or 0,
                         top_p=s.top_p if s.top_p is not None else 1.0,
                     )
-                config_kw = {} if stop_at_eos else {"generation_config": config}
-                with torch.inference_mode(), _quiet_generate():
+                with torch.inference_mode():
                     out = model.generate(
                         input_ids=input_ids.to(self.device),
                         attention_mask=attention.to(self.device),
-                        **config_kw,
                         **kwargs,
                     )
                 new = out[:, width:].cpu()
@@ -347,21 +340,6 @@ class LocalModel(Model):
                 ctx, cont = pairs[i]
                 pos = np.arange(len(ctx) - 1, len(ctx) + len(cont) - 1)
                 yield i, logp[row, pos, cont].tolist() if cont else []
-
-
-@contextlib.contextmanager
-def _quiet_generate():
-    """Silence transformers' notice about passing a generation config together
-    with generation arguments (the book does it on purpose, to turn off the
-    end-of-text stop for token-level generation)."""
-    from transformers.utils import logging as hf_logging
-
-    level = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(level)
 
 
 def _eos_ids(tok, model) -> list[int]:
