@@ -108,3 +108,16 @@ def test_size_smoke_runs_the_method_on_the_lab_ladder(smoke_book):
     assert 0 <= float(values["lab_r2"]) <= 1
     assert values["t2_valid"] == "16 of 16"  # Table II: every MoE best bound is below the true size
     assert int(values["n_errors"]) == 0
+
+
+def test_entropy_smoke_runs_on_the_lab_and_a_real_model(smoke_book):
+    site, _ = smoke_book
+    values = glued(json.loads((site / "book" / "chapters" / "entropy.ipynb").read_text()))
+    assert values["lab_pairs"] == "150"  # the lab page ran first: the lab section has numbers
+    assert int(values["lab_kept"].replace(",", "")) <= 150
+    # the smoke profile decides 4 lab candidate sets and 2 real ones (5 + 3 sets, one reference each)
+    lab_right, lab_total = values["di_lab_correct"].split(" of ")
+    real_right, real_total = values["di_real_correct"].split(" of ")
+    assert (int(lab_total), int(real_total)) == (4, 2)
+    assert values["di_correct"] == f"{int(lab_right) + int(real_right)} of 6"
+    assert -1 <= float(values["inst_r_ent"]) <= 1

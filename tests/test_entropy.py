@@ -292,7 +292,8 @@ def test_discoverable_scores_errors_and_caches(tmp_path):
     with pytest.raises(E.EntropyError, match="set 'x'.*no pair survived"):
         E.analyse_set("x", out)
     with pytest.raises(E.EntropyError, match="same length"):
-        E.discoverable(model, pd.DataFrame({"prefix": [[1], [2]], "suffix": [[1], [1, 2]]}), GenerationSettings())
+        uneven = pd.DataFrame({"prefix": [[1], [2]], "suffix": [[1], [1, 2]]})
+        E.discoverable(model, uneven, GenerationSettings())
 
 
 def test_text_only_backends_refuse_token_level_generation(tmp_path):
@@ -314,7 +315,7 @@ def test_text_only_backends_refuse_token_level_generation(tmp_path):
 def test_analyse_set_and_sample_size_on_a_synthetic_sample():
     rng = np.random.default_rng(5)
     rows = []
-    for i in range(400):
+    for _ in range(400):
         e = int(rng.integers(0, 9))
         # answers that score e draw from a vocabulary of 2 + 4e tokens: entropy grows with e
         rows.append({"prefix": [0], "suffix": list(rng.integers(0, 2 + 4 * e, 8)), "score": float(e),
@@ -328,3 +329,18 @@ def test_analyse_set_and_sample_size_on_a_synthetic_sample():
     sens = E.sample_size_sensitivity(scored, [100, 200, 1000], repeats=3)
     assert sorted(set(sens["size"])) == [100, 200]  # 1000 is more than the pool
     assert (sens.groupby("size").size() == 3).all()
+
+
+def test_recentred_bootstrap_keeps_the_spread_and_moves_the_median():
+    out = E.recentre([1.0, 2.0, 3.0, 10.0], 5.0)
+    assert list(out) == [3.5, 4.5, 5.5, 12.5]  # median 2.5 moved to 5; differences kept
+    # on a real sample the raw bootstrap intercepts sit below the estimate (repeated
+    # pairs lower the plug-in entropy); the re-centred ones straddle it
+    rng = np.random.default_rng(7)
+    scored = pd.DataFrame([{"prefix": [0], "suffix": list(rng.integers(0, 3 + 6 * e, 8)), "score": float(e),
+                            "error": None, "trivial": False, "suffix_text": "t"}
+                           for e in rng.integers(0, 8, 300)])
+    res = E.analyse_set("s", scored, n_boot=200)
+    assert np.median(res.boot["intercept"]) < res.fit.intercept
+    assert np.median(res.centred("intercept")) == pytest.approx(res.fit.intercept)
+    assert np.std(res.centred("intercept")) == pytest.approx(np.std(res.boot["intercept"]))

@@ -144,7 +144,8 @@ def test_generate_ids_is_greedy_argmax_for_exactly_n_tokens_and_cached(smol):
     tokens added), the answer has exactly max_new_tokens ids (no end-of-text stop)
     and equals a token-by-token argmax; a second call is a cache hit."""
     prompts = smol.tokenize(["To be, or not to be, that is the", "Call me Ishmael. Some years ago"])
-    assert prompts[0] == smol.tokenizer("To be, or not to be, that is the", add_special_tokens=False)["input_ids"]
+    plain = smol.tokenizer("To be, or not to be, that is the", add_special_tokens=False)["input_ids"]
+    assert prompts[0] == plain
     settings = GenerationSettings(max_new_tokens=6)
     answers = smol.generate_ids(prompts, settings)
     for ids, answer in zip(prompts, answers):

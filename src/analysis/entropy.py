@@ -479,6 +479,16 @@ def bootstrap_fits(
     return pd.DataFrame(rows, columns=["slope", "intercept", "r"])
 
 
+def recentre(values, estimate: float) -> np.ndarray:
+    """Bootstrap values shifted so that their median equals ``estimate`` (a shift
+    correction of the resampling bias, keeping the spread)."""
+    values = np.asarray(values, dtype=float)
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return values
+    return values - np.median(finite) + estimate
+
+
 def interval(values, level: float = 0.95) -> tuple[float, float]:
     """Percentile interval of bootstrap values."""
     values = np.asarray(values, dtype=float)
@@ -504,8 +514,8 @@ def di_predict(intercept: float, tau: float) -> int:
 
 def reference_threshold(reference_intercepts, quantile: float = 0.05) -> float:
     """A threshold from a set known to be training data (the auditor's step 2):
-    the ``quantile`` of that set's bootstrap intercepts, so a member set like it
-    clears the threshold in ``1 - quantile`` of resamples. (The source sets its
+    the ``quantile`` of that set's (re-centred) bootstrap intercepts, so a member
+    set like it clears the threshold in ``1 - quantile`` of resamples. (The source sets its
     thresholds by hand, 0 for Pythia and 3 for OLMo-2, without a rule.)"""
     if not 0 < quantile < 1:
         raise EntropyError(f"quantile must be in (0, 1), got {quantile!r}")
@@ -593,11 +603,26 @@ class SetResult:
     boot: pd.DataFrame
     pairs: int
 
+    def centred(self, column: str) -> np.ndarray:
+        """Bootstrap values of ``column`` shifted so their median is the point estimate.
+
+        Resampling pairs with replacement repeats some of them, and a level set
+        made of repeated pairs holds fewer distinct tokens, so its plug-in entropy
+        is lower: the raw bootstrap intercepts (and r) sit below the estimate from
+        the sample itself. Re-centring keeps the bootstrap's spread and removes
+        that shift. Without a line, the values are empty.
+        """
+        values = self.boot[column].to_numpy(dtype=float)
+        if self.fit is None or values.size == 0:
+            return np.zeros(0)
+        return recentre(values, getattr(self.fit, column))
+
     def row(self) -> dict:
-        """The set's line and bootstrap intervals as one table row (NaN without a line)."""
-        lo_i, hi_i = interval(self.boot["intercept"])
-        lo_s, hi_s = interval(self.boot["slope"])
-        lo_r, hi_r = interval(self.boot["r"])
+        """The set's line and re-centred bootstrap intervals as one table row (NaN
+        without a line)."""
+        lo_i, hi_i = interval(self.centred("intercept"))
+        lo_s, hi_s = interval(self.centred("slope"))
+        lo_r, hi_r = interval(np.clip(self.centred("r"), -1, 1))
         f = self.fit
         return {
             "set": self.name, "pairs": self.pairs, "level sets": len(self.levels),
