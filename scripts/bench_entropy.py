@@ -50,11 +50,12 @@ def scoring(n_pairs: int, vocab: int = 4096, seed: int = 0) -> None:
             b[i] = a[i][:-3] + b[i][-3:]
         t_batch, d_batch = _timed(entropy.levenshtein, a, b)
         k = min(n_pairs, 50_000)
-        t_loop, d_loop = _timed(lambda: [Levenshtein.distance(x, y) for x, y in zip(a[:k], b[:k])])
+        t_loop, d_loop = _timed(lambda a=a, b=b, k=k: [Levenshtein.distance(x, y) for x, y in zip(a[:k], b[:k])])
         assert list(d_batch[:k]) == d_loop
         t_lcs, _ = _timed(entropy.lcs, a, b)
-        print(f"  |s| = {length:2d}: levenshtein batch {n_pairs / t_batch:12,.0f} pairs/s | "
-              f"python loop {k / t_loop:10,.0f} pairs/s ({(k / t_loop) / (n_pairs / t_batch):.2f}x of batch) | "
+        batch, loop = n_pairs / t_batch, k / t_loop
+        print(f"  |s| = {length:2d}: levenshtein batch {batch:12,.0f} pairs/s | "
+              f"python loop {loop:10,.0f} pairs/s ({loop / batch:.2f}x of batch) | "
               f"LCS batch {n_pairs / t_lcs:12,.0f} pairs/s")
 
 
@@ -69,8 +70,9 @@ def level_sets(n_pairs: int, length: int = 16, vocab: int = 4096, seed: int = 0)
     t_fit, _ = _timed(entropy.fit_levels, table)
     n_boot = 200
     t_boot, boot = _timed(lambda: entropy.bootstrap_fits(scores, suffixes, n_boot=n_boot), repeat=1)
-    print(f"level sets of {n_pairs:,} pairs (|s| = {length}): table {t_table:.3f} s, fit {1e3 * t_fit:.2f} ms, "
-          f"bootstrap {n_boot} resamples {t_boot:.1f} s ({1e3 * t_boot / n_boot:.1f} ms each, {len(boot)} kept)")
+    print(f"level sets of {n_pairs:,} pairs (|s| = {length}): table {t_table:.3f} s, "
+          f"fit {1e3 * t_fit:.2f} ms, bootstrap {n_boot} resamples {t_boot:.1f} s "
+          f"({1e3 * t_boot / n_boot:.1f} ms each, {len(boot)} kept)")
 
 
 def generation(model_name: str, n: int, batch_sizes: list[int], prefix: int = 32, suffix: int = 16) -> None:
