@@ -1,0 +1,1085 @@
+"""Predicting which injected sequences a model memorizes (the predicting chapter).
+
+The source ("Predicting memorization", experiments on the Hubble models) asks
+whether a simple model can tell, from properties of a sequence and of the data
+order alone, which injected sequences a trained model ends up memorizing. This
+module re-runs its three experiments on the lab's models (``analysis.lab``):
+
+* **Label** (:func:`extract_label`, :func:`split_point`). A sequence of
+  ``n`` tokens is cut into a prefix of ``P = min(32, n // 2)`` tokens and a
+  suffix of ``L = min(32, n - P)``; ``extract = 1`` iff greedy decoding from the
+  prefix reproduces the suffix, computed with teacher forcing: the target
+  token is the argmax at every suffix position.
+* **Features** (:func:`features`). ``log_freq = log(1 + copies)``,
+  ``recency = (T - last_step) / T`` (1.0 for a sequence never inserted) and
+  ``hardness``: the mean per-token NLL of the sequence averaged over the
+  standard (non-injected) models other than the target's counterfactual
+  (``hardness_sfx``: the same over the suffix tokens only).
+* **Prediction model** (:func:`fit_score`). ``StandardScaler`` then ordinary
+  least squares on the 0/1 label; the regression output is the ranking score.
+  :data:`FEATURE_SETS` lists the 7 non-empty feature subsets in the source's
+  table order.
+* **Metric** (:func:`pooled_auc`, :func:`per_task_auc`). AUC-ROC of held-out
+  predictions: pooled over all held-out examples under the random and group
+  splits, and a mean of per-task AUCs (equal weight per task) under the
+  leave-one-task-out split (:func:`evaluate`).
+* **Baselines**: uniform random scores (:func:`random_scores`), the
+  cross-model percentile rank of the suffix NLL (:func:`cross_model_scores`,
+  Experiments 1 and 3) and the end of the insertion window
+  (:func:`window_end_baseline`, Experiment 2).
+* **Experiment 1** (:func:`balanced_subsample`): every positive and as many
+  negatives; **Experiment 2** (:func:`injection_range_pairs`): one positive and
+  one negative injection-range run per sequence; **Experiment 3**
+  (:func:`matched_cells`, :func:`match_strata`, :func:`residual_recency_auc`):
+  (target, copies) cells with 20–80% positives, matched 50/50 within
+  (task, last-step bin) strata. :func:`exp1_stats`, :func:`exp2_stats` and
+  :func:`exp3_stats` give the dataset tables in the source's layout, and the
+  source's own tables are transcribed in ``data/predicting_*.csv``
+  (:func:`load_paper_table`).
+
+Where the source leaves a choice open, this module says what it does:
+
+* **Copies.** The exposure count is the frame's ``copies`` column, or else
+  ``copies_seen`` (the column of :func:`analysis.lab.train.exposure_table`):
+  what the run actually inserted. A sequence is never inserted when it has 0
+  copies or no last step (NaN or the lab's ``-1``).
+* **Balancing** (Experiment 1). The source keeps every positive and draws as
+  many negatives; when a target has more positives than negatives,
+  :func:`balanced_subsample` keeps every negative and draws as many positives
+  (the smaller class is always kept whole).
+* **Per-task AUC.** A held-out task whose examples are all of one class has no
+  AUC; it is skipped, and the mean is over the remaining tasks.
+* **Percentile ranks** (cross-model baseline). Ranks are taken among the rows
+  of the frame passed in, ties sharing their average rank, and divided by the
+  number of ranked rows: the lowest suffix NLL scores 1, the highest ``1/n``.
+* **Residual recency AUC** (Experiment 3). The size-weighted mean of the
+  within-stratum AUCs of ``last_step``, over the strata that hold both classes
+  (after :func:`match_strata` every stratum does).
+* **Cells** keep positive rates in the closed interval ``[lo, hi]``.
+* **Steps since the last copy** (dataset tables) is ``T - last_step``, so that
+  ``recency = (T - last_step) / T`` is its fraction of training.
+* **sd over seeds** (:func:`over_seeds`) is the sample standard deviation
+  (``ddof=1``); the source does not say which.
+
+All functions are pure computations over pandas frames and arrays: no
+printing, plotting or model access.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.linear_model import LinearRegression
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import GroupKFold, train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from analysis.lab.config import WINDOWS
+
+__all__ = [
+    "BASELINES",
+    "DATA_DIR",
+    "FEATURES",
+    "FEATURE_SETS",
+    "HARDNESS_MEASURES",
+    "INJECTRANGE_WINDOWS",
+    "MAX_PREFIX",
+    "MAX_SUFFIX",
+    "PAPER_CELL_RANGE",
+    "PAPER_K",
+    "PAPER_SEEDS",
+    "PAPER_STEP_BIN",
+    "PAPER_STEPS",
+    "PAPER_TABLES",
+    "PAPER_TEST_SIZE",
+    "SPLITS",
+    "PredictingError",
+    "balanced_subsample",
+    "check_pool",
+    "check_splittable",
+    "check_targets",
+    "cross_model_scores",
+    "evaluate",
+    "exp1_stats",
+    "exp2_run_counts",
+    "exp2_stats",
+    "exp3_stats",
+    "extract_label",
+    "feature_columns",
+    "features",
+    "fit_score",
+    "group_kfold",
+    "hardness",
+    "injection_range_pairs",
+    "load_paper_table",
+    "log_freq",
+    "match_strata",
+    "matched_cells",
+    "never_inserted",
+    "out_of_fold",
+    "over_seeds",
+    "per_task_auc",
+    "pooled_auc",
+    "random_scores",
+    "random_split",
+    "recency",
+    "residual_recency_auc",
+    "split_point",
+    "task_splits",
+    "window_end_baseline",
+]
+
+#: folder of the transcribed source tables
+DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+#: table name -> file of :func:`load_paper_table`
+PAPER_TABLES = {
+    "exp1_dataset": "predicting_exp1_dataset.csv",
+    "exp1_random": "predicting_exp1_random.csv",
+    "exp1_task": "predicting_exp1_task.csv",
+    "exp2_dataset": "predicting_exp2_dataset.csv",
+    "exp2_auc": "predicting_exp2_auc.csv",
+    "exp3_dataset": "predicting_exp3_dataset.csv",
+    "exp3_group": "predicting_exp3_group.csv",
+    "exp3_task": "predicting_exp3_task.csv",
+}
+
+#: the label's prefix and suffix caps (tokens)
+MAX_PREFIX = 32
+MAX_SUFFIX = 32
+#: the three features, in the source's order
+FEATURES = ("log_freq", "recency", "hardness")
+#: the 7 non-empty feature subsets, labelled and ordered as in the source's tables
+FEATURE_SETS: dict[str, tuple[str, ...]] = {
+    "log_freq + recency + hardness": ("log_freq", "recency", "hardness"),
+    "log_freq + recency": ("log_freq", "recency"),
+    "log_freq + hardness": ("log_freq", "hardness"),
+    "recency + hardness": ("recency", "hardness"),
+    "log_freq": ("log_freq",),
+    "recency": ("recency",),
+    "hardness": ("hardness",),
+}
+#: baseline rows of the source's tables -> the single feature column fit (None: random scores)
+BASELINES: dict[str, tuple[str, ...] | None] = {
+    "cross-model baseline": ("cross_model",),
+    "window-end baseline": ("window_end",),
+    "random baseline": None,
+}
+#: Experiment 3's hardness measures -> the column that plays "hardness"
+HARDNESS_MEASURES = {"full": "hardness", "suffix": "hardness_sfx"}
+#: split kinds of :func:`evaluate`
+SPLITS = ("random", "task", "group")
+
+#: the source's training steps T per target model
+PAPER_STEPS = {
+    "1b-100b": 48_000, "8b-100b": 48_000, "1b-500b": 238_500, "8b-500b": 238_500,
+    "ir50_75": 48_000, "ir75_100": 48_000, "ir50_100": 48_000,
+}
+#: the source's injectrange runs (% range of training) -> the lab's window of the same range
+INJECTRANGE_WINDOWS = {
+    "0_25": "q1", "25_50": "q2", "50_75": "q3", "75_100": "q4", "0_50": "early", "50_100": "late",
+}
+PAPER_TEST_SIZE = 0.2
+PAPER_K = 5
+PAPER_SEEDS = range(5)
+PAPER_STEP_BIN = 100
+PAPER_CELL_RANGE = (0.2, 0.8)
+
+
+class PredictingError(ValueError):
+    """Bad input to the predicting chapter's computations, raised before any work."""
+
+
+# ---------------------------------------------------------------------------
+# Labels
+# ---------------------------------------------------------------------------
+
+
+def split_point(n_tokens: int) -> tuple[int, int]:
+    """Prefix and suffix lengths of a sequence of ``n_tokens`` tokens.
+
+    Returns
+    -------
+    (P, L) : tuple of int
+        ``P = min(32, n // 2)`` prefix tokens and ``L = min(32, n - P)`` suffix
+        tokens (positions ``P .. P + L - 1``).
+
+    Raises
+    ------
+    PredictingError
+        If ``n_tokens`` is not an integer >= 2 (no prefix and suffix to cut).
+    """
+    if not isinstance(n_tokens, (int, np.integer)) or isinstance(n_tokens, bool) or n_tokens < 2:
+        raise PredictingError(f"n_tokens must be an integer >= 2, got {n_tokens!r}")
+    p = min(MAX_PREFIX, int(n_tokens) // 2)
+    return p, min(MAX_SUFFIX, int(n_tokens) - p)
+
+
+def extract_label(argmax_match: Sequence[bool]) -> int:
+    """The ``extract`` label from teacher-forced per-position results.
+
+    Parameters
+    ----------
+    argmax_match : sequence of bool
+        For each suffix position, whether the target token is the model's argmax.
+
+    Returns
+    -------
+    int
+        1 iff every suffix position matches (greedy decoding reproduces the
+        suffix exactly), else 0.
+    """
+    arr = np.asarray(argmax_match)
+    if arr.ndim != 1 or arr.size == 0:
+        raise PredictingError(
+            f"argmax_match must be a non-empty 1-d sequence of bool, got shape {arr.shape}"
+        )
+    if arr.dtype != bool and not np.isin(arr, (0, 1)).all():
+        raise PredictingError(f"argmax_match must hold booleans (or 0/1), got {arr[:5]!r}")
+    return int(arr.astype(bool).all())
+
+
+# ---------------------------------------------------------------------------
+# Features
+# ---------------------------------------------------------------------------
+
+
+def _copies(frame: pd.DataFrame) -> pd.Series:
+    for col in ("copies", "copies_seen"):
+        if col in frame.columns:
+            return frame[col]
+    raise PredictingError(
+        f"the exposure frame needs a 'copies' or 'copies_seen' column, got {list(frame.columns)}"
+    )
+
+
+def _require(frame: pd.DataFrame, columns: Iterable[str], what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise PredictingError(f"{what} lacks column(s) {missing}; it has {list(frame.columns)}")
+
+
+def _check_T(T) -> int:
+    if not isinstance(T, (int, np.integer)) or isinstance(T, bool) or T < 1:
+        raise PredictingError(f"T (training steps) must be a positive integer, got {T!r}")
+    return int(T)
+
+
+def log_freq(copies) -> np.ndarray:
+    """``log(1 + copies)`` (natural log); 0 for a sequence never inserted."""
+    c = np.asarray(copies, dtype=float)
+    if np.isnan(c).any() or (c < 0).any():
+        raise PredictingError("copies must be non-negative numbers without NaN")
+    return np.log1p(c)
+
+
+def never_inserted(copies, last_step) -> np.ndarray:
+    """Whether each sequence was never inserted: 0 copies, or no last step (NaN or negative)."""
+    c = np.asarray(copies, dtype=float)
+    s = np.asarray(last_step, dtype=float)
+    return (c == 0) | np.isnan(s) | (s < 0)
+
+
+def recency(last_step, T: int, copies=None) -> np.ndarray:
+    """``(T - last_step) / T``: fraction of training after the last copy; 1.0 if never inserted.
+
+    Parameters
+    ----------
+    last_step : array-like
+        Step of the last inserted copy (0-based); NaN or negative for none.
+    T : int
+        Training steps of the target model.
+    copies : array-like, optional
+        Copies inserted; 0 also means never inserted.
+    """
+    T = _check_T(T)
+    s = np.asarray(last_step, dtype=float)
+    c = np.ones_like(s) if copies is None else np.asarray(copies, dtype=float)
+    never = never_inserted(c, s)
+    late = ~never & (s >= T)
+    if late.any():
+        raise PredictingError(f"last_step must be < T={T}; got {s[late][:5].tolist()}")
+    return np.where(never, 1.0, (T - np.where(never, 0.0, s)) / T)
+
+
+def hardness(nll_table: pd.DataFrame, target_standard: str | None) -> pd.DataFrame:
+    """Intrinsic hardness: mean per-token NLL averaged over the reference standard models.
+
+    Parameters
+    ----------
+    nll_table : DataFrame
+        Long table ``seq_id, model, nll, nll_suffix``: per sequence and standard
+        model, the mean per-token NLL of the whole sequence and of its suffix.
+    target_standard : str or None
+        The target's counterfactual standard model (same size and token count),
+        left out of the average. ``None`` averages over every model.
+
+    Returns
+    -------
+    DataFrame
+        One row per ``seq_id`` with ``hardness`` (mean of ``nll``) and
+        ``hardness_sfx`` (mean of ``nll_suffix``) over the remaining models,
+        each sequence over the models that scored it.
+    """
+    _require(nll_table, ("seq_id", "model", "nll", "nll_suffix"), "nll_table")
+    models = sorted(nll_table["model"].astype(str).unique())
+    if target_standard is not None and target_standard not in models:
+        raise PredictingError(
+            f"target_standard {target_standard!r} is not a model of nll_table; models: {models}"
+        )
+    if nll_table.duplicated(["seq_id", "model"]).any():
+        raise PredictingError("nll_table has more than one row for some (seq_id, model)")
+    ref = nll_table[nll_table["model"] != target_standard]
+    if ref.empty:
+        raise PredictingError(
+            f"no reference model is left once {target_standard!r} is excluded; models: {models}"
+        )
+    out = ref.groupby("seq_id", sort=True)[["nll", "nll_suffix"]].mean()
+    return out.rename(columns={"nll": "hardness", "nll_suffix": "hardness_sfx"}).reset_index()
+
+
+def features(exposure: pd.DataFrame, T: int, nll_table: pd.DataFrame,
+             exclude_model: str | None) -> pd.DataFrame:
+    """The three features of every sequence of one target model's exposure table.
+
+    Parameters
+    ----------
+    exposure : DataFrame
+        One row per sequence: ``seq_id, task, copies`` (or ``copies_seen``),
+        ``last_step`` and any other columns, which are kept.
+    T : int
+        Training steps of the target.
+    nll_table : DataFrame
+        Input of :func:`hardness`.
+    exclude_model : str or None
+        The target's counterfactual standard model, left out of the hardness.
+
+    Returns
+    -------
+    DataFrame
+        ``exposure`` (same row order) with ``copies``, ``log_freq``,
+        ``recency``, ``hardness`` and ``hardness_sfx``.
+    """
+    T = _check_T(T)
+    _require(exposure, ("seq_id", "task", "last_step"), "the exposure frame")
+    if exposure["seq_id"].duplicated().any():
+        dup = exposure.loc[exposure["seq_id"].duplicated(), "seq_id"].iloc[0]
+        raise PredictingError(f"the exposure frame lists seq_id {dup!r} twice")
+    hard = hardness(nll_table, exclude_model)
+    missing = sorted(set(exposure["seq_id"]) - set(hard["seq_id"]))
+    if missing:
+        raise PredictingError(f"{len(missing)} sequence(s) have no NLL in nll_table, e.g. {missing[:3]}")
+    out = exposure.copy()
+    copies = _copies(out)
+    out["copies"] = copies.to_numpy()
+    out["log_freq"] = log_freq(copies)
+    out["recency"] = recency(out["last_step"], T, copies)
+    hard = hard.set_index("seq_id")
+    out["hardness"] = out["seq_id"].map(hard["hardness"]).to_numpy(float)
+    out["hardness_sfx"] = out["seq_id"].map(hard["hardness_sfx"]).to_numpy(float)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Prediction model, AUC and baselines
+# ---------------------------------------------------------------------------
+
+
+def fit_score(train_X, train_y, test_X) -> np.ndarray:
+    """Scores of ``test_X`` from ``StandardScaler`` → ``LinearRegression`` fit on the 0/1 label.
+
+    A feature constant in the training set is scaled to 0 and gets no weight,
+    so a set of such features scores every example alike (AUC 0.5).
+    """
+    Xtr = np.asarray(train_X, dtype=float)
+    Xte = np.asarray(test_X, dtype=float)
+    Xtr = Xtr[:, None] if Xtr.ndim == 1 else Xtr
+    Xte = Xte[:, None] if Xte.ndim == 1 else Xte
+    y = np.asarray(train_y, dtype=float)
+    if Xtr.ndim != 2 or Xte.ndim != 2 or Xtr.shape[1] != Xte.shape[1] or len(Xtr) != len(y) or not len(y):
+        raise PredictingError(
+            f"fit_score needs train_X (n, k), train_y (n,) and test_X (m, k), got "
+            f"{Xtr.shape}, {y.shape}, {Xte.shape}"
+        )
+    if not (np.isfinite(Xtr).all() and np.isfinite(Xte).all() and np.isfinite(y).all()):
+        raise PredictingError("fit_score's inputs must be finite (no NaN)")
+    model = make_pipeline(StandardScaler(), LinearRegression())
+    model.fit(Xtr, y)
+    return model.predict(Xte)
+
+
+def _binary(y, what: str = "y") -> np.ndarray:
+    arr = np.asarray(y)
+    if arr.ndim != 1 or not np.isin(arr, (0, 1)).all():
+        raise PredictingError(f"{what} must be a 1-d array of 0/1 labels")
+    return arr.astype(int)
+
+
+def pooled_auc(y, score) -> float:
+    """AUC-ROC of ``score`` over all examples at once (``sklearn.metrics.roc_auc_score``)."""
+    y = _binary(y)
+    s = np.asarray(score, dtype=float)
+    if s.shape != y.shape:
+        raise PredictingError(f"y and score differ in shape: {y.shape} vs {s.shape}")
+    if y.min() == y.max():
+        raise PredictingError(f"the AUC needs both classes; all {len(y)} labels are the same")
+    return float(roc_auc_score(y, s))
+
+
+def per_task_auc(y, score, task) -> float:
+    """Mean over tasks, with equal weight, of the AUC within each task.
+
+    Each AUC compares only sequences of the same task. A task whose examples
+    are all positive or all negative has no AUC and is skipped; the mean is
+    over the tasks that hold both classes (an error if none does).
+    """
+    y = _binary(y)
+    s = np.asarray(score, dtype=float)
+    t = np.asarray(task)
+    if not (s.shape == y.shape == t.shape):
+        raise PredictingError(f"y, score and task differ in shape: {y.shape}, {s.shape}, {t.shape}")
+    aucs = [roc_auc_score(y[t == k], s[t == k]) for k in pd.unique(t) if 0 < y[t == k].sum() < (t == k).sum()]
+    if not aucs:
+        raise PredictingError("no task holds both classes, so no per-task AUC is defined")
+    return float(np.mean(aucs))
+
+
+def _rng(rng) -> np.random.Generator:
+    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+
+def random_scores(n: int, rng) -> np.ndarray:
+    """``n`` uniform random scores in [0, 1) (the random baseline); ``rng`` a Generator or seed."""
+    if not isinstance(n, (int, np.integer)) or n < 0:
+        raise PredictingError(f"n must be a non-negative integer, got {n!r}")
+    return _rng(rng).random(int(n))
+
+
+def cross_model_scores(suffix_nll_by_model: pd.DataFrame, exclude: str | Sequence[str]) -> pd.Series:
+    """The cross-model baseline: mean percentile rank of the suffix NLL under the other models.
+
+    Parameters
+    ----------
+    suffix_nll_by_model : DataFrame
+        One row per sequence (any index, e.g. ``seq_id``), one column per
+        perturbed model: the sequence's mean suffix NLL under that model.
+    exclude : str or sequence of str
+        The target model (and any other column to leave out).
+
+    Returns
+    -------
+    Series ``cross_model``
+        Per sequence, the mean over the remaining models of its percentile
+        rank among the rows, lower NLL ranking higher: rank of ``-nll``
+        (ties averaged) over the number of ranked rows, in ``(0, 1]``. NaN
+        entries are not ranked and not averaged.
+    """
+    excl = [exclude] if isinstance(exclude, str) else list(exclude)
+    unknown = [m for m in excl if m not in suffix_nll_by_model.columns]
+    if unknown:
+        raise PredictingError(
+            f"exclude names model(s) {unknown} not among the columns {list(suffix_nll_by_model.columns)}"
+        )
+    others = suffix_nll_by_model.drop(columns=excl)
+    if others.shape[1] == 0:
+        raise PredictingError("no other model is left once the target is excluded")
+    ranks = (-others.astype(float)).rank(axis=0, method="average", pct=True)
+    return ranks.mean(axis=1).rename("cross_model")
+
+
+def window_end_baseline(window):
+    """End of the insertion window as a fraction of training (the window-end baseline).
+
+    ``window`` is a lab window name (:data:`analysis.lab.config.WINDOWS`: q1
+    0.25, q2 0.5, q3 0.75, q4 1.0, early 0.5, late 1.0, all 1.0) or an array /
+    Series of them; returns a float or an array.
+    """
+    if isinstance(window, str):
+        if window not in WINDOWS:
+            raise PredictingError(f"window must be one of {sorted(WINDOWS)}, got {window!r}")
+        return float(WINDOWS[window][1])
+    vals = list(window)
+    bad = sorted({str(w) for w in vals if w not in WINDOWS})
+    if bad:
+        raise PredictingError(f"window must be one of {sorted(WINDOWS)}, got {bad}")
+    return np.array([WINDOWS[w][1] for w in vals], dtype=float)
+
+
+# ---------------------------------------------------------------------------
+# Splits and evaluation
+# ---------------------------------------------------------------------------
+
+
+def random_split(y, seed: int = 0, test_size: float = PAPER_TEST_SIZE) -> tuple[np.ndarray, np.ndarray]:
+    """One stratified split: positions of the train (80%) and test (20%) examples.
+
+    ``sklearn.model_selection.train_test_split(stratify=y, random_state=seed)``;
+    the test set has ``ceil(test_size * n)`` examples and the class ratio of ``y``.
+    """
+    y = _binary(y)
+    try:
+        train, test = train_test_split(np.arange(len(y)), test_size=test_size, stratify=y,
+                                       random_state=seed)
+    except ValueError as err:
+        raise PredictingError(
+            f"too few positives to split: {int(y.sum())} positives and {int(len(y) - y.sum())} "
+            f"negatives ({err})"
+        ) from err
+    return np.sort(train), np.sort(test)
+
+
+def task_splits(task) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Leave-one-task-out folds: ``(train, test)`` positions, one fold per task in sorted order."""
+    t = np.asarray(task)
+    tasks = sorted(pd.unique(t), key=str)
+    if len(tasks) < 2:
+        raise PredictingError(f"leave-one-task-out needs at least 2 tasks, got {tasks}")
+    idx = np.arange(len(t))
+    return [(idx[t != k], idx[t == k]) for k in tasks]
+
+
+def group_kfold(groups, k: int = PAPER_K) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``k`` folds of ``sklearn.model_selection.GroupKFold``: no group is on both sides of a fold.
+
+    Every example is in exactly one test fold, so the folds' held-out
+    predictions pool into one prediction per example (:func:`out_of_fold`).
+    """
+    g = np.asarray(groups)
+    n_groups = len(pd.unique(g))
+    if not isinstance(k, (int, np.integer)) or k < 2:
+        raise PredictingError(f"k must be an integer >= 2, got {k!r}")
+    if k > n_groups:
+        raise PredictingError(
+            f"too few groups to split: k={k} folds need at least {k} groups, got {n_groups}"
+        )
+    folds = GroupKFold(n_splits=int(k)).split(np.zeros((len(g), 1)), groups=g)
+    return [(np.sort(tr), np.sort(te)) for tr, te in folds]
+
+
+def out_of_fold(X, y, folds: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """Held-out scores of :func:`fit_score` for every example, from folds that partition the rows."""
+    X = np.asarray(X, dtype=float)
+    X = X[:, None] if X.ndim == 1 else X
+    y = np.asarray(y)
+    scores = np.full(len(y), np.nan)
+    for train, test in folds:
+        scores[test] = fit_score(X[train], y[train], X[test])
+    if np.isnan(scores).any():
+        raise PredictingError("the folds leave some examples without a held-out score")
+    return scores
+
+
+def feature_columns(feature_set, hardness: str = "full") -> tuple[str, ...] | None:
+    """Columns fit for a row of the source's tables.
+
+    ``feature_set`` is a key of :data:`FEATURE_SETS` or :data:`BASELINES`
+    (``None`` for the random baseline), or a sequence of column names.
+    ``hardness="suffix"`` replaces ``hardness`` by ``hardness_sfx`` (Experiment 3).
+    """
+    if hardness not in HARDNESS_MEASURES:
+        raise PredictingError(f"hardness must be one of {sorted(HARDNESS_MEASURES)}, got {hardness!r}")
+    if isinstance(feature_set, str):
+        if feature_set in FEATURE_SETS:
+            cols = FEATURE_SETS[feature_set]
+        elif feature_set in BASELINES:
+            return BASELINES[feature_set]
+        else:
+            raise PredictingError(
+                f"feature_set must be one of {list(FEATURE_SETS) + list(BASELINES)} or a list of "
+                f"columns, got {feature_set!r}"
+            )
+    else:
+        cols = tuple(feature_set)
+        if not cols or not all(isinstance(c, str) for c in cols):
+            raise PredictingError(f"feature_set must name at least one column, got {feature_set!r}")
+    return tuple(HARDNESS_MEASURES[hardness] if c == "hardness" else c for c in cols)
+
+
+def check_splittable(y, split: str, *, task=None, groups=None, k: int = PAPER_K, seed: int = 0,
+                     name: str = "frame") -> None:
+    """Raise :class:`PredictingError` ("too few ... to split") when ``split`` cannot be made on ``y``.
+
+    Every split needs at least 2 positives and 2 negatives; the random split
+    also needs a test set holding both classes; the task split at least 2
+    tasks and one task holding both classes; the group split at least ``k``
+    groups. ``name`` (the target or cell) is named in the message.
+    """
+    if split not in SPLITS:
+        raise PredictingError(f"split must be one of {SPLITS}, got {split!r}")
+    y = _binary(y, f"the labels of {name}")
+    pos, neg = int(y.sum()), int(len(y) - y.sum())
+    counts = f"{pos} positives and {neg} negatives"
+    if pos < 2 or neg < 2:
+        raise PredictingError(
+            f"too few positives to split {name!r} ({split} split): {counts}, need at least 2 of each"
+        )
+    if split == "random":
+        try:
+            _, test = random_split(y, seed)
+        except PredictingError as err:
+            raise PredictingError(f"too few positives to split {name!r} (random split): {counts}") from err
+        if y[test].min() == y[test].max():
+            raise PredictingError(
+                f"too few positives to split {name!r} (random split): {counts} leave a test set of one class"
+            )
+    elif split == "task":
+        t = np.asarray(task)
+        tasks = pd.unique(t)
+        both = [k_ for k_ in tasks if 0 < y[t == k_].sum() < (t == k_).sum()]
+        if len(tasks) < 2 or not both:
+            raise PredictingError(
+                f"too few positives to split {name!r} (task split): {counts} in {len(tasks)} task(s), "
+                f"{len(both)} of them with both classes"
+            )
+    else:
+        n_groups = len(pd.unique(np.asarray(groups)))
+        if not isinstance(k, (int, np.integer)) or k < 2 or k > n_groups:
+            raise PredictingError(
+                f"too few groups to split {name!r} (group split): k={k} folds need at least {k} groups, "
+                f"got {n_groups} ({counts})"
+            )
+
+
+def evaluate(frame: pd.DataFrame, feature_set, split: str, seed: int = 0, *, label: str = "extract",
+             task: str = "task", group: str = "seq_id", hardness: str = "full", k: int = PAPER_K,
+             name: str = "frame") -> float:
+    """Held-out AUC-ROC of one row of the source's tables on one split.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        One row per example: the label, the feature columns, ``task`` and ``group``.
+    feature_set : str or sequence of str
+        See :func:`feature_columns`; ``"random baseline"`` scores with
+        :func:`random_scores` (seeded by ``seed``) instead of a fit.
+    split : {"random", "task", "group"}
+        ``"random"``: one stratified 80/20 split (:func:`random_split` with
+        ``random_state=seed``; the source keeps 0 and varies the sampling
+        seed), AUC on the 20% test set. ``"task"``: leave-one-task-out, mean of
+        the per-task AUCs of the held-out predictions (:func:`per_task_auc`).
+        ``"group"``: ``k``-fold grouped by ``group``, AUC of the pooled
+        out-of-fold predictions.
+    hardness : {"full", "suffix"}
+        Which column plays ``hardness``.
+    name : str
+        The target or cell, named in errors.
+
+    Raises
+    ------
+    PredictingError
+        Unknown split or feature set, a missing or NaN column, or too few
+        positives (or negatives, tasks, groups) to split, before any fit.
+    """
+    if split not in SPLITS:
+        raise PredictingError(f"split must be one of {SPLITS}, got {split!r}")
+    cols = feature_columns(feature_set, hardness)
+    need = [label, *(cols or ()), *{"task": [task], "group": [group]}.get(split, [])]
+    _require(frame, need, f"the frame of {name!r}")
+    if frame[need].isna().any().any():
+        bad = [c for c in need if frame[c].isna().any()]
+        raise PredictingError(f"the frame of {name!r} has NaN in column(s) {bad}")
+    y = _binary(frame[label].to_numpy(), f"{name!r} column {label!r}")
+    tasks = frame[task].to_numpy() if split == "task" else None
+    groups = frame[group].to_numpy() if split == "group" else None
+    check_splittable(y, split, task=tasks, groups=groups, k=k, seed=seed, name=name)
+    rng = np.random.default_rng(seed)
+    X = None if cols is None else frame[list(cols)].to_numpy(float)
+
+    if split == "random":
+        train, test = random_split(y, seed)
+        s = random_scores(len(test), rng) if X is None else fit_score(X[train], y[train], X[test])
+        return pooled_auc(y[test], s)
+    folds = task_splits(tasks) if split == "task" else group_kfold(groups, k)
+    s = random_scores(len(y), rng) if X is None else out_of_fold(X, y, folds)
+    return per_task_auc(y, s, tasks) if split == "task" else pooled_auc(y, s)
+
+
+def over_seeds(fn: Callable[[int], float], seeds: Iterable[int] = PAPER_SEEDS, ddof: int = 1):
+    """Mean and standard deviation over seeds of ``fn(seed)``.
+
+    Returns ``(mean, sd)`` floats when ``fn`` returns a number; when it returns
+    a mapping or Series, a DataFrame with columns ``mean`` and ``sd`` indexed
+    by its keys. ``sd`` uses ``ddof`` (1: sample sd; NaN for a single seed).
+    """
+    seeds = list(seeds)
+    if not seeds:
+        raise PredictingError("over_seeds needs at least one seed")
+    results = [fn(s) for s in seeds]
+    if isinstance(results[0], (Mapping, pd.Series)):
+        table = pd.DataFrame([pd.Series(r) for r in results])
+        sd = table.std(ddof=ddof) if len(seeds) > ddof else table.mean() * np.nan
+        return pd.DataFrame({"mean": table.mean(), "sd": sd})
+    arr = np.asarray(results, dtype=float)
+    sd = float(arr.std(ddof=ddof)) if len(arr) > ddof else float("nan")
+    return float(arr.mean()), sd
+
+
+# ---------------------------------------------------------------------------
+# Bad input
+# ---------------------------------------------------------------------------
+
+
+def check_targets(targets: Iterable[str], exposures: Mapping[str, pd.DataFrame]) -> list[str]:
+    """Check that every target model has an exposure table, before any work.
+
+    Returns the targets as a list; raises :class:`PredictingError` naming the
+    targets without a table (or with a table lacking ``seq_id``, ``last_step``
+    or a copies column) and the targets that have one.
+    """
+    targets = list(targets)
+    missing = [t for t in targets if t not in exposures or exposures[t] is None]
+    if missing:
+        raise PredictingError(
+            f"target model(s) {missing} have no exposure table; tables exist for {sorted(exposures)}"
+        )
+    for t in targets:
+        _require(exposures[t], ("seq_id", "last_step"), f"the exposure table of target {t!r}")
+        _copies(exposures[t])
+    return targets
+
+
+def check_pool(pool: Sequence[str], runs: Iterable[str]) -> list[str]:
+    """Check that a pool names at least two distinct runs, all present in ``runs``."""
+    pool = list(pool)
+    runs = sorted({str(r) for r in runs})
+    unknown = [r for r in pool if r not in runs]
+    if unknown:
+        raise PredictingError(f"the pool names run(s) {unknown} that do not exist; runs: {runs}")
+    if len(set(pool)) < 2 or len(set(pool)) != len(pool):
+        raise PredictingError(f"a pool must name at least two distinct runs, got {pool}")
+    return pool
+
+
+# ---------------------------------------------------------------------------
+# Experiment 1: balanced subsample
+# ---------------------------------------------------------------------------
+
+
+def balanced_subsample(frame: pd.DataFrame, seed: int, label: str = "extract") -> pd.DataFrame:
+    """Every example of the smaller class and as many drawn uniformly from the other.
+
+    The source keeps every positive and draws the same number of negatives
+    (its targets all have fewer positives than negatives). When positives
+    outnumber negatives, every negative is kept and as many positives drawn.
+    Rows keep their index and original order.
+    """
+    _require(frame, (label,), "the frame")
+    y = _binary(frame[label].to_numpy(), f"column {label!r}")
+    pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
+    if not len(pos) or not len(neg):
+        raise PredictingError(
+            f"balanced_subsample needs both classes, got {len(pos)} positives and {len(neg)} negatives"
+        )
+    rng = np.random.default_rng(seed)
+    if len(pos) <= len(neg):
+        keep = np.concatenate([pos, rng.choice(neg, size=len(pos), replace=False)])
+    else:
+        keep = np.concatenate([rng.choice(pos, size=len(neg), replace=False), neg])
+    return frame.iloc[np.sort(keep)]
+
+
+# ---------------------------------------------------------------------------
+# Experiment 2: injection-range pairs
+# ---------------------------------------------------------------------------
+
+
+def injection_range_pairs(labels: pd.DataFrame, pool: Sequence[str], seed: int,
+                          label: str = "extract") -> pd.DataFrame:
+    """One positive and one negative run per sequence, drawn from the runs of a pool.
+
+    Parameters
+    ----------
+    labels : DataFrame
+        One row per (sequence, run): ``seq_id, run, copies, extract, window``
+        and any other columns (features, task, ...), which are kept.
+    pool : sequence of str
+        The runs to draw from (at least two).
+    seed : int
+        Seed of the draws.
+
+    Returns
+    -------
+    DataFrame
+        For every inserted sequence (copies >= 1) that is positive under at
+        least one run of the pool and negative under at least one other, two
+        of its rows: a positive run drawn at random, then a negative run drawn
+        at random. Sequences in sorted ``seq_id`` order; ``pair`` numbers them
+        from 0. Both rows of a pair share the sequence, hence task and copies.
+
+    Raises
+    ------
+    PredictingError
+        A pool naming a run not in ``labels``, a duplicate (seq_id, run) row, or
+        a sequence whose copies differ between the pool's runs.
+    """
+    _require(labels, ("seq_id", "run", "copies", label), "the labels frame")
+    pool = check_pool(pool, labels["run"].unique())
+    sub = labels[labels["run"].isin(pool)]
+    if sub.duplicated(["seq_id", "run"]).any():
+        raise PredictingError("the labels frame has more than one row for some (seq_id, run)")
+    varying = sub.groupby("seq_id")["copies"].nunique()
+    if (varying > 1).any():
+        raise PredictingError(
+            f"sequence(s) {list(varying[varying > 1].index[:3])} have different copies across the "
+            f"runs {pool}; a pair must differ only in the insertion schedule"
+        )
+    sub = sub[sub["copies"] >= 1].reset_index(drop=True)
+    _binary(sub[label].to_numpy(), f"column {label!r}")
+    rng = np.random.default_rng(seed)
+    rows, pair_ids = [], []
+    for _, g in sub.groupby("seq_id", sort=True):
+        order = g.sort_values("run", key=lambda r: r.map(pool.index))
+        pos = order.index[order[label] == 1]
+        neg = order.index[order[label] == 0]
+        if len(pos) and len(neg):
+            rows += [pos[rng.integers(len(pos))], neg[rng.integers(len(neg))]]
+            pair_ids += [len(pair_ids) // 2] * 2
+    out = sub.loc[rows].copy()
+    out["pair"] = np.asarray(pair_ids, dtype=np.int64)
+    return out.reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------
+# Experiment 3: matched cells and strata
+# ---------------------------------------------------------------------------
+
+
+def matched_cells(frame: pd.DataFrame, lo: float = PAPER_CELL_RANGE[0], hi: float = PAPER_CELL_RANGE[1],
+                  label: str = "extract") -> pd.DataFrame:
+    """Inserted sequences of the (target, copies) cells with ``lo <= positive rate <= hi``.
+
+    ``frame`` has one row per (target, sequence) with ``target, copies`` and the
+    label. Rows with 0 copies are dropped first; the kept rows get ``pos_rate``,
+    their cell's positive rate.
+    """
+    _require(frame, ("target", "copies", label), "the frame")
+    if not 0 <= lo <= hi <= 1:
+        raise PredictingError(f"need 0 <= lo <= hi <= 1, got lo={lo}, hi={hi}")
+    ins = frame[frame["copies"] >= 1].copy()
+    _binary(ins[label].to_numpy(), f"column {label!r}")
+    ins["pos_rate"] = ins.groupby(["target", "copies"])[label].transform("mean")
+    return ins[(ins["pos_rate"] >= lo) & (ins["pos_rate"] <= hi)]
+
+
+def _strata_keys(frame: pd.DataFrame) -> list[str]:
+    return [c for c in ("target", "copies") if c in frame.columns] + ["task", "stratum"]
+
+
+def match_strata(cell_frame: pd.DataFrame, step_bin: int = PAPER_STEP_BIN, seed: int = 0,
+                 label: str = "extract") -> pd.DataFrame:
+    """Match positives and negatives 1:1 within (task, last-step bin) strata of each cell.
+
+    Strata are keyed by ``target`` and ``copies`` (when present: the cell),
+    ``task`` and ``stratum = last_step // step_bin``. Each stratum keeps
+    ``min(#pos, #neg)`` rows of each class, drawn at random without
+    replacement (strata in sorted key order); the result is exactly 50/50
+    within every stratum. Rows keep their index and order and gain ``stratum``.
+    """
+    _require(cell_frame, ("task", "last_step", label), "the cell frame")
+    if not isinstance(step_bin, (int, np.integer)) or step_bin < 1:
+        raise PredictingError(f"step_bin must be a positive integer, got {step_bin!r}")
+    steps = cell_frame["last_step"].to_numpy(float)
+    if np.isnan(steps).any() or (steps < 0).any():
+        raise PredictingError("match_strata needs inserted sequences only (every last_step >= 0)")
+    y = _binary(cell_frame[label].to_numpy(), f"column {label!r}")
+    framed = cell_frame.assign(stratum=(steps // step_bin).astype(np.int64))
+    rng = np.random.default_rng(seed)
+    keep = []
+    pos_in = np.arange(len(framed))
+    strata = framed.groupby(_strata_keys(framed), sort=True).indices
+    for _, idx in sorted(strata.items(), key=lambda kv: kv[0]):
+        p, n = pos_in[idx][y[idx] == 1], pos_in[idx][y[idx] == 0]
+        m = min(len(p), len(n))
+        if m:
+            keep += [rng.choice(p, m, replace=False), rng.choice(n, m, replace=False)]
+    return framed.iloc[np.sort(np.concatenate(keep))] if keep else framed.iloc[:0]
+
+
+def residual_recency_auc(matched: pd.DataFrame, label: str = "extract") -> float:
+    """Size-weighted mean over strata of the within-stratum AUC of a later last copy.
+
+    The score is ``last_step``; strata are those of :func:`match_strata` (its
+    ``stratum`` column is required). Only strata holding both classes count
+    (after matching, all do); 0.5 means no recency signal is left.
+    """
+    _require(matched, ("task", "last_step", "stratum", label), "the matched frame")
+    total, weight = 0.0, 0
+    for _, g in matched.groupby(_strata_keys(matched), sort=True):
+        y = _binary(g[label].to_numpy(), f"column {label!r}")
+        if 0 < y.sum() < len(y):
+            total += len(g) * roc_auc_score(y, g["last_step"].to_numpy(float))
+            weight += len(g)
+    if not weight:
+        raise PredictingError("no stratum holds both classes, so the residual recency AUC is undefined")
+    return total / weight
+
+
+# ---------------------------------------------------------------------------
+# Dataset statistics in the source's layout
+# ---------------------------------------------------------------------------
+
+
+def _long(frames, key: str) -> pd.DataFrame:
+    if isinstance(frames, pd.DataFrame):
+        _require(frames, (key,), "the frame")
+        return frames
+    if not frames:
+        raise PredictingError("no frames given")
+    return pd.concat([f.assign(**{key: name}) for name, f in frames.items()], ignore_index=True)
+
+
+def _steps_since(frame: pd.DataFrame, T) -> np.ndarray:
+    if T is None:
+        _require(frame, ("T",), "the frame (or pass T)")
+        T = frame["T"].to_numpy(float)
+    else:
+        T = _check_T(T)
+    return T - frame["last_step"].to_numpy(float)
+
+
+def _quartiles(x: np.ndarray) -> tuple[float, float, float]:
+    return tuple(float(v) for v in np.percentile(x, [50, 25, 75]))
+
+
+def exp1_stats(samples, seed: int = 0, label: str = "extract") -> pd.DataFrame:
+    """Experiment 1's dataset table from the balanced subsamples.
+
+    Parameters
+    ----------
+    samples : mapping target -> DataFrame, or DataFrame with ``target``
+        The balanced subsample of each target (``copies`` and the label).
+    seed : int
+        ``random_state`` of the random split whose test set is counted.
+
+    Returns
+    -------
+    DataFrame
+        ``target, n_examples, n_pos, n_neg, controls_pos, controls_neg, test_n,
+        test_pos`` (controls: 0 copies), targets in order of appearance.
+    """
+    frame = _long(samples, "target")
+    _require(frame, ("copies", label), "the samples")
+    rows = []
+    for target, g in frame.groupby("target", sort=False):
+        y = _binary(g[label].to_numpy(), f"column {label!r}")
+        control = g["copies"].to_numpy() == 0
+        _, test = random_split(y, seed)
+        rows.append(dict(target=target, n_examples=len(y), n_pos=int(y.sum()), n_neg=int((y == 0).sum()),
+                         controls_pos=int((control & (y == 1)).sum()),
+                         controls_neg=int((control & (y == 0)).sum()),
+                         test_n=len(test), test_pos=int(y[test].sum())))
+    return pd.DataFrame(rows)
+
+
+def exp2_stats(pairs, T: int | None = None, label: str = "extract") -> pd.DataFrame:
+    """Experiment 2's dataset table from the pairs of each pool.
+
+    Parameters
+    ----------
+    pairs : mapping pool -> DataFrame, or DataFrame with ``pool``
+        Output of :func:`injection_range_pairs` with ``task``, ``last_step``
+        and ``T`` (or pass ``T``).
+
+    Returns
+    -------
+    DataFrame
+        ``pool, copies, n_pairs, n_examples, n_pos, n_neg, n_tasks,
+        steps_since_median, steps_since_q1, steps_since_q3``: one row per
+        copies level and an ``"all"`` row per pool (``copies`` is text).
+        Steps since the last copy (``T - last_step``) are over both examples
+        of every pair.
+    """
+    frame = _long(pairs, "pool")
+    _require(frame, ("pair", "copies", "task", "last_step", label), "the pairs")
+    frame = frame.assign(_since=_steps_since(frame, T))
+    rows = []
+    for pool, g in frame.groupby("pool", sort=False):
+        parts = [(str(c), gc) for c, gc in g.groupby("copies", sort=True)] + [("all", g)]
+        for copies, gc in parts:
+            med, q1, q3 = _quartiles(gc["_since"].to_numpy())
+            y = gc[label].to_numpy()
+            rows.append(dict(pool=pool, copies=copies, n_pairs=gc["pair"].nunique(), n_examples=len(gc),
+                             n_pos=int((y == 1).sum()), n_neg=int((y == 0).sum()),
+                             n_tasks=gc["task"].nunique(), steps_since_median=med, steps_since_q1=q1,
+                             steps_since_q3=q3))
+    return pd.DataFrame(rows)
+
+
+def exp2_run_counts(pairs, label: str = "extract") -> pd.DataFrame:
+    """Experiment 2's examples per run: ``pool, run, n_pos, n_neg`` (runs in order of appearance)."""
+    frame = _long(pairs, "pool")
+    _require(frame, ("run", label), "the pairs")
+    out = frame.groupby(["pool", "run"], sort=False)[label].agg(
+        n_pos=lambda y: int((y == 1).sum()), n_neg=lambda y: int((y == 0).sum()))
+    return out.reset_index()
+
+
+def exp3_stats(matched: pd.DataFrame, T: int | None = None, label: str = "extract") -> pd.DataFrame:
+    """Experiment 3's dataset table from the matched set.
+
+    Parameters
+    ----------
+    matched : DataFrame
+        Output of :func:`match_strata` on :func:`matched_cells` (``target,
+        copies, pos_rate, task, stratum, last_step, seq_id`` and ``T``, or pass ``T``).
+
+    Returns
+    -------
+    DataFrame
+        ``cell, copies, pos_rate_before, n_examples, n_pos, n_neg, n_tasks,
+        n_strata, steps_since_median, steps_since_q1, steps_since_q3,
+        residual_recency_auc, n_sequences``: one row per (target, copies) cell
+        (targets in order of appearance, copies ascending) and a ``"pooled"``
+        row (copies, positive rate and steps NaN, as the source's "—").
+        ``n_sequences`` counts unique ``seq_id`` (the source gives it for the
+        pooled set only).
+    """
+    _require(matched, ("target", "copies", "pos_rate", "task", "stratum", "last_step", "seq_id", label),
+             "the matched frame")
+    matched = matched.assign(_since=_steps_since(matched, T))
+    rows = []
+
+    def row(cell, g, copies, rate, s):
+        y = g[label].to_numpy()
+        med, q1, q3 = _quartiles(s) if s is not None else (np.nan,) * 3
+        return dict(cell=cell, copies=copies, pos_rate_before=rate, n_examples=len(g),
+                    n_pos=int((y == 1).sum()), n_neg=int((y == 0).sum()), n_tasks=g["task"].nunique(),
+                    n_strata=len(g.groupby(_strata_keys(g)).size()), steps_since_median=med,
+                    steps_since_q1=q1, steps_since_q3=q3, residual_recency_auc=residual_recency_auc(g, label),
+                    n_sequences=g["seq_id"].nunique())
+
+    for target in pd.unique(matched["target"]):
+        for copies, g in matched[matched["target"] == target].groupby("copies", sort=True):
+            rows.append(row(target, g, copies, float(g["pos_rate"].iloc[0]), g["_since"].to_numpy()))
+    rows.append(row("pooled", matched, np.nan, np.nan, None))
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------
+# The source's tables
+# ---------------------------------------------------------------------------
+
+
+def load_paper_table(name: str) -> pd.DataFrame:
+    """One of the source's tables, transcribed in ``data/predicting_*.csv`` (see each file's note).
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`PAPER_TABLES`: ``exp1_dataset``, ``exp1_random``,
+        ``exp1_task`` (Experiment 1: dataset, AUC random split, AUC
+        leave-one-task-out; AUC tables wide, one column per target),
+        ``exp2_dataset`` (``copies`` is text, ``"all"`` for a pool's total; the
+        examples-per-run table sits in the ``pos_<run>``/``neg_<run>`` columns
+        of each pool's ``"all"`` row), ``exp2_auc`` (the three pools' tables
+        with a ``pool`` column), ``exp3_dataset``, ``exp3_group``,
+        ``exp3_task`` (with the ``hardness`` column: "full sequence",
+        "suffix" or "—").
+    """
+    if name not in PAPER_TABLES:
+        raise PredictingError(f"name must be one of {sorted(PAPER_TABLES)}, got {name!r}")
+    dtype = {"copies": str} if name == "exp2_dataset" else None
+    return pd.read_csv(DATA_DIR / PAPER_TABLES[name], comment="#", dtype=dtype)
