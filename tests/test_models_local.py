@@ -177,3 +177,21 @@ def test_generate_ids_does_not_stop_at_end_of_text(smol):
     assert answer.meta["ids"] == want  # and the answer goes on past it, as the reference does
     text_answer = smol.complete([text], GenerationSettings(max_new_tokens=12))[0]
     assert text_answer.meta["finish_reason"] == "stop"  # text generation still stops there
+
+
+def test_score_ids_equals_a_direct_forward_pass_and_is_cached(smol):
+    seqs = smol.tokenize(["To be, or not to be, that is the question", "Call me Ishmael."])
+    scores = smol.score_ids(seqs)
+    for ids, s in zip(seqs, scores):
+        with torch.inference_mode():
+            logits = smol.model(torch.tensor([ids])).logits[0].float()
+        logp = torch.log_softmax(logits, dim=-1)
+        want_lp = [float(logp[i, ids[i + 1]]) for i in range(len(ids) - 1)]
+        want_top = [int(logits[i].argmax()) == ids[i + 1] for i in range(len(ids) - 1)]
+        assert np.allclose(s["logprobs"], want_lp, atol=1e-4)
+        assert list(s["argmax"]) == want_top
+    calls = smol.calls
+    again = smol.score_ids(seqs)
+    assert smol.calls == calls and list(again[0]["argmax"]) == list(scores[0]["argmax"])
+    with pytest.raises(ModelError, match="at least two token ids"):
+        smol.score_ids([[5]])

@@ -378,6 +378,8 @@ def entropy_sample_size(sens: pd.DataFrame, paper_min: int | None = None) -> plt
         if paper_min:
             ax.axvline(paper_min, ls=":", color="gray", label=f"paper's minimum n = {paper_min:,}")
         ax.set_xscale("log")
+        ax.set_xticks(list(mean.index), [f"{int(v):,}" for v in mean.index], fontsize=8)
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("pairs in the sample")
         ax.set_ylabel(col)
     axes[0].legend(fontsize=8)

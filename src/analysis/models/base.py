@@ -299,6 +299,50 @@ class Model(ABC):
             bar.close()
         return out  # type: ignore[return-value]
 
+    def score_ids(self, sequences: Sequence[Sequence[int]], *, progress: bool | str = False) -> list[dict]:
+        """Teacher-forced scores of whole token sequences (given as ids).
+
+        For each sequence of ``n`` tokens, returns a dict with ``logprobs`` (the
+        log-probability of tokens ``1 .. n-1`` given all tokens before them) and
+        ``argmax`` (whether each of those tokens was the model's top prediction),
+        both arrays of length ``n - 1``. Cached per sequence like every answer.
+        Only backends that own their tokenizer (local models) support this.
+        """
+        reqs = [{"ids": [int(t) for t in ids]} for ids in sequences]
+        if any(len(r["ids"]) < 2 for r in reqs):
+            raise ModelError("every sequence must have at least two token ids")
+        keys = [self._key("score_ids", r) for r in reqs]
+        found = self.cache.get_many(set(keys))
+        out: list[dict | None] = [None] * len(reqs)
+        todo = []
+        for i, key in enumerate(keys):
+            hit = found.get(key)
+            if hit is not None and hit.error is None:
+                out[i] = {"logprobs": np.asarray(hit.meta["logprobs"], dtype=float),
+                          "argmax": np.asarray(hit.meta["argmax"], dtype=bool)}
+            else:
+                todo.append(i)
+        if todo:
+            bar = tqdm(total=len(todo), desc=progress if isinstance(progress, str) else f"{self.name} scores",
+                       disable=not progress, leave=False)
+            for j, (lp, top) in self._score_ids([reqs[i]["ids"] for i in todo]):
+                i = todo[j]
+                self.calls += 1
+                self.cache.put(
+                    keys[i], backend=self.backend, model=self.cache_identity(), kind="score_ids",
+                    request=reqs[i], text=None,
+                    meta={"logprobs": [float(x) for x in lp], "argmax": [bool(x) for x in top]},
+                )
+                out[i] = {"logprobs": np.asarray(lp, dtype=float), "argmax": np.asarray(top, dtype=bool)}
+                bar.update(1)
+            bar.close()
+        return out  # type: ignore[return-value]
+
+    def _score_ids(self, sequences: Sequence[list[int]]
+                   ) -> Iterator[tuple[int, tuple[list[float], list[bool]]]]:
+        raise ModelError(f"backend {self.backend!r} cannot score token ids; "
+                         "token-level studies need a local model")
+
     def _key(self, kind: str, request: dict) -> str:
         return QueryCache.key(self.backend, self.cache_identity(), kind, request)
 

@@ -246,6 +246,10 @@ class LocalModel(Model):
         yield from self._generate_encoded([list(p) for p in prompt_ids], [settings] * len(prompt_ids),
                                           stop_at_eos=False)
 
+    def _score_ids(self, sequences):
+        pad = self.tokenizer.pad_token_id
+        yield from _score_batches(self.model, sequences, self.batch_size, pad, self.device)
+
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         return [list(ids) for ids in self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]]
 
@@ -340,6 +344,31 @@ class LocalModel(Model):
                 ctx, cont = pairs[i]
                 pos = np.arange(len(ctx) - 1, len(ctx) + len(cont) - 1)
                 yield i, logp[row, pos, cont].tolist() if cont else []
+
+
+def _score_batches(model, sequences, batch_size: int, pad: int, device):
+    """Teacher-forced log-probabilities and argmax flags of each sequence's tokens
+    1..n-1, batched with right padding (sorted by length)."""
+    import torch
+
+    order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
+    for start in range(0, len(order), batch_size):
+        idx = order[start : start + batch_size]
+        width = max(len(sequences[i]) for i in idx)
+        input_ids = torch.full((len(idx), width), pad, dtype=torch.long)
+        attention = torch.zeros((len(idx), width), dtype=torch.long)
+        for row, i in enumerate(idx):
+            input_ids[row, : len(sequences[i])] = torch.tensor(sequences[i])
+            attention[row, : len(sequences[i])] = 1
+        with torch.inference_mode():
+            logits = model(input_ids=input_ids.to(device), attention_mask=attention.to(device)).logits.float()
+        logp = torch.log_softmax(logits, dim=-1).cpu()
+        top = logits.argmax(dim=-1).cpu()
+        for row, i in enumerate(idx):
+            n = len(sequences[i])
+            target = input_ids[row, 1:n]
+            lp = logp[row, : n - 1].gather(1, target[:, None])[:, 0]
+            yield i, (lp.tolist(), (top[row, : n - 1] == target).tolist())
 
 
 def _eos_ids(tok, model) -> list[int]:
