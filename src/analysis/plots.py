@@ -392,8 +392,12 @@ def entropy_di(table: pd.DataFrame) -> plt.Figure:
     threshold τ of its model (dashed), members and non-members in two colours."""
     models = list(dict.fromkeys(table["model"]))
     rows = table.groupby("model").size().max()
-    fig, axes = plt.subplots(1, len(models), figsize=(4.8 * len(models), 0.9 + 0.45 * rows), squeeze=False)
-    for ax, model in zip(axes[0], models):
+    ncols = min(2, len(models))
+    nrows = -(-len(models) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5.6 * ncols, (1.0 + 0.45 * rows) * nrows), squeeze=False)
+    for ax in axes.flat[len(models):]:
+        ax.axis("off")
+    for ax, model in zip(axes.flat, models):
         sub = table[table["model"] == model].reset_index(drop=True)
         y = np.arange(len(sub))
         colors = ["#264653" if m == 1 else "#e76f51" for m in sub["truth"]]
