@@ -519,3 +519,40 @@ def test_paper_tables_load_with_spot_checks():
 
     with pytest.raises(PredictingError, match="name must be one of"):
         P.load_paper_table("table1")
+
+
+def test_sequence_scores_cut_prefix_and_suffix_and_label(tmp_path):
+    from analysis.cache import QueryCache
+    from analysis.models import Model
+
+    class Scripted(Model):
+        """Scores a sequence of n tokens: log-probability -1 everywhere; the argmax is
+        right except at the positions given for that sequence."""
+
+        backend = "scripted"
+        wrong = {7: [9], 8: []}  # keyed by the first token id
+
+        def _generate(self, requests):
+            yield from ()
+
+        def _score_ids(self, sequences):
+            for i, ids in enumerate(sequences):
+                top = [True] * (len(ids) - 1)
+                for j in self.wrong[ids[0]]:
+                    top[j] = False
+                yield i, ([-1.0] * (len(ids) - 1), top)
+
+    model = Scripted("scripted", cache=QueryCache(tmp_path / "q.sqlite"))
+    # 20 tokens: P = 10, L = 10; the suffix is scored at positions 9..18
+    seqs = {"a": [7] + list(range(100, 119)), "b": [8] + list(range(200, 219))}
+    out = P.sequence_scores(model, seqs).set_index("seq_id")
+    assert (out.loc["a", "P"], out.loc["a", "L"]) == (10, 10)
+    assert out.loc["a", "extract"] == 0 and out.loc["a", "suffix_acc"] == pytest.approx(0.9)
+    assert out.loc["b", "extract"] == 1 and out.loc["b", "suffix_acc"] == 1.0
+    assert out.loc["a", "nll"] == pytest.approx(1.0) and out.loc["a", "nll_suffix"] == pytest.approx(1.0)
+    # a wrong argmax in the prefix does not count
+    Scripted.wrong[8] = [3]
+    again = P.sequence_scores(Scripted("other", cache=QueryCache(tmp_path / "r.sqlite")), {"b": seqs["b"]})
+    assert again["extract"].iloc[0] == 1
+    with pytest.raises(PredictingError, match="at least 2 tokens"):
+        P.sequence_scores(model, {"c": [1]})

@@ -242,6 +242,50 @@ def extract_label(argmax_match: Sequence[bool]) -> int:
     return int(arr.astype(bool).all())
 
 
+def sequence_scores(model, sequences: Mapping[str, Sequence[int]],
+                    progress: bool | str = False) -> pd.DataFrame:
+    """Label and per-token results of every sequence under one model.
+
+    The sequences are scored by teacher forcing in one batched, cached pass
+    (:meth:`analysis.models.Model.score_ids`). The prefix and suffix are cut
+    by :func:`split_point`.
+
+    Parameters
+    ----------
+    model
+        A model of the shared interface that can score token ids (a local one).
+    sequences
+        ``seq_id`` → token ids of the whole sequence, as the model was trained on it.
+
+    Returns
+    -------
+    DataFrame
+        One row per sequence: ``seq_id``, ``model`` (the model's name),
+        ``n_tokens``, ``P``, ``L``, ``nll`` (mean per-token NLL of tokens 1..n-1,
+        nats), ``nll_suffix`` (mean NLL of the suffix), ``suffix_acc`` (share of
+        suffix positions where the target is the argmax) and ``extract``
+        (:func:`extract_label`).
+    """
+    ids = list(sequences)
+    short = [i for i in ids if len(sequences[i]) < 2]
+    if short:
+        raise PredictingError(f"sequences need at least 2 tokens; too short: {short[:5]}")
+    scores = model.score_ids([list(sequences[i]) for i in ids], progress=progress)
+    rows = []
+    for seq_id, s in zip(ids, scores):
+        n = len(sequences[seq_id])
+        P, L = split_point(n)
+        # score_ids position j scores token j + 1, so the suffix P .. P+L-1 is P-1 .. P+L-2
+        top = s["argmax"][P - 1 : P - 1 + L]
+        lp = s["logprobs"]
+        rows.append({
+            "seq_id": seq_id, "model": model.name, "n_tokens": n, "P": P, "L": L,
+            "nll": float(-lp.mean()), "nll_suffix": float(-lp[P - 1 : P - 1 + L].mean()),
+            "suffix_acc": float(top.mean()), "extract": extract_label(top),
+        })
+    return pd.DataFrame(rows)
+
+
 # ---------------------------------------------------------------------------
 # Features
 # ---------------------------------------------------------------------------
