@@ -1,0 +1,225 @@
+"""N-gram extraction, task-gram pairs and corpus counts, against hand examples and brute force."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+
+import numpy as np
+import pytest
+
+from analysis import ngrams as G
+
+HAS_INFINI = importlib.util.find_spec("infini_gram") is not None
+NO_INFINI = "infini-gram is not installed (pip install infini-gram)"
+needs_infini = pytest.mark.skipif(not HAS_INFINI, reason=NO_INFINI)
+
+
+# -- words and n-grams -----------------------------------------------------------------
+
+
+def test_words_follow_treebank_conventions_without_punkt_data():
+    assert G.words('Who wrote "Hamlet"? Shakespeare, in 1600. Mr. Smith paid.') == [
+        "Who", "wrote", "``", "Hamlet", "''", "?", "Shakespeare", ",", "in", "1600", ".",
+        "Mr.", "Smith", "paid", ".",
+    ]
+
+
+def test_ngrams_and_stopword_dropping_on_a_hand_example():
+    text = "The capital of France is Paris."
+    # n <= 3 drops stopwords by default (the authors' rule): The, of, is go
+    assert G.ngrams(text, 2) == [("capital", "France"), ("France", "Paris"), ("Paris", ".")]
+    assert G.ngrams(text, 3) == [("capital", "France", "Paris"), ("France", "Paris", ".")]
+    # n = 5 keeps them
+    assert G.ngrams(text, 5) == [
+        ("The", "capital", "of", "France", "is"),
+        ("capital", "of", "France", "is", "Paris"),
+        ("of", "France", "is", "Paris", "."),
+    ]
+    # explicit settings override the rule; stopwords match case-insensitively
+    assert G.ngrams(text, 2, drop_stopwords=False)[:2] == [("The", "capital"), ("capital", "of")]
+    assert G.ngrams("THE AND OF", 2, drop_stopwords=True) == []
+    assert G.ngrams("one two", 3, drop_stopwords=False) == []
+
+
+# -- task-gram pairs ---------------------------------------------------------------------
+
+
+def test_pair_table_on_a_toy_task():
+    inputs = ["Who painted the Mona Lisa?", "Which planet is red?"]
+    outputs = ["Leonardo da Vinci painted it", "Mars"]
+    table = G.task_gram_pairs(inputs, outputs, 2)
+    assert table.attrs == {"n": 2, "drop_stopwords": True}
+    got0 = set(zip(table.loc[table.instance == 0, "x"], table.loc[table.instance == 0, "y"]))
+    gx = [("painted", "Mona"), ("Mona", "Lisa"), ("Lisa", "?")]
+    gy = [("Leonardo", "da"), ("da", "Vinci"), ("Vinci", "painted")]
+    assert got0 == {(x, y) for x in gx for y in gy}
+    # "Mars" is shorter than n: the whole answer is its one output n-gram
+    got1 = list(zip(table.loc[table.instance == 1, "x"], table.loc[table.instance == 1, "y"]))
+    assert got1 == [(("planet", "red"), ("Mars",)), (("red", "?"), ("Mars",))]
+    dropped = G.task_gram_pairs(inputs, outputs, 2, short_outputs="drop")
+    assert set(dropped.instance) == {0}
+
+
+def test_pairs_exclude_identical_ngrams_and_apply_keep():
+    table = G.task_gram_pairs(["alpha beta gamma"], ["alpha beta delta"], 2, drop_stopwords=False)
+    assert (("alpha", "beta"), ("alpha", "beta")) not in set(zip(table.x, table.y))
+    assert len(table) == 2 * 2 - 1
+    kept = G.task_gram_pairs(["alpha beta gamma"], ["alpha beta delta"], 2, drop_stopwords=False,
+                             keep=lambda t: t.y.map(lambda g: "delta" in g))
+    assert set(kept.y) == {("beta", "delta")} and len(kept) == 2
+    mask = G.task_gram_pairs(["alpha beta gamma"], ["alpha beta delta"], 2, drop_stopwords=False,
+                             keep=np.array([True, False, False]))
+    assert len(mask) == 1
+
+
+def test_bad_input_raises_before_work():
+    for bad in (1, 4, 6, "3", 3.0, True):
+        with pytest.raises(G.NgramError, match=r"n must be one of \(2, 3, 5\)"):
+            G.ngrams("a b c", bad)
+    with pytest.raises(G.NgramError, match="n must be one of"):
+        G.task_gram_pairs(["a b"], ["c d"], 4)
+    with pytest.raises(G.NgramError, match="short_outputs must be one of"):
+        G.task_gram_pairs(["a b"], ["c d"], 2, short_outputs="pad")
+    with pytest.raises(G.NgramError, match="same length"):
+        G.task_gram_pairs(["a b"], [], 2)
+
+
+def test_empty_pair_table_raises():
+    with pytest.raises(G.NgramError, match="empty task-gram table"):
+        G.task_gram_pairs(["the of and"], ["it is"], 2)  # stopwords only
+    with pytest.raises(G.NgramError, match="empty task-gram table"):
+        G.task_gram_pairs(["red green blue"], ["cyan magenta"], 2, keep=lambda t: np.zeros(len(t), bool))
+
+
+# -- exact document counts ---------------------------------------------------------------
+
+
+def _toy_corpus(seed: int = 0, n_docs: int = 150):
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(12)] + ["the", "of"]
+    return [" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 40))) for _ in range(n_docs)]
+
+
+def _doc_grams(text: str, drop: bool) -> set:
+    toks = [t for t in G.words(text) if not (drop and t.lower() in G.STOPWORDS)]
+    return {tuple(toks[i : i + k]) for k in range(1, 6) for i in range(len(toks) - k + 1)}
+
+
+@pytest.mark.parametrize("drop", [False, True])
+def test_document_counts_match_brute_force(drop):
+    texts = _toy_corpus()
+    rng = random.Random(1)
+    weights = [rng.randint(0, 4) for _ in texts]
+    index = G.build_doc_index(texts, max_n=5, drop_stopwords=drop, weights=weights)
+    sets = [_doc_grams(t, drop) for t in texts]
+    seen = sorted(set().union(*sets))
+    # grams of the corpus of every length, plus absent ones (unknown word, unseen order)
+    grams = rng.sample(seen, 300) + [("w0", "nope"), ("nope",), ("w1", "w1", "w1", "w1", "w1")]
+    want_c = [sum(w for w, s in zip(weights, sets) if g in s) for g in grams]
+    assert G.doc_count(index, grams).tolist() == want_c
+    xs = [rng.choice(grams) for _ in range(2000)]
+    ys = [rng.choice(grams) for _ in range(2000)]
+    want = [sum(w for w, s in zip(weights, sets) if x in s and y in s) for x, y in zip(xs, ys)]
+    assert G.pair_count(index, xs, ys, chunk=257).tolist() == want
+    assert any(want) and not all(want)
+    # weights = copies is the same as indexing the stream with every copy once
+    stream = [t for t, w in zip(texts, weights) for _ in range(w)]
+    flat = G.build_doc_index(stream, max_n=5, drop_stopwords=drop)
+    assert G.pair_count(flat, xs, ys).tolist() == want
+    p = G.taskgram_prob(index, xs, ys)
+    cx = np.array([sum(w for w, s in zip(weights, sets) if x in s) for x in xs])
+    np.testing.assert_allclose(p[cx > 0], np.array(want)[cx > 0] / cx[cx > 0])
+    assert np.isnan(p[cx == 0]).all()
+
+
+def test_count_pairs_checks_the_stopword_rule():
+    table = G.task_gram_pairs(["capital of France"], ["Paris is it"], 2)
+    index = G.build_doc_index(["the capital France and Paris", "capital France"], drop_stopwords=True)
+    out = G.count_pairs(table, index)
+    row = out[(out.x == ("capital", "France")) & (out.y == ("Paris",))].iloc[0]
+    assert (row.c_x, row.c_y, row.c_xy, row.p_taskgram) == (2, 1, 1, 0.5)
+    with pytest.raises(G.NgramError, match="drop_stopwords"):
+        G.count_pairs(table, G.build_doc_index(["capital France"], drop_stopwords=False))
+
+
+# -- infini-gram -------------------------------------------------------------------------
+
+
+class _ToyTokenizer:
+    """Word-level tokenizer: word ``wK`` is id K (the index only needs encode and a few attributes)."""
+
+    eos_token_id = 0
+
+    def __len__(self):
+        return 50
+
+    def get_vocab(self):
+        return {f"w{i}": i for i in range(50)}
+
+    def __call__(self, texts, add_special_tokens=False):
+        return {"input_ids": [[int(w[1:]) for w in t.split()] for t in texts]}
+
+
+def _occurrences(docs: list[list[int]], seq: list[int]) -> int:
+    k = len(seq)
+    return sum(d[i : i + k] == seq for d in docs for i in range(len(d) - k + 1))
+
+
+@pytest.fixture(scope="module")
+def toy_index(tmp_path_factory):
+    if not HAS_INFINI:
+        pytest.skip(NO_INFINI)
+    rng = random.Random(3)
+    docs = [[rng.randint(1, 6) for _ in range(rng.randint(1, 60))] for _ in range(80)]
+    texts = [" ".join(f"w{t}" for t in d) for d in docs]
+    folder = G.build_index(texts, _ToyTokenizer(), tmp_path_factory.mktemp("ig") / "index")
+    return docs, G.open_index(folder)
+
+
+@needs_infini
+def test_infini_gram_counts_match_python_counts(toy_index):
+    docs, index = toy_index
+    assert index.meta["n_docs"] == 80 and index.meta["n_tokens"] == sum(map(len, docs))
+    rng = random.Random(4)
+    queries = [[rng.randint(1, 6) for _ in range(rng.randint(1, 6))] for _ in range(150)]
+    queries += [[7], [1, 7, 1], [6] * 40]  # absent: unseen id, unseen order, too long
+    # a sequence spanning two documents must not count
+    queries.append(docs[0][-2:] + docs[1][:2])
+    want = [_occurrences(docs, q) for q in queries]
+    assert G.token_counts(index, queries).tolist() == want
+    assert 0 in want and max(want) > 10
+
+
+@needs_infini
+def test_infgram_prob_uses_the_longest_found_context(toy_index):
+    docs, index = toy_index
+    rng = random.Random(5)
+    for _ in range(100):
+        context = [rng.randint(1, 6) for _ in range(rng.randint(0, 12))] + rng.choice([[], [7]])
+        token = rng.randint(1, 7)
+        # brute force: longest suffix of the context that occurs; an empty one counts every slot
+        for s in range(len(context), -1, -1):
+            suffix = context[len(context) - s :]
+            den = _occurrences(docs, suffix) if s else sum(map(len, docs)) + len(docs)
+            if den > 0:
+                break
+        num = _occurrences(docs, suffix + [token])
+        got = G.infgram_prob(index, context, token)
+        assert (got.suffix_len, got.prompt_cnt, got.cont_cnt) == (s, den, num)
+        assert got.prob == pytest.approx(num / den)
+    # chain rule, with unseen tokens counted as probability 1
+    ctx, target = [1, 2], [3, 7, 4]
+    want = sum(np.log(p) for p in [G.infgram_prob(index, ctx, 3).prob,
+                                   G.infgram_prob(index, ctx + [3, 7], 4).prob] if p > 0)
+    assert G.infgram_prob(index, ctx + [3], 7).prob == 0.0
+    assert G.infgram_logprob(index, ctx, target) == pytest.approx(want)
+
+
+def test_missing_index_raises_naming_the_folder(tmp_path):
+    with pytest.raises(G.NgramError, match="no-such-index"):
+        G.open_index(tmp_path / "no-such-index")
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "tokenized.0").write_bytes(b"\xff\xff")
+    with pytest.raises(G.NgramError, match=r"half.*table\.0"):
+        G.open_index(tmp_path / "half")
