@@ -1,0 +1,95 @@
+"""The distributional chapter's metrics, on toy inputs with hand-computed answers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import kendalltau, spearmanr
+
+from analysis import distributional as D
+from analysis.cache import QueryCache
+from analysis.models import Model
+
+
+class BigramToy(Model):
+    """A toy language model over characters: each character of the continuation has
+    probability 1/2 if it repeats the character before it, else 1/4; it records
+    what it was asked."""
+
+    backend = "toy"
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.asked = []
+
+    def _generate(self, requests):
+        yield from ()
+
+    def _logprobs(self, contexts, continuations):
+        for i, (c, s) in enumerate(zip(contexts, continuations)):
+            self.asked.append((c, s))
+            prev = c[-1] if c else ""
+            out = []
+            for ch in s:
+                out.append(math.log(0.5 if ch == prev else 0.25))
+                prev = ch
+            yield i, out
+
+
+def test_chain_rule_sums_token_logprobs_in_context(tmp_path):
+    model = BigramToy("toy", cache=QueryCache(tmp_path / "q.sqlite"))
+    lp = D.ngram_logprob(model, ["the cat", "sea "], ["tt", "ss"])
+    # " tt" after "the cat": ' ' after 't' 1/4, 't' after ' ' 1/4, 't' after 't' 1/2
+    assert lp[0] == pytest.approx(math.log(0.25 * 0.25 * 0.5))
+    # "ss" after "sea ": no space added; 's' after ' ' 1/4, 's' after 's' 1/2
+    assert lp[1] == pytest.approx(math.log(0.25 * 0.5))
+    assert model.asked == [("the cat", " tt"), ("sea ", "ss")]
+    # " ab" after "x": three characters at 1/4 each, summed in log space
+    assert D.ngram_logprob(model, ["x"], ["ab"])[0] == pytest.approx(3 * math.log(0.25))
+    with pytest.raises(D.DistributionalError, match="same length"):
+        D.ngram_logprob(model, ["a"], [])
+    with pytest.raises(D.DistributionalError, match="non-empty"):
+        D.ngram_logprob(model, ["a"], [" "])
+
+
+def test_mem_spearman_is_spearman_of_negative_logs():
+    p = np.array([0.5, 0.25, 0.1, 0.0, 0.8, 0.05])   # one pair with P = 0 is left out
+    logp = np.log([0.4, 0.3, 0.05, 0.2, 0.6, 0.01])
+    got = D.mem_spearman(p, logp)
+    keep = p > 0
+    want = spearmanr(-np.log(p[keep]), -logp[keep])
+    assert got.n == 5
+    assert got.statistic == pytest.approx(want.statistic) and got.pvalue == pytest.approx(want.pvalue)
+    # here the orders agree exactly: rho = 1
+    assert got.statistic == pytest.approx(1.0)
+    with pytest.raises(D.DistributionalError, match="probabilities"):
+        D.mem_spearman([1.5, 0.1, 0.2], [0, 0, 0])
+    with pytest.raises(D.DistributionalError, match="at least 3 pairs"):
+        D.mem_spearman([0.1, 0.2], [-1.0, -2.0])
+
+
+def test_kendall_distance_by_hand():
+    assert D.kendall_distance([1, 2, 3, 4], [10, 20, 30, 40]).statistic == pytest.approx(0.0)
+    assert D.kendall_distance([1, 2, 3, 4], [4, 3, 2, 1]).statistic == pytest.approx(1.0)
+    # [1,2,3,4] vs [1,3,2,4]: 1 discordant pair of 6, tau = (5 - 1) / 6, distance = 1/6
+    d = D.kendall_distance([1, 2, 3, 4], [1, 3, 2, 4])
+    assert d.statistic == pytest.approx(1 / 6)
+    assert d.pvalue == pytest.approx(kendalltau([1, 2, 3, 4], [1, 3, 2, 4]).pvalue)
+
+
+def test_novelty_and_performance_bins():
+    assert D.novelty([0, 3, 0, 1]) == 0.5
+    with pytest.raises(D.DistributionalError, match="at least one"):
+        D.novelty([])
+    table = D.performance_by_count([1, 0, 1, 1, 0, 1], [0, 1, 5, 9, 10, 100], [0, 5, 10, 100])
+    assert list(table["n"]) == [2, 2, 2]          # [0,5): 0,1; [5,10): 5,9; [10,100]: 10,100
+    assert list(table["accuracy"]) == [0.5, 1.0, 0.5]
+    assert (table["ci_lo"] <= table["accuracy"]).all() and (table["accuracy"] <= table["ci_hi"]).all()
+    empty = D.performance_by_count([1], [3], [10, 20])
+    assert empty["n"].iloc[0] == 0 and np.isnan(empty["accuracy"].iloc[0])
+    with pytest.raises(D.DistributionalError, match="increasing"):
+        D.performance_by_count([1], [1], [5, 5])
+    with pytest.raises(D.DistributionalError, match="0/1"):
+        D.performance_by_count([2], [1], [0, 5])
