@@ -93,3 +93,38 @@ def test_novelty_and_performance_bins():
         D.performance_by_count([1], [1], [5, 5])
     with pytest.raises(D.DistributionalError, match="0/1"):
         D.performance_by_count([2], [1], [0, 5])
+
+
+def test_lab_tasks_are_built_from_the_corpus():
+    from analysis.lab import ladder
+    from analysis.lab.corpus import build_corpus
+
+    corpus = build_corpus(ladder.get_profile("smoke").corpus)
+    know = D.knowledge_task(corpus)
+    assert len(know) == ladder.get_profile("smoke").corpus.n_facts
+    docs = {d.doc_id: d for d in corpus.documents}
+    for row in know.itertuples():
+        text = docs[row.doc_id].text
+        # the prompt starts the training document and the answer follows it
+        assert text.startswith(row.prompt)
+        assert text[len(row.prompt):].strip().startswith(row.answer.removesuffix(".")[:10])
+    assert (know["copies"] >= 1).all()
+    reason = D.reasoning_task(corpus, 30, seed=0)
+    corpus_questions = {d.meta["question"] for d in corpus.documents if d.kind == "reasoning"}
+    assert len(reason) == 30 and reason["question"].is_unique
+    assert not set(reason["question"]) & corpus_questions
+    # the worked solution's final number is the answer
+    assert all(D.final_number(s) == a for s, a in zip(reason["solution"], reason["answer"]))
+    assert D.reasoning_task(corpus, 30, seed=0).equals(reason)
+    with pytest.raises(D.DistributionalError, match="n must be a positive integer"):
+        D.reasoning_task(corpus, 0)
+
+
+def test_answer_checks():
+    assert D.answer_correct(" Los Angeles. It was founded", "Los Angeles")
+    assert D.answer_correct("los angeles!", "Los Angeles")
+    assert not D.answer_correct(" San Francisco", "Los Angeles")
+    assert not D.answer_correct(None, "Los Angeles")
+    assert D.final_number("First 3 * 4 = 12. Then 12 + 1 = 13. #### 13") == 13
+    assert D.final_number("so the answer is 1,204 apples") == 1204
+    assert D.final_number("no digits") is None and D.final_number(None) is None

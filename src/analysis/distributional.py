@@ -23,6 +23,7 @@ Pure functions over arrays and the shared model interface; no plotting.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -175,3 +176,109 @@ def performance_by_count(correct, pair_count, edges: Sequence[float]) -> pd.Data
         rows.append({"lo": e[k], "hi": e[k + 1], "n": n, "accuracy": hits / n if n else np.nan,
                      "ci_lo": lo, "ci_hi": hi})
     return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------
+# The lab's two tasks
+# ---------------------------------------------------------------------------
+
+
+def knowledge_task(corpus) -> pd.DataFrame:
+    """The knowledge task: every TriviaQA fact the lab corpus states.
+
+    Each fact is in the corpus as one document rendered with one of the lab's
+    fact templates and repeated ``copies`` times (Zipfian, 1 to 32). The task
+    prompt is that template cut just before the answer, so a model is asked in
+    the words it was trained on.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``question_id``, ``question``, ``answer``, ``copies``, ``template``,
+        ``prompt`` and ``doc_id``, one row per fact.
+    """
+    from analysis.lab.corpus import FACT_TEMPLATES, _norm
+
+    rows = []
+    for d in corpus.documents:
+        if d.kind != "knowledge":
+            continue
+        template = FACT_TEMPLATES[int(d.meta["template"])]
+        head = template.split("{answer}")[0]
+        prompt = _norm(head.format(question=d.meta["question"]))
+        if not d.text.startswith(prompt):
+            raise DistributionalError(f"{d.doc_id}: the prompt {prompt!r} does not start the document")
+        rows.append({"question_id": int(d.meta["question_id"]), "question": d.meta["question"],
+                     "answer": d.meta["answer"], "copies": int(d.copies), "template": int(d.meta["template"]),
+                     "prompt": prompt, "doc_id": d.doc_id})
+    if not rows:
+        raise DistributionalError("the corpus has no knowledge documents (n_facts = 0?)")
+    return pd.DataFrame(rows)
+
+
+def reasoning_task(corpus, n: int, seed: int = 0) -> pd.DataFrame:
+    """The reasoning task: ``n`` fresh arithmetic word problems.
+
+    They come from the same nine templates as the corpus's worked problems but
+    with new numbers drawn from an independent seeded stream; a problem whose
+    question the corpus holds is redrawn. The prompt is the question.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``question``, ``answer`` (an integer), ``template``, ``solution`` (the
+        worked steps, for the pair table's output side) and ``prompt``.
+    """
+    from analysis.lab.corpus import N_PROBLEM_TEMPLATES, _norm, _problem, _rng
+
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
+        raise DistributionalError(f"n must be a positive integer, got {n!r}")
+    seen = {d.meta["question"] for d in corpus.documents if d.kind == "reasoning"}
+    rng = _rng(seed, "distributional-reasoning-test")
+    rows, tries = [], 0
+    while len(rows) < n:
+        tries += 1
+        if tries > 50 * n + 1000:
+            raise DistributionalError(f"n = {n}: could not draw that many distinct new problems")
+        kind = int(rng.integers(N_PROBLEM_TEMPLATES))
+        question, steps, answer, _numbers = _problem(kind, rng)
+        question = _norm(question)
+        if question in seen:
+            continue
+        seen.add(question)
+        rows.append({"question": question, "answer": int(answer), "template": kind,
+                     "solution": _norm(" ".join([*steps, f"#### {answer}"])), "prompt": question})
+    return pd.DataFrame(rows)
+
+
+_NUMBER = re.compile(r"-?\d[\d,]*")
+
+
+def answer_correct(generated: str | None, answer: str) -> bool:
+    """Whether a knowledge answer is right: the continuation, lower-cased and with
+    punctuation and surrounding space stripped, starts with the answer treated the
+    same way. A missing generation (an error) is never right."""
+    import string
+
+    if generated is None:
+        return False
+    table = str.maketrans("", "", string.punctuation)
+    want = " ".join(str(answer).lower().translate(table).split())
+    got = " ".join(generated.lower().translate(table).split())
+    return bool(want) and got.startswith(want)
+
+
+def final_number(generated: str | None) -> int | None:
+    """The final answer of a worked solution: the number after the first ``####``,
+    else the last number in the text; None if there is none."""
+    if not generated:
+        return None
+    text = generated.split("####", 1)[1] if "####" in generated else generated
+    found = _NUMBER.findall(text)
+    if not found:
+        return None
+    pick = found[0] if "####" in generated else found[-1]
+    try:
+        return int(pick.replace(",", ""))
+    except ValueError:
+        return None
