@@ -23,16 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-
-def _timed(fn, *args, repeat: int = 3):
-    best = float("inf")
-    out = None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn(*args)
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+from benchutil import best_of
 
 
 def scoring(n_pairs: int, vocab: int = 4096, seed: int = 0) -> None:
@@ -48,14 +39,14 @@ def scoring(n_pairs: int, vocab: int = 4096, seed: int = 0) -> None:
         # a realistic mix: a tenth of the responses copy most of the answer
         for i in range(0, n_pairs, 10):
             b[i] = a[i][:-3] + b[i][-3:]
-        t_batch, d_batch = _timed(entropy.levenshtein, a, b)
+        t_batch, d_batch = best_of(entropy.levenshtein, a, b)
         k = min(n_pairs, 50_000)
         def loop_scores(a=a, b=b, k=k):
             return [Levenshtein.distance(x, y) for x, y in zip(a[:k], b[:k])]
 
-        t_loop, d_loop = _timed(loop_scores)
+        t_loop, d_loop = best_of(loop_scores)
         assert list(d_batch[:k]) == d_loop
-        t_lcs, _ = _timed(entropy.lcs, a, b)
+        t_lcs, _ = best_of(entropy.lcs, a, b)
         batch, loop = n_pairs / t_batch, k / t_loop
         print(f"  |s| = {length:2d}: levenshtein batch {batch:12,.0f} pairs/s | "
               f"python loop {loop:10,.0f} pairs/s ({loop / batch:.2f}x of batch) | "
@@ -69,10 +60,10 @@ def level_sets(n_pairs: int, length: int = 16, vocab: int = 4096, seed: int = 0)
     scores = rng.integers(0, length + 1, n_pairs)
     suffixes = [list(map(int, rng.integers(0, vocab, length))) for _ in range(n_pairs)]
     texts = ["x" * length] * n_pairs
-    t_table, table = _timed(entropy.level_set_table, scores, suffixes, texts)
-    t_fit, _ = _timed(entropy.fit_levels, table)
+    t_table, table = best_of(entropy.level_set_table, scores, suffixes, texts)
+    t_fit, _ = best_of(entropy.fit_levels, table)
     n_boot = 200
-    t_boot, boot = _timed(lambda: entropy.bootstrap_fits(scores, suffixes, n_boot=n_boot), repeat=1)
+    t_boot, boot = best_of(lambda: entropy.bootstrap_fits(scores, suffixes, n_boot=n_boot), repeat=1)
     print(f"level sets of {n_pairs:,} pairs (|s| = {length}): table {t_table:.3f} s, "
           f"fit {1e3 * t_fit:.2f} ms, bootstrap {n_boot} resamples {t_boot:.1f} s "
           f"({1e3 * t_boot / n_boot:.1f} ms each, {len(boot)} kept)")

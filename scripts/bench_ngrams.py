@@ -24,16 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-
-def _timed(fn, *args, repeat: int = 3):
-    best = float("inf")
-    out = None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn(*args)
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+from benchutil import best_of
 
 
 def real_pairs(items: list[dict], n: int, drop: bool, total: int, seed: int = 0):
@@ -93,11 +84,11 @@ def main() -> None:
             ns = (2, 3) if drop else (5,)
             for n in ns:
                 n_task, xs, ys = real_pairs(items, n, drop, args.pairs)
-                sec, cxy = _timed(G.pair_count, dindex, xs, ys)
+                sec, cxy = best_of(G.pair_count, dindex, xs, ys)
                 nonzero = int((cxy > 0).sum())
                 print(f"  n={n}: {len(xs)} pairs ({n_task} task-gram pairs + random cross-item pairs), "
                       f"C(x,y) in {sec:.3f} s = {len(xs) / sec:,.0f} pairs/s; {nonzero} pairs co-occur")
-                sec, _ = _timed(G.taskgram_prob, dindex, xs, ys)
+                sec, _ = best_of(G.taskgram_prob, dindex, xs, ys)
                 print(f"        taskgram_prob (C(x,y)/C(x)) {len(xs) / sec:,.0f} pairs/s")
 
         # -- ∞-gram queries -----------------------------------------------------
@@ -105,11 +96,11 @@ def main() -> None:
         # a leading space: a word inside a text is encoded with the space before it
         encoded = tok([" " + " ".join(g) for g in grams], add_special_tokens=False)["input_ids"]
         seqs = [ids for ids in encoded if ids]
-        sec, counts = _timed(G.token_counts, index, seqs)
+        sec, counts = best_of(G.token_counts, index, seqs)
         print(f"infini-gram count: {len(seqs)} token sequences in {sec:.3f} s = "
               f"{len(seqs) / sec:,.0f} queries/s; {int((counts > 0).sum())} found")
         probe = [(s[:-1], s[-1]) for s in seqs if len(s) > 1][:5000]
-        sec, _ = _timed(lambda: [G.infgram_prob(index, c, t) for c, t in probe])
+        sec, _ = best_of(lambda: [G.infgram_prob(index, c, t) for c, t in probe])
         print(f"infini-gram infgram_prob: {len(probe) / sec:,.0f} queries/s")
 
 

@@ -259,15 +259,17 @@ def trivial(frame: pd.DataFrame, mode: str = "written") -> np.ndarray:
     The source drops a pair when ``LCS ≥ |s|/2``. It writes ``LCS(p, s)``
     (prompt vs answer, ``mode="written"``) but describes the filter as the
     response copying from the prompt, ``LCS(p, r)`` (``mode="described"``);
-    ``mode="none"`` keeps every pair.
+    ``mode="none"`` keeps every pair. The LCS lengths are taken from the
+    ``lcs_ps`` / ``lcs_pr`` columns when :func:`discoverable` has computed them.
     """
     if mode not in LCS_FILTERS:
         raise EntropyError(f"lcs_filter must be one of {LCS_FILTERS}, got {mode!r}")
     if mode == "none":
         return np.zeros(len(frame), dtype=bool)
-    other = frame["suffix"] if mode == "written" else frame["response"]
+    column, other = ("lcs_ps", "suffix") if mode == "written" else ("lcs_pr", "response")
+    lengths = frame[column].to_numpy() if column in frame else lcs(list(frame["prefix"]), list(frame[other]))
     half = np.array([len(s) for s in frame["suffix"]]) / 2
-    return lcs(list(frame["prefix"]), list(other)) >= half
+    return np.asarray(lengths) >= half
 
 
 # ---------------------------------------------------------------------------
@@ -566,10 +568,8 @@ def discoverable(model, pairs: pd.DataFrame, settings, lcs_filter: str = "writte
     if ok.any():
         lcs_pr[ok] = lcs([out["prefix"].iat[i] for i in np.flatnonzero(ok)],
                          [out["response"].iat[i] for i in np.flatnonzero(ok)])
-    out["lcs_pr"] = lcs_pr
-    half = suffix_len / 2
-    out["trivial"] = {"written": out["lcs_ps"] >= half, "described": out["lcs_pr"] >= half,
-                      "none": pd.Series(False, index=out.index)}[lcs_filter]
+    out["lcs_pr"] = lcs_pr  # -1 where there is no response: never trivial, and never kept anyway
+    out["trivial"] = trivial(out, lcs_filter)
     return out
 
 
@@ -581,13 +581,12 @@ def kept(scored: pd.DataFrame) -> pd.DataFrame:
 def filter_summary(scored: pd.DataFrame) -> pd.DataFrame:
     """How many answered pairs each reading of the LCS filter drops."""
     ok = scored[scored["error"].isna()]
-    half = np.array([len(s) for s in ok["suffix"]]) / 2
     rows = []
-    for mode, dropped in (("written: LCS(p, s) ≥ |s|/2", ok["lcs_ps"] >= half),
-                          ("described: LCS(p, r) ≥ |s|/2", ok["lcs_pr"] >= half),
-                          ("none", np.zeros(len(ok), dtype=bool))):
-        rows.append({"filter": mode, "pairs": len(ok), "dropped": int(np.sum(dropped)),
-                     "share dropped": float(np.mean(dropped)) if len(ok) else np.nan})
+    for label, mode in (("written: LCS(p, s) ≥ |s|/2", "written"),
+                        ("described: LCS(p, r) ≥ |s|/2", "described"), ("none", "none")):
+        dropped = trivial(ok, mode)
+        rows.append({"filter": label, "pairs": len(ok), "dropped": int(dropped.sum()),
+                     "share dropped": float(dropped.mean()) if len(ok) else np.nan})
     return pd.DataFrame(rows)
 
 

@@ -317,30 +317,39 @@ def entropy_instance(metrics: pd.DataFrame, fits: dict) -> plt.Figure:
     return fig
 
 
+_LEVEL_LABELS = {"entropy": "level-set entropy M_ent(s_e) (bits)", "zlib": "level-set zlib ratio M_zlib(s_e)",
+                 "norm_entropy": "normalized entropy M/log|T_e|"}
+
+
+def _levels_panel(ax, results: dict, col: str, rescale: bool = False, equation: bool = True) -> None:
+    """One panel of level sets: a point per level set (area ∝ pairs) and each sample's
+    fitted line, labelled with r (and the line itself when ``equation``)."""
+    for k, (name, res) in enumerate(results.items()):
+        t = res.levels
+        if col not in t:
+            continue
+        color = SET_COLORS[k % len(SET_COLORS)]
+        top = max(int(t["e"].max()), 1) if rescale else 1
+        ax.scatter(t["e"] / top, t[col], s=8 + 60 * np.sqrt(t["pairs"] / t["pairs"].max()), color=color,
+                   alpha=0.6, linewidths=0)
+        fit = {"entropy": res.fit, "zlib": res.zlib_fit, "norm_entropy": res.norm_fit}[col]
+        if fit is not None:
+            grid = np.array([t["e"].min(), t["e"].max()])
+            label = f"{name}: r = {fit.r:.2f}"
+            if equation:
+                label += f", {fit.intercept:.2f} + {fit.slope:.3f}·e"
+            ax.plot(grid / top, fit.predict(grid), color=color, label=label)
+    ax.set_xlabel("memorization score e / |s|" if rescale else "memorization score e")
+    ax.set_ylabel(_LEVEL_LABELS.get(col, col))
+    ax.legend(fontsize=7, loc="best")
+
+
 def entropy_levels(results: dict, columns=("entropy", "zlib"), rescale: bool = False) -> plt.Figure:
     """Algorithm 1: a level-set metric against the memorization score e, one point
     per level set (area ∝ pairs in it), with each sample's fitted line."""
-    labels = {"entropy": "level-set entropy M_ent(s_e) (bits)", "zlib": "level-set zlib ratio M_zlib(s_e)",
-              "norm_entropy": "normalized entropy M/log|T_e|"}
     fig, axes = plt.subplots(1, len(columns), figsize=(4.9 * len(columns), 3.7), squeeze=False)
     for ax, col in zip(axes[0], columns):
-        for k, (name, res) in enumerate(results.items()):
-            t = res.levels
-            if col not in t:
-                continue
-            color = SET_COLORS[k % len(SET_COLORS)]
-            top = max(int(t["e"].max()), 1)
-            x = t["e"] / top if rescale else t["e"]
-            ax.scatter(x, t[col], s=8 + 60 * np.sqrt(t["pairs"] / t["pairs"].max()), color=color, alpha=0.6,
-                       linewidths=0)
-            fit = {"entropy": res.fit, "zlib": res.zlib_fit, "norm_entropy": res.norm_fit}[col]
-            if fit is not None:
-                grid = np.array([t["e"].min(), t["e"].max()])
-                ax.plot(grid / top if rescale else grid, fit.predict(grid), color=color,
-                        label=f"{name}: r = {fit.r:.2f}, {fit.intercept:.2f} + {fit.slope:.3f}·e")
-        ax.set_xlabel("memorization score e / |s|" if rescale else "memorization score e")
-        ax.set_ylabel(labels.get(col, col))
-        ax.legend(fontsize=7, loc="best")
+        _levels_panel(ax, results, col, rescale)
     fig.tight_layout()
     return fig
 
@@ -418,17 +427,7 @@ def entropy_levels_by_model(results_by_model: dict) -> plt.Figure:
     models = list(results_by_model)
     fig, axes = plt.subplots(1, len(models), figsize=(5.0 * len(models), 3.7), squeeze=False)
     for ax, model in zip(axes[0], models):
-        for k, (name, res) in enumerate(results_by_model[model].items()):
-            t = res.levels
-            color = SET_COLORS[k % len(SET_COLORS)]
-            ax.scatter(t["e"], t["entropy"], s=8 + 60 * np.sqrt(t["pairs"] / t["pairs"].max()), color=color,
-                       alpha=0.6, linewidths=0)
-            grid = np.array([t["e"].min(), t["e"].max()])
-            if res.fit is not None:
-                ax.plot(grid, res.fit.predict(grid), color=color, label=f"{name}: r = {res.fit.r:.2f}")
+        _levels_panel(ax, results_by_model[model], "entropy", equation=False)
         ax.set_title(model.replace("lab:", ""), fontsize=10)
-        ax.set_xlabel("memorization score e")
-        ax.set_ylabel("level-set entropy (bits)")
-        ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

@@ -191,17 +191,20 @@ class Model(ABC):
         raise ModelError(f"backend {self.backend!r} cannot generate from token ids; "
                          "token-level studies need a local model")
 
-    def _cached(self, kind: str, requests: list[dict], send_fn, progress: bool | str) -> list[Answer]:
+    def _cached(self, kind: str, requests: list[dict], send_fn, progress: bool | str, *,
+                desc: str | None = None, retry_errors: bool | None = None) -> list[Answer]:
         """Answer ``requests`` from the cache where possible and send the rest through
         ``send_fn(indices)``, which yields ``(position in indices, answer)``; every new
-        answer is stored as it arrives."""
+        answer is stored as it arrives. ``retry_errors`` overrides the model's setting
+        (scores are never kept as errors)."""
+        retry = self.retry_errors if retry_errors is None else retry_errors
         keys = [self._key(kind, r) for r in requests]
         found = self.cache.get_many(set(keys))
         answers: list[Answer | None] = [None] * len(requests)
         todo: list[int] = []
         for i, key in enumerate(keys):
             hit = found.get(key)
-            if hit is not None and not (hit.error and self.retry_errors):
+            if hit is not None and not (hit.error and retry):
                 answers[i] = Answer(hit.text, hit.error, cached=True, meta=hit.meta)
             else:
                 todo.append(i)
@@ -213,7 +216,7 @@ class Model(ABC):
         if send:
             bar = tqdm(
                 total=len(send),
-                desc=progress if isinstance(progress, str) else f"{self.name} {kind}",
+                desc=progress if isinstance(progress, str) else (desc or f"{self.name} {kind}"),
                 disable=not progress,
                 leave=False,
             )
@@ -275,29 +278,14 @@ class Model(ABC):
         if len(contexts) != len(continuations):
             raise ModelError("contexts and continuations must have the same length")
         reqs = [{"context": c, "continuation": s} for c, s in zip(contexts, continuations)]
-        keys = [self._key("logprobs", r) for r in reqs]
-        found = self.cache.get_many(set(keys))
-        out: list[np.ndarray | None] = [None] * len(reqs)
-        todo = []
-        for i, key in enumerate(keys):
-            hit = found.get(key)
-            if hit is not None and hit.error is None:
-                out[i] = np.asarray(hit.meta["logprobs"], dtype=float)
-            else:
-                todo.append(i)
-        if todo:
-            bar = tqdm(total=len(todo), desc=f"{self.name} logprobs", disable=not progress, leave=False)
+
+        def send(todo):
             for j, lp in self._logprobs([contexts[i] for i in todo], [continuations[i] for i in todo]):
-                i = todo[j]
-                self.calls += 1
-                self.cache.put(
-                    keys[i], backend=self.backend, model=self.cache_identity(), kind="logprobs",
-                    request=reqs[i], text=None, meta={"logprobs": [float(x) for x in lp]},
-                )
-                out[i] = np.asarray(lp, dtype=float)
-                bar.update(1)
-            bar.close()
-        return out  # type: ignore[return-value]
+                yield j, Answer(None, meta={"logprobs": [float(x) for x in lp]})
+
+        answers = self._cached("logprobs", reqs, send, progress,
+                               desc=f"{self.name} logprobs", retry_errors=True)
+        return [np.asarray(a.meta["logprobs"], dtype=float) for a in answers]
 
     def score_ids(self, sequences: Sequence[Sequence[int]], *, progress: bool | str = False) -> list[dict]:
         """Teacher-forced scores of whole token sequences (given as ids).
@@ -311,32 +299,16 @@ class Model(ABC):
         reqs = [{"ids": [int(t) for t in ids]} for ids in sequences]
         if any(len(r["ids"]) < 2 for r in reqs):
             raise ModelError("every sequence must have at least two token ids")
-        keys = [self._key("score_ids", r) for r in reqs]
-        found = self.cache.get_many(set(keys))
-        out: list[dict | None] = [None] * len(reqs)
-        todo = []
-        for i, key in enumerate(keys):
-            hit = found.get(key)
-            if hit is not None and hit.error is None:
-                out[i] = {"logprobs": np.asarray(hit.meta["logprobs"], dtype=float),
-                          "argmax": np.asarray(hit.meta["argmax"], dtype=bool)}
-            else:
-                todo.append(i)
-        if todo:
-            bar = tqdm(total=len(todo), desc=progress if isinstance(progress, str) else f"{self.name} scores",
-                       disable=not progress, leave=False)
+
+        def send(todo):
             for j, (lp, top) in self._score_ids([reqs[i]["ids"] for i in todo]):
-                i = todo[j]
-                self.calls += 1
-                self.cache.put(
-                    keys[i], backend=self.backend, model=self.cache_identity(), kind="score_ids",
-                    request=reqs[i], text=None,
-                    meta={"logprobs": [float(x) for x in lp], "argmax": [bool(x) for x in top]},
-                )
-                out[i] = {"logprobs": np.asarray(lp, dtype=float), "argmax": np.asarray(top, dtype=bool)}
-                bar.update(1)
-            bar.close()
-        return out  # type: ignore[return-value]
+                meta = {"logprobs": [float(x) for x in lp], "argmax": [bool(x) for x in top]}
+                yield j, Answer(None, meta=meta)
+
+        answers = self._cached("score_ids", reqs, send, progress, desc=f"{self.name} scores",
+                               retry_errors=True)
+        return [{"logprobs": np.asarray(a.meta["logprobs"], dtype=float),
+                 "argmax": np.asarray(a.meta["argmax"], dtype=bool)} for a in answers]
 
     def _score_ids(self, sequences: Sequence[list[int]]
                    ) -> Iterator[tuple[int, tuple[list[float], list[bool]]]]:

@@ -21,8 +21,6 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-import numpy as np
-
 from analysis.cache import artifact_path, stable_hash
 from analysis.models.base import Answer, Model, ModelError, Request
 
@@ -315,9 +313,7 @@ class LocalModel(Model):
                     yield i, Answer(text, meta=meta)
 
     def _logprobs(self, contexts, continuations) -> Iterator[tuple[int, list[float]]]:
-        import torch
-
-        tok, model = self.tokenizer, self.model
+        tok = self.tokenizer
         pairs = []
         for c, s in zip(contexts, continuations):
             ctx = tok(c, add_special_tokens=True)["input_ids"] if c else []
@@ -325,25 +321,11 @@ class LocalModel(Model):
                 ctx = [tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id]
             cont = tok(s, add_special_tokens=False)["input_ids"]
             pairs.append((ctx, cont))
-        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            seqs = [pairs[i][0] + pairs[i][1] for i in idx]
-            width = max(len(x) for x in seqs)
-            input_ids = torch.full((len(idx), width), tok.pad_token_id, dtype=torch.long)
-            attention = torch.zeros((len(idx), width), dtype=torch.long)
-            for row, seq in enumerate(seqs):
-                input_ids[row, : len(seq)] = torch.tensor(seq)
-                attention[row, : len(seq)] = 1
-            with torch.inference_mode():
-                logits = model(
-                    input_ids=input_ids.to(self.device), attention_mask=attention.to(self.device)
-                ).logits
-            logp = torch.log_softmax(logits.float(), dim=-1).cpu()
-            for row, i in enumerate(idx):
-                ctx, cont = pairs[i]
-                pos = np.arange(len(ctx) - 1, len(ctx) + len(cont) - 1)
-                yield i, logp[row, pos, cont].tolist() if cont else []
+        seqs = [ctx + cont for ctx, cont in pairs]
+        # position j of a sequence's scores is token j + 1: the continuation starts at len(ctx) - 1
+        for i, (lp, _top) in _score_batches(self.model, seqs, self.batch_size, tok.pad_token_id, self.device):
+            start = len(pairs[i][0]) - 1
+            yield i, lp[start : start + len(pairs[i][1])]
 
 
 def _score_batches(model, sequences, batch_size: int, pad: int, device):
