@@ -121,3 +121,30 @@ def test_entropy_smoke_runs_on_the_lab_and_a_real_model(smoke_book):
     assert (int(lab_total), int(real_total)) == (4, 2)
     assert values["di_correct"] == f"{int(lab_right) + int(real_right)} of 6"
     assert -1 <= float(values["inst_r_ent"]) <= 1
+
+
+def test_predicting_smoke_scores_every_sequence_under_every_run(smoke_book):
+    site, _ = smoke_book
+    values = glued(json.loads((site / "book" / "chapters" / "predicting.ipynb").read_text()))
+    # 6 tasks x 4 copy levels x 1 sequence, scored under all 24 runs of the smoke lab
+    assert values["n_sequences"] == "24"
+    assert values["n_scored"] == "576"
+    assert values["ctrl_pos"] == "0"  # no smoke model reproduces a sequence it never saw
+
+
+def test_predicting_bad_target_fails_before_work(tmp_path):
+    with pytest.raises(pm.PapermillExecutionError) as err:
+        execute("predicting", {"profile": "smoke", "targets": "wide-32"}, tmp_path)
+    assert "have no exposure table" in str(err.value)
+
+
+def test_distributional_smoke_runs_the_method_on_the_ladder(smoke_book):
+    site, _ = smoke_book
+    values = glued(json.loads((site / "book" / "chapters" / "distributional.ipynb").read_text()))
+    assert values["n_facts"] == "40" and values["n_models"] == "4"  # the smoke lab: 40 facts, 4 ladder runs
+    assert int(values["n_errors"]) == 0
+    # the authors' effective threshold (0.002) keeps every candidate; the paper's keeps fewer
+    assert values["k3_authors"] == values["k3_total"]
+    assert int(values["k3_paper"].replace(",", "")) < int(values["k3_total"].replace(",", ""))
+    lo, hi = (float(v) for v in values["knowledge_3_range"].split(" to "))
+    assert -1 <= lo <= hi <= 1

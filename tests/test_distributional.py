@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import kendalltau, spearmanr
 
@@ -128,3 +129,21 @@ def test_answer_checks():
     assert D.final_number("First 3 * 4 = 12. Then 12 + 1 = 13. #### 13") == 13
     assert D.final_number("so the answer is 1,204 apples") == 1204
     assert D.final_number("no digits") is None and D.final_number(None) is None
+
+
+def test_count_pairs_api_with_recorded_responses(tmp_path):
+    import json
+    from pathlib import Path
+
+    from analysis import ngrams as G
+
+    recorded = json.loads((Path(__file__).parent / "fixtures" / "infinigram_api.json").read_text())["responses"]
+
+    def post(payload):
+        return next(r["response"] for r in recorded if r["request"] == payload)
+
+    api = G.InfiniGramAPI(post=post, cache=QueryCache(tmp_path / "q.sqlite"))
+    table = pd.DataFrame({"instance": [0], "x": [("capital", "of", "France")], "y": [("Paris",)]})
+    out = D.count_pairs_api(table, api)
+    assert out[["c_x", "c_xy"]].iloc[0].tolist() == [4800, 120]
+    assert out["p_taskgram"].iloc[0] == pytest.approx(120 / 4800)

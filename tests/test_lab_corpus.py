@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
 from collections import Counter
 
 import pandas as pd
@@ -19,7 +18,7 @@ import pytest
 from analysis import data
 from analysis.lab import corpus as lab_corpus
 from analysis.lab.config import CorpusConfig, LabConfigError
-from analysis.lab.corpus import SHINGLE_WORDS, build_corpus
+from analysis.lab.corpus import MAX_CHARS_PER_WORD, SHINGLE_WORDS, build_corpus
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get(data.MIRROR_ENV),
@@ -194,6 +193,30 @@ def test_injections_per_task_and_level(small):
     assert (table.query("task in ['gsm8k', 'qa', 'biography']")["n_words"] <= n).all()
     assert table.query("task == 'mmlu'")["n_words"].between(n / 2, 1.5 * n).all()
     assert table.query("task == 'mmlu'")["text"].str.fullmatch(r"Question: .* Answer: [ABCD]").all()
+    assert (table.query("task == 'mmlu'")["text"].str.len() <= MAX_CHARS_PER_WORD * n).all()
+
+
+def test_level_counts_set_the_sequences_per_level(small):
+    levels = SMALL.duplicate_levels + (64,)
+    config = CorpusConfig(**{**SMALL.as_dict(), "duplicate_levels": levels, "level_counts": (2, 2, 2, 2, 1)})
+    assert config.level_sizes() == [(0, 2), (1, 2), (4, 2), (16, 2), (64, 1)]
+    corpus = build_corpus(config)
+    sizes = corpus.injection_table().groupby(["task", "copies"]).size()
+    assert (sizes.xs(64, level="copies") == 1).all()
+    assert (sizes.drop(64, level="copies") == 2).all()
+    assert len(corpus.injections) == len(small.injections) + len(SMALL.injection_tasks)
+    # tasks drawn from a fixed item order keep their lower-level sequences (passages and
+    # random words are not: the extra passage is carved out of the background first)
+    fixed = ["qa", "gsm8k", "mmlu", "biography"]
+    before = small.injection_table().query("task in @fixed").set_index("seq_id")["text"]
+    after = corpus.injection_table().set_index("seq_id")["text"]
+    assert after.loc[before.index].equals(before)
+
+
+@pytest.mark.parametrize("counts", [(1, 2), (1, 1, 0, 1), (1, 1, 1, True)])
+def test_bad_level_counts_name_the_field(counts):
+    with pytest.raises(LabConfigError, match="level_counts"):
+        CorpusConfig(**{**SMALL.as_dict(), "level_counts": counts})
 
 
 def test_passages_are_book_text(small, popular):
@@ -257,10 +280,7 @@ def test_negative_counts(field):
 
 
 def test_default_corpus_is_fast_and_as_configured():
-    build_corpus(SMALL)  # the text index is built once per process
-    start = time.perf_counter()
     corpus = build_corpus(CorpusConfig())
-    assert time.perf_counter() - start < 20
     comp = corpus.composition().set_index("kind")
     default = CorpusConfig()
     assert comp.loc["background", "words"] == default.background_words

@@ -50,8 +50,14 @@ def test_range_runs_insert_only_the_lower_copy_levels():
     injs = [Injection(f"s{c}", "qa", "text", c) for c in (0, 1, 4, 16, 64)]
     m = ModelConfig(2, 32, 1, 128)
     assert len(ladder.run_injections(RunConfig("p", m, 1000, inject=True), injs)) == 5
-    kept = ladder.run_injections(RunConfig("r", m, 1000, inject=True, window="q2"), injs)
+    kept = ladder.run_injections(RunConfig("r", m, 1000, inject=True, window="q2", max_copies=16), injs)
     assert [i.copies for i in kept] == [0, 1, 4, 16]
+    for run in ladder.get_profile("default").runs:  # only the injection-range runs cap the levels
+        assert (run.max_copies is not None) == (run.family == "range")
+    with pytest.raises(LabConfigError, match="max_copies"):
+        RunConfig("r", m, 1000, max_copies=16)
+    with pytest.raises(LabConfigError, match="max_copies"):
+        RunConfig("r", m, 1000, inject=True, max_copies=0)
 
 
 @pytest.mark.parametrize(

@@ -83,6 +83,26 @@ def test_logprobs_equal_a_direct_forward_pass(smol):
     assert np.all(lp <= 0)
 
 
+def test_logprobs_keep_the_end_of_a_context_longer_than_the_positions(smol):
+    ctx, cont = "One two three four five six seven eight nine ten eleven twelve", " thirteen fourteen"
+    tok = smol.tokenizer
+    s_ids = tok(cont, add_special_tokens=False)["input_ids"]
+    c_ids = tok(ctx)["input_ids"]
+    limit = len(s_ids) + 4
+    config = smol.model.config
+    saved = config.max_position_embeddings
+    config.max_position_embeddings = limit
+    try:
+        lp = smol.logprobs([ctx], [cont])[0]
+    finally:
+        config.max_position_embeddings = saved
+    kept = c_ids[-4:]  # the last 4 context tokens and the continuation fill the limit
+    with torch.inference_mode():
+        logits = smol.model(torch.tensor([kept + s_ids])).logits[0]
+    ref = torch.log_softmax(logits, -1)[torch.arange(3, 3 + len(s_ids)), s_ids]
+    np.testing.assert_allclose(lp, ref.numpy(), atol=1e-4)
+
+
 def test_next_token_is_the_argmax(smol):
     tok = smol.tokenizer
     with torch.inference_mode():

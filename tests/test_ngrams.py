@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -357,3 +359,56 @@ def test_filter_summary_counts_agree_with_the_masks_and_the_keep_hook():
     by_value = G.filter_summary(table, list(G.SENSITIVITY_GAMMAS), cosines=cos)
     assert by_value.label.tolist() == ["0.7", "0.75", "0.8"]
     assert by_value.pairs.tolist() == summary.loc[[f"γ={g}" for g in G.SENSITIVITY_GAMMAS], "pairs"].tolist()
+
+
+# -- the real-data path: the infini-gram API, with recorded responses -----------------------------
+
+
+def _recorded_api(tmp_path, index="v4_piletrain_llama"):
+    from analysis.cache import QueryCache
+
+    recorded = json.loads((Path(__file__).parent / "fixtures" / "infinigram_api.json").read_text())["responses"]
+    sent = []
+
+    def post(payload):
+        sent.append(payload)
+        for r in recorded:
+            if r["request"] == payload:
+                return r["response"]
+        raise ConnectionError("no recorded response")
+
+    return G.InfiniGramAPI(index, post=post, cache=QueryCache(tmp_path / "q.sqlite")), sent
+
+
+def test_infinigram_api_counts_and_caches(tmp_path):
+    api, sent = _recorded_api(tmp_path, "v4_rpj_llama_s4")
+    assert api.count("University of Washington") == 2349754
+    assert api.count("University of Washington") == 2349754
+    assert sent == [{"index": "v4_rpj_llama_s4", "query_type": "count", "query": "University of Washington"}]
+    pile, sent = _recorded_api(tmp_path)
+    assert pile.pair_count("capital of France", "Paris") == 120
+    assert sent[-1]["query"] == "capital of France AND Paris"
+
+
+def test_infinigram_api_chain_rule_skips_zero_probabilities(tmp_path):
+    api, _ = _recorded_api(tmp_path)
+    # log 0.5 + (p = 0: counted as 1) + log 0.25
+    assert api.infgram_logprob([1, 2], [3, 4, 5]) == pytest.approx(np.log(0.5) + np.log(0.25))
+    p = api.infgram_prob([1, 2], 3)
+    assert (p.prob, p.prompt_cnt, p.cont_cnt, p.suffix_len) == (0.5, 10, 5, 2)
+
+
+def test_infinigram_api_errors_are_recorded_never_counted(tmp_path):
+    from analysis.cache import QueryCache
+
+    api, sent = _recorded_api(tmp_path)
+    with pytest.raises(G.NgramError, match="Invalid query"):
+        api.count("no such index")
+    with pytest.raises(G.NgramError, match="no recorded response"):
+        api.count("never recorded")
+    assert len([s for s in sent if s["query"] == "never recorded"]) == 3  # retried, then given up
+    cache = QueryCache(tmp_path / "q.sqlite")
+    assert cache.count(model="v4_piletrain_llama", errors=True) == 2
+    assert cache.count(model="v4_piletrain_llama", errors=False) == 0
+    with pytest.raises(G.NgramError, match="index must be"):
+        G.InfiniGramAPI("")

@@ -556,3 +556,91 @@ def test_sequence_scores_cut_prefix_and_suffix_and_label(tmp_path):
     assert again["extract"].iloc[0] == 1
     with pytest.raises(PredictingError, match="at least 2 tokens"):
         P.sequence_scores(model, {"c": [1]})
+
+
+# -- the lab's runs in the source's roles --------------------------------------------------------
+
+
+def test_counterfactual_is_the_standard_run_of_the_same_shape_and_budget():
+    from analysis.lab import ladder
+
+    for profile in ("smoke", "default"):  # every target of every profile has its twin
+        table = ladder.get_profile(profile).table()
+        assert all(P.counterfactual(table, t) for t in P.LAB_TARGETS)
+    runs = ladder.get_profile("default").table()
+    assert P.counterfactual(runs, "pert-l2x") == "std-l2x"
+    assert P.counterfactual(runs, "pert-s1x") == "std-s1x"
+    # the injection-range runs: the large model at the 2x budget
+    assert {P.counterfactual(runs, r) for r in P.LAB_POOLS["all6"]} == {"std-l2x"}
+    with pytest.raises(PredictingError, match="not a lab run"):
+        P.counterfactual(runs, "pert-x")
+    assert set(P.LAB_TARGETS) <= set(runs["run"])
+    assert {r for pool in P.LAB_POOLS.values() for r in pool} <= set(runs["run"])
+
+
+def _scores():
+    # scores of 3 sequences under a target, two standard runs and another injected run
+    rows = []
+    for run, nll, sfx, ext in [("pert-a", [1, 2, 3], [0.1, 2.0, 3.0], [1, 0, 0]),
+                               ("pert-b", [1, 1, 1], [0.5, 0.2, 0.9], [1, 1, 0]),
+                               ("std-a", [2, 4, 6], [2, 4, 6], [0, 0, 0]),
+                               ("std-b", [4, 4, 4], [8, 8, 8], [0, 0, 0])]:
+        for i, seq in enumerate(["s1", "s2", "s3"]):
+            rows.append({"run": run, "model": f"lab:{run}", "seq_id": seq, "nll": nll[i],
+                         "nll_suffix": sfx[i], "suffix_acc": 1.0 - sfx[i] / 10, "extract": ext[i]})
+    return pd.DataFrame(rows)
+
+
+def test_target_frame_joins_label_features_and_baselines():
+    exp = _exposure().assign(window=["q4", "q4", "q4"])
+    f = P.target_frame("pert-a", _scores(), {"pert-a": exp}, ["std-a", "std-b"], "std-a",
+                       ["pert-a", "pert-b"]).set_index("seq_id")
+    assert f["extract"].tolist() == [1, 0, 0]
+    assert f["nll_suffix"].tolist() == pytest.approx([0.1, 2.0, 3.0])
+    # hardness over std-b alone (std-a is the counterfactual)
+    assert f["hardness"].tolist() == pytest.approx([4.0, 4.0, 4.0])
+    assert f["hardness_sfx"].tolist() == pytest.approx([8.0, 8.0, 8.0])
+    assert f["recency"].tolist() == pytest.approx([0.2, 1.0, 0.25])
+    # cross-model: percentile of -nll_suffix under pert-b alone: 0.2 best (1), 0.5 (2/3), 0.9 (1/3)
+    assert f["cross_model"].tolist() == pytest.approx([2 / 3, 1.0, 1 / 3])
+    assert f["window_end"].tolist() == [1.0, 1.0, 1.0]
+    with pytest.raises(PredictingError, match="no exposure table"):
+        P.target_frame("pert-b", _scores(), {"pert-a": exp}, ["std-a"], "std-a", [])
+    with pytest.raises(PredictingError, match="no scores for the standard"):
+        P.target_frame("pert-a", _scores(), {"pert-a": exp}, ["std-z"], "std-z", [])
+
+
+def test_range_labels_stack_one_frame_per_run():
+    exp = _exposure()
+    lab = P.range_labels(["pert-a", "pert-b"], _scores(), {"pert-a": exp, "pert-b": exp.assign(window="q1")},
+                         ["std-a", "std-b"], "std-b")
+    assert lab.groupby("run")["extract"].apply(list).to_dict() == {"pert-a": [1, 0, 0], "pert-b": [1, 1, 0]}
+    assert lab.query("run == 'pert-b'")["window_end"].tolist() == [0.25] * 3
+    # hardness over std-a alone
+    assert lab.query("run == 'pert-a'")["hardness"].tolist() == pytest.approx([2.0, 4.0, 6.0])
+
+
+def test_auc_rows_fills_a_table_column_and_reports_unsplittable_frames():
+    rng = np.random.default_rng(0)
+    y = np.array([1] * 20 + [0] * 30)
+
+    def frame(seed):
+        r = np.random.default_rng(seed)
+        return pd.DataFrame({"seq_id": [f"s{i}" for i in range(50)], "task": "qa", "extract": y,
+                             "log_freq": y * 2.0 + r.random(50), "recency": r.random(50),
+                             "hardness": r.random(50), "hardness_sfx": y + r.random(50) * 0.5,
+                             "cross_model": r.random(50)})
+
+    t = P.auc_rows(frame, "group", ["cross-model baseline", "random baseline"], seeds=[0, 1],
+                   hardness_rows=("full", "suffix")).set_index(["features", "hardness"])
+    assert t.loc[("log_freq", "—"), "auc"] == 1.0 and t.loc[("log_freq", "—"), "sd"] == 0.0
+    assert t.loc[("hardness", "suffix"), "auc"] == 1.0  # the suffix measure separates by construction
+    assert 0.2 < t.loc[("hardness", "full sequence"), "auc"] < 0.8
+    assert len(t) == 7 + 4 + 2 + 2  # 7 sets, the 4 with hardness twice, 2 baselines, 2 sd rows
+    for m in ("full sequence", "suffix"):
+        assert t.loc[("sd (3 features)", m), "auc"] == t.loc[("log_freq + recency + hardness", m), "sd"]
+    # the random split keeps one split for every seed; the random baseline changes with the seed
+    r = P.auc_rows(frame, "random", ["random baseline"], seeds=[0, 1, 2]).set_index("features")
+    assert r.loc["log_freq", "auc"] == 1.0 and r.loc["random baseline", "sd"] > 0
+    few = P.auc_rows(lambda s: frame(s).assign(extract=[1] + [0] * 49), "group", [], seeds=[0])
+    assert few["auc"].isna().all() and few["note"].str.contains("too few positives").all()

@@ -68,7 +68,7 @@ PROFILES = {
         models=["smollm2-135m-instruct"], prefix_tokens=16, suffix_tokens=16, n_real=16,
         temperature=0.0, lcs_filter="written", n_boot=50, seed=0,
     ),
-    # The lab's largest perturbed run (its stream holds sequences inserted 1 to 64
+    # The lab's largest perturbed run (its stream holds sequences inserted 1 to 256
     # times, the only text a lab model reproduces) and the ladder's largest wide
     # model; both real models. The injected sequences are about 64 tokens long, so
     # |p| + |s| = 32 + 16, the source's 2 : 1 split scaled down. Greedy decoding

@@ -1125,3 +1125,98 @@ def infgram_logprob(index: InfiniIndex, context: Sequence[int], target: Sequence
             total += float(np.log(p))
         ctx.append(t)
     return total
+
+
+# ---------------------------------------------------------------------------
+# The real-data path: the public infini-gram API (Pile counts for Pythia)
+# ---------------------------------------------------------------------------
+
+#: the public endpoint and the index of the Pile's training split (Llama-2 tokenizer)
+API_URL = "https://api.infini-gram.io/"
+PILE_INDEX = "v4_piletrain_llama"
+
+
+class InfiniGramAPI:
+    """Counts and ∞-gram probabilities from the public infini-gram API, cached.
+
+    For readers who are online: Pythia was trained on the Pile, whose training
+    split the API indexes as :data:`PILE_INDEX`. Every response is stored in
+    the book's query cache (:class:`analysis.cache.QueryCache`) as it arrives,
+    so a re-run sends nothing; a failed request raises :class:`NgramError` and
+    is recorded as an error, never as a count. ``post`` replaces the HTTP call
+    (the tests pass recorded responses).
+
+    Methods mirror the local index's: :meth:`count` (occurrences of a string),
+    :meth:`pair_count` (the API's CNF count of documents holding both
+    n-grams, ``"x AND y"``), :meth:`infgram_prob` and :meth:`infgram_logprob`.
+    The API tokenizes strings with the index's tokenizer (Llama-2), not the
+    model's, so ∞-gram probabilities are of Llama-2 tokens.
+    """
+
+    def __init__(self, index: str = PILE_INDEX, url: str = API_URL, post=None, cache=None,
+                 timeout: float = 30.0, retries: int = 3):
+        from analysis.cache import QueryCache
+
+        if not isinstance(index, str) or not index:
+            raise NgramError(f"index must be an infini-gram index name such as {PILE_INDEX!r}, got {index!r}")
+        self.index, self.url, self.timeout, self.retries = index, url, timeout, retries
+        self._post = post or self._http_post
+        self._cache = cache if cache is not None else QueryCache()
+
+    def _http_post(self, payload: dict) -> dict:
+        import urllib.request
+
+        req = urllib.request.Request(self.url, data=json.dumps(payload).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=self.timeout) as resp:  # noqa: S310 (fixed https URL)
+            return json.loads(resp.read().decode())
+
+    def query(self, query_type: str, **fields) -> dict:
+        """One API request (cached): ``{"index", "query_type", **fields}`` → the response dict."""
+        from analysis.cache import QueryCache
+
+        payload = {"index": self.index, "query_type": query_type, **fields}
+        key = QueryCache.key("infini-gram", self.index, query_type, payload)
+        hit = self._cache.get(key)
+        if hit is not None and hit.error is None:
+            return json.loads(hit.text)
+        last = None
+        for _ in range(max(1, self.retries)):
+            try:
+                res = self._post(payload)
+            except Exception as err:  # network errors: retried, then recorded
+                last = f"{type(err).__name__}: {err}"
+                continue
+            if "error" in res:
+                last = str(res["error"])
+                break
+            self._cache.put(key, backend="infini-gram", model=self.index, kind=query_type, request=payload,
+                            text=json.dumps(res))
+            return res
+        self._cache.put(key, backend="infini-gram", model=self.index, kind=query_type, request=payload,
+                        text=None, error=last)
+        raise NgramError(f"infini-gram API ({self.index}, {query_type}): {last}")
+
+    def count(self, text: str) -> int:
+        """Occurrences of ``text`` in the index."""
+        return int(self.query("count", query=str(text))["count"])
+
+    def pair_count(self, x: str, y: str) -> int:
+        """Documents holding both ``x`` and ``y`` (a CNF count, approximate for frequent terms)."""
+        return int(self.query("count", query=f"{x} AND {y}")["count"])
+
+    def infgram_prob(self, context_ids: Sequence[int], token: int) -> InfgramProb:
+        """∞-gram probability of ``token`` (a Llama-2 id) after ``context_ids``."""
+        res = self.query("infgram_prob", query_ids=[*_ids(context_ids, "context"), int(token)])
+        return InfgramProb(float(res["prob"]), int(res["prompt_cnt"]), int(res["cont_cnt"]),
+                           int(res["suffix_len"]))
+
+    def infgram_logprob(self, context_ids: Sequence[int], target_ids: Sequence[int]) -> float:
+        """Chain-rule log ∞-gram probability, zero-probability tokens counted as 1 (as the source)."""
+        ctx, total = _ids(context_ids, "context"), 0.0
+        for t in _ids(target_ids, "target"):
+            p = self.infgram_prob(ctx, t).prob
+            if p > 0:
+                total += float(np.log(p))
+            ctx.append(t)
+        return total

@@ -431,3 +431,117 @@ def entropy_levels_by_model(results_by_model: dict) -> plt.Figure:
         ax.set_title(model.replace("lab:", ""), fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def predicting_extraction(summary: pd.DataFrame) -> plt.Figure:
+    """Share of sequences extracted and mean suffix argmax accuracy against copies in
+    training, one line per target run (copies 0 are the never-inserted controls)."""
+    fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.4), sharex=True)
+    levels = sorted(summary["copies"].unique())
+    pos = {c: i for i, c in enumerate(levels)}
+    for k, (target, g) in enumerate(summary.groupby("target", sort=False)):
+        x = g["copies"].map(pos)
+        color = SET_COLORS[k % len(SET_COLORS)]
+        axes[0].plot(x, g["extract"], marker="o", color=color, label=target)
+        axes[1].plot(x, g["suffix_acc"], marker="o", color=color, label=target)
+    for ax, ylabel in zip(axes, ["extracted (share of sequences)", "suffix argmax accuracy"]):
+        ax.set_xticks(range(len(levels)), [str(c) for c in levels])
+        ax.set_xlabel("copies in training")
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(-0.03, 1.03)
+    axes[1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1))
+    fig.tight_layout()
+    return fig
+
+
+def auc_heatmaps(tables: dict, title: str | None = None, vmin: float = 0.2, vmax: float = 1.0) -> plt.Figure:
+    """AUC tables side by side as annotated heatmaps (rows: feature sets and baselines,
+    columns: targets, cells or copy levels); blank cells are the "—" of a table."""
+    tables = {k: v for k, v in tables.items() if v is not None}
+    n_rows = max(len(t) for t in tables.values())
+    widths = [max(2.2, 0.75 * t.shape[1] + 0.6) for t in tables.values()]
+    fig, axes = plt.subplots(1, len(tables), figsize=(sum(widths) + 3.2, 0.33 * n_rows + 1.3),
+                             gridspec_kw={"width_ratios": widths}, squeeze=False)
+    for i, (ax, (name, t)) in enumerate(zip(axes[0], tables.items())):
+        sns.heatmap(t.astype(float), ax=ax, annot=True, fmt=".2f", cmap="RdBu_r", center=0.5, vmin=vmin,
+                    vmax=vmax, cbar=False, annot_kws={"fontsize": 7}, linewidths=0.5, linecolor="white",
+                    yticklabels=i == 0)
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel("")
+        ax.set_ylabel("")
+        ax.tick_params(axis="x", labelrotation=45, labelsize=8)
+        ax.tick_params(axis="y", labelsize=8)
+    if title:
+        fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def distributional_performance(perf: pd.DataFrame, task: str = "knowledge") -> plt.Figure:
+    """Task accuracy against bins of n-gram pair count, one line per model (the
+    source's Figure 3); bars are Wilson 95% intervals. ``perf``: ``model, params,
+    bin, accuracy, ci_lo, ci_hi, n`` (``bin`` a label in order)."""
+    fig, ax = plt.subplots(figsize=(6.6, 3.6))
+    models = perf.sort_values("params")["model"].unique()
+    cmap = plt.get_cmap("viridis", len(models) + 1)
+    bins = list(dict.fromkeys(perf["bin"]))
+    for k, m in enumerate(models):
+        g = perf[perf["model"] == m].set_index("bin").reindex(bins)
+        x = np.arange(len(bins)) + (k - len(models) / 2) * 0.03
+        err = [(g["accuracy"] - g["ci_lo"]).clip(lower=0), (g["ci_hi"] - g["accuracy"]).clip(lower=0)]
+        ax.errorbar(x, g["accuracy"], yerr=err,
+                    marker="o", ms=4, lw=1.2, capsize=2, color=cmap(k), label=m)
+    ax.set_xticks(range(len(bins)), bins, rotation=30, fontsize=8)
+    ax.set_xlabel("summed co-occurrence count of the instance's n-gram pairs")
+    ax.set_ylabel(f"{task} accuracy")
+    ax.set_ylim(-0.03, 1.03)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1, 1), title="model", title_fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def distributional_mem(mem: pd.DataFrame, value: str = "rho", ylabel: str = "Spearman ρ") -> plt.Figure:
+    """Memorization against model size, one panel per task (the source's Figure 4):
+    solid lines the task-gram LM (``Mem_n``), dashed the ∞-gram LM (``Mem_∞``), one
+    colour per n; filled markers p < 0.05, grey stars otherwise. ``mem``: ``task,
+    lm`` (task-gram or ∞-gram), ``n``, ``params``, ``value`` and ``pvalue``."""
+    tasks = list(dict.fromkeys(mem["task"]))
+    fig, axes = plt.subplots(1, len(tasks), figsize=(4.6 * len(tasks), 3.5), squeeze=False, sharey=True)
+    colors = {2: "#264653", 3: "#e76f51", 5: "#2a9d8f"}
+    for ax, task in zip(axes[0], tasks):
+        sub = mem[mem["task"] == task]
+        for (lm, n), g in sub.groupby(["lm", "n"], sort=False):
+            g = g.sort_values("params")
+            ls = "-" if lm == "task-gram" else "--"
+            ax.plot(g["params"], g[value], ls=ls, color=colors.get(n, "k"), lw=1.2,
+                    label=f"{lm}, n = {n}")
+            sig = g["pvalue"] < 0.05
+            ax.scatter(g.loc[sig, "params"], g.loc[sig, value], color=colors.get(n, "k"), s=18, zorder=3)
+            ax.scatter(g.loc[~sig, "params"], g.loc[~sig, value], color="#999999", marker="*", s=40, zorder=3)
+        ax.axhline(0.0 if value == "rho" else 0.5, color="#888888", lw=0.8, ls=":")
+        ax.set_xscale("log")
+        ax.set_xlabel("parameters")
+        ax.set_title(task, fontsize=10)
+    axes[0, 0].set_ylabel(ylabel)
+    axes[0, -1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1, 1))
+    fig.tight_layout()
+    return fig
+
+
+def distributional_lines(frame: pd.DataFrame, y: str, hue: str, ylabel: str, title: str | None = None
+                         ) -> plt.Figure:
+    """One line per ``hue`` of ``y`` against model size (novelty, or Mem under
+    several thresholds: the source's Figure 6)."""
+    fig, ax = plt.subplots(figsize=(5.6, 3.4))
+    for k, (name, g) in enumerate(frame.groupby(hue, sort=False)):
+        g = g.sort_values("params")
+        ax.plot(g["params"], g[y], marker="o", ms=4, lw=1.2, color=SET_COLORS[k % len(SET_COLORS)],
+                label=str(name))
+    ax.set_xscale("log")
+    ax.set_xlabel("parameters")
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1), title=hue, title_fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -61,8 +61,12 @@ Where the source leaves a choice open, this module says what it does:
 * **sd over seeds** (:func:`over_seeds`) is the sample standard deviation
   (``ddof=1``); the source does not say which.
 
-All functions are pure computations over pandas frames and arrays: no
-printing, plotting or model access.
+All functions but :func:`sequence_scores` and :func:`score_runs` (which
+query models through the shared interface) are pure computations over pandas
+frames and arrays: no printing, plotting or model access. The last section maps
+the lab's runs onto the source's models (:data:`LAB_TARGETS`,
+:data:`LAB_POOLS`, :func:`counterfactual`) and builds each target's frame
+(:func:`target_frame`, :func:`range_labels`).
 """
 
 from __future__ import annotations
@@ -83,6 +87,9 @@ from analysis.lab.config import WINDOWS
 __all__ = [
     "BASELINES",
     "DATA_DIR",
+    "LAB_POOLS",
+    "LAB_TARGETS",
+    "PROFILES",
     "FEATURES",
     "FEATURE_SETS",
     "HARDNESS_MEASURES",
@@ -102,6 +109,7 @@ __all__ = [
     "check_pool",
     "check_splittable",
     "check_targets",
+    "counterfactual",
     "cross_model_scores",
     "evaluate",
     "exp1_stats",
@@ -127,8 +135,12 @@ __all__ = [
     "random_scores",
     "random_split",
     "recency",
+    "auc_rows",
+    "range_labels",
     "residual_recency_auc",
+    "score_runs",
     "split_point",
+    "target_frame",
     "task_splits",
     "window_end_baseline",
 ]
@@ -761,6 +773,85 @@ def over_seeds(fn: Callable[[int], float], seeds: Iterable[int] = PAPER_SEEDS, d
     return float(arr.mean()), sd
 
 
+THREE = "log_freq + recency + hardness"
+#: hardness measures as the source's Experiment 3 tables name them
+MEASURE_LABELS = {"full": "full sequence", "suffix": "suffix"}
+
+
+def auc_rows(make_frame: Callable[[int], pd.DataFrame], split: str, baselines: Sequence[str],
+             seeds: Iterable[int] = PAPER_SEEDS, *, hardness_rows: Sequence[str] = ("full",),
+             name: str = "frame", random_state: int = 0, **kw) -> pd.DataFrame:
+    """One column of the source's AUC tables: every feature set and baseline, mean over seeds.
+
+    Parameters
+    ----------
+    make_frame : callable seed -> DataFrame
+        The examples of one seed (a balanced subsample, the pairs of a pool,
+        a matched set).
+    split : {"random", "task", "group"}
+        As in :func:`evaluate`. The random split keeps ``random_state`` for
+        every seed, as the source does; the random baseline's scores follow the seed.
+    baselines : sequence of str
+        Keys of :data:`BASELINES` to add after the feature sets.
+    hardness_rows : sequence of {"full", "suffix"}
+        Each feature set holding hardness gets one row per measure (Experiment 3
+        has both); feature sets without it get one row, measure ``"—"``.
+    kw
+        Passed to :func:`evaluate` (``k``, ``group``, ``task``, ``label``).
+
+    Returns
+    -------
+    DataFrame
+        ``features, hardness, auc, sd, note``: one row per feature set (and
+        measure: "full sequence", "suffix" or "—") and baseline, then a row
+        ``"sd (3 features)"`` per measure whose ``auc`` is the sd over seeds
+        of that 3-feature row. When the
+        examples cannot be split (too few positives, tasks or groups), every
+        ``auc`` is NaN and ``note`` holds the reason, so a table shows "—"
+        where the source does.
+    """
+    seeds = list(seeds)
+    rows = []
+    for label, cols in FEATURE_SETS.items():
+        measures = hardness_rows if "hardness" in cols else ("—",)
+        rows += [(label, m) for m in measures]
+    rows += [(b, "—") for b in baselines]
+    out = []
+    try:
+        frames = {s: make_frame(s) for s in seeds}
+        for label, measure in rows:
+            h = "full" if measure == "—" else measure
+
+            def one(seed, label=label, h=h):
+                if split != "random":
+                    return evaluate(frames[seed], label, split, seed, hardness=h, name=name, **kw)
+                if label == "random baseline":  # the fixed split, fresh random scores per seed
+                    return _random_baseline_fixed_split(frames[seed], seed, random_state, name, kw)
+                return evaluate(frames[seed], label, split, random_state, hardness=h, name=name, **kw)
+
+            mean, sd = over_seeds(one, seeds)
+            out.append({"features": label, "hardness": measure, "auc": mean, "sd": sd})
+    except PredictingError as err:
+        sd_rows = [("sd (3 features)", m) for lab, m in rows if lab == THREE]
+        table = pd.DataFrame([{"features": lab, "hardness": m, "auc": np.nan, "sd": np.nan, "note": str(err)}
+                              for lab, m in rows + sd_rows])
+        table["hardness"] = table["hardness"].replace(MEASURE_LABELS)
+        return table
+    for r in [r for r in out if r["features"] == THREE]:
+        out.append({"features": "sd (3 features)", "hardness": r["hardness"], "auc": r["sd"], "sd": np.nan})
+    table = pd.DataFrame(out).assign(note="")
+    table["hardness"] = table["hardness"].replace(MEASURE_LABELS)
+    return table
+
+
+def _random_baseline_fixed_split(frame, seed, random_state, name, kw) -> float:
+    label = kw.get("label", "extract")
+    y = _binary(frame[label].to_numpy(), f"{name!r} column {label!r}")
+    check_splittable(y, "random", seed=random_state, name=name)
+    _, test = random_split(y, random_state)
+    return pooled_auc(y[test], random_scores(len(test), np.random.default_rng(seed)))
+
+
 # ---------------------------------------------------------------------------
 # Bad input
 # ---------------------------------------------------------------------------
@@ -1127,3 +1218,135 @@ def load_paper_table(name: str) -> pd.DataFrame:
         raise PredictingError(f"name must be one of {sorted(PAPER_TABLES)}, got {name!r}")
     dtype = {"copies": str} if name == "exp2_dataset" else None
     return pd.read_csv(DATA_DIR / PAPER_TABLES[name], comment="#", dtype=dtype)
+
+
+# ---------------------------------------------------------------------------
+# The lab's runs in the source's roles
+# ---------------------------------------------------------------------------
+
+#: the lab's perturbed and injection-range runs -> the source's target of the same role
+#: (small / large model ~ 1b / 8b; 1x / 2x token budget ~ 100b / 500b tokens; the
+#: injection-range runs by window: q3 ~ 50_75, q4 ~ 75_100, late ~ 50_100)
+LAB_TARGETS = {
+    "pert-s1x": "1b-100b", "pert-l1x": "8b-100b", "pert-s2x": "1b-500b", "pert-l2x": "8b-500b",
+    "range-q3": "ir50_75", "range-q4": "ir75_100", "range-late": "ir50_100",
+}
+#: Experiment 2's pools of injection-range runs, as in the source
+LAB_POOLS = {
+    "quarters": ("range-q1", "range-q2", "range-q3", "range-q4"),
+    "all6": ("range-q1", "range-q2", "range-q3", "range-q4", "range-early", "range-late"),
+    "late": ("range-q4", "range-late"),
+}
+
+#: the chapter's profiles: which lab, which targets and pools, how many seeds, the
+#: Experiment 3 stratum width as a fraction of training (the source's 100 of 48,000
+#: steps is under one lab step; see the chapter) and the cell range
+PROFILES = {
+    "smoke": dict(lab_profile="smoke", targets=list(LAB_TARGETS), pools=dict(LAB_POOLS), n_seeds=2,
+                  step_bin_frac=0.125, cell_lo=PAPER_CELL_RANGE[0], cell_hi=PAPER_CELL_RANGE[1]),
+    "default": dict(lab_profile="default", targets=list(LAB_TARGETS), pools=dict(LAB_POOLS),
+                    n_seeds=len(PAPER_SEEDS), step_bin_frac=0.125, cell_lo=PAPER_CELL_RANGE[0],
+                    cell_hi=PAPER_CELL_RANGE[1]),
+}
+
+
+def counterfactual(runs: pd.DataFrame, target: str) -> str:
+    """The target's counterfactual: the standard run with the same model shape and token budget.
+
+    ``runs`` is the lab's run table (:meth:`analysis.lab.ladder.LabProfile.table`):
+    ``run, family, n_layer, d_model, n_head, d_ff, context, tokens``. The
+    perturbed runs and their standard twins share model, budget and seed, hence
+    the base data order; an injection-range run's twin is the standard run of
+    its size and budget.
+    """
+    _require(runs, ("run", "family", "n_layer", "d_model", "tokens"), "the run table")
+    row = runs[runs["run"] == target]
+    if row.empty:
+        raise PredictingError(f"target {target!r} is not a lab run; runs: {sorted(runs['run'])}")
+    key = ["n_layer", "d_model", "n_head", "d_ff", "context", "tokens"]
+    key = [k for k in key if k in runs.columns]
+    std = runs[runs["family"] == "standard"].merge(row[key], on=key)
+    if std.empty:
+        raise PredictingError(f"target {target!r} has no standard run of its size and token budget")
+    return str(std["run"].iloc[0])
+
+
+def score_runs(models: Mapping[str, object], sequences: Mapping[str, Sequence[int]],
+               progress: bool = False) -> pd.DataFrame:
+    """:func:`sequence_scores` of every sequence under every model, long, with a ``run`` column.
+
+    ``models`` maps a run name to a model of the shared interface; each run's
+    sequences go in one batched, cached pass.
+    """
+    frames = []
+    for run, model in models.items():
+        frames.append(sequence_scores(model, sequences, progress=f"{run}: {len(sequences)} sequences"
+                                      if progress else False).assign(run=run))
+    if not frames:
+        raise PredictingError("score_runs needs at least one model")
+    return pd.concat(frames, ignore_index=True)
+
+
+def target_frame(target: str, scores: pd.DataFrame, exposures: Mapping[str, pd.DataFrame],
+                 standard_runs: Sequence[str], counterfactual_run: str,
+                 cross_runs: Sequence[str]) -> pd.DataFrame:
+    """One target's examples: its exposure table with the label, the features and the baselines.
+
+    Parameters
+    ----------
+    target : str
+        The target run; it needs an exposure table in ``exposures``.
+    scores : DataFrame
+        :func:`score_runs` output covering the target, the standard runs and ``cross_runs``.
+    exposures : mapping run -> DataFrame
+        Exposure tables (:func:`analysis.lab.train.exposure_table`).
+    standard_runs : sequence of str
+        The standard runs whose NLL gives the hardness features.
+    counterfactual_run : str
+        The target's standard twin, left out of the hardness.
+    cross_runs : sequence of str
+        The other injected runs of the cross-model baseline (the target is left out).
+
+    Returns
+    -------
+    DataFrame
+        One row per sequence of the target's table: ``seq_id, task, copies,
+        window, last_step, T``, the label and suffix results (``extract, nll,
+        nll_suffix, suffix_acc``), the features (:func:`features`),
+        ``cross_model`` (:func:`cross_model_scores`) and ``window_end``.
+    """
+    check_targets([target], exposures)
+    _require(scores, ("run", "seq_id", "nll", "nll_suffix", "extract", "suffix_acc"), "the scores")
+    exposure = exposures[target]
+    std = scores[scores["run"].isin(standard_runs)].rename(columns={"run": "model"}) \
+        if "model" not in scores.columns else \
+        scores[scores["run"].isin(standard_runs)].drop(columns="model").rename(columns={"run": "model"})
+    missing = sorted(set(standard_runs) - set(std["model"]))
+    if missing:
+        raise PredictingError(f"no scores for the standard run(s) {missing}")
+    T = int(exposure["T"].iloc[0])
+    frame = features(exposure, T, std[["seq_id", "model", "nll", "nll_suffix"]], counterfactual_run)
+    own = scores[scores["run"] == target].set_index("seq_id")
+    if own.empty:
+        raise PredictingError(f"no scores for the target {target!r}")
+    for col in ("extract", "nll", "nll_suffix", "suffix_acc"):
+        frame[col] = frame["seq_id"].map(own[col]).to_numpy()
+    others = [r for r in cross_runs if r != target]
+    pivot = scores[scores["run"].isin(others)].pivot(index="seq_id", columns="run", values="nll_suffix")
+    pivot = pivot.reindex(frame["seq_id"])
+    frame["cross_model"] = cross_model_scores(pivot, []).to_numpy() if len(others) else np.nan
+    frame["window_end"] = window_end_baseline(frame["window"])
+    frame["extract"] = frame["extract"].astype(np.int64)
+    return frame
+
+
+def range_labels(runs: Sequence[str], scores: pd.DataFrame, exposures: Mapping[str, pd.DataFrame],
+                 standard_runs: Sequence[str], counterfactual_run: str) -> pd.DataFrame:
+    """Experiment 2's input: one row per (sequence, injection-range run), with ``run``.
+
+    Each run's rows are its :func:`target_frame` (the cross-model column is not
+    used there); the frame goes to :func:`injection_range_pairs`.
+    """
+    frames = [target_frame(r, scores, exposures, standard_runs, counterfactual_run, []).assign(run=r)
+              for r in runs]
+    return pd.concat(frames, ignore_index=True)

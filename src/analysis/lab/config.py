@@ -63,6 +63,10 @@ class CorpusConfig:
     per_task_per_level: int = 6
     injection_tasks: tuple[str, ...] = INJECTION_TASKS
     duplicate_levels: tuple[int, ...] = DUPLICATE_LEVELS
+    #: sequences per task at each duplicate level, overriding per_task_per_level
+    #: (same length as duplicate_levels; empty = per_task_per_level everywhere), so
+    #: a high level can hold fewer sequences and not crowd out the base data
+    level_counts: tuple[int, ...] = ()
     #: length of every injected sequence, in words (about 1.3 tokens per word)
     injection_words: int = 40
 
@@ -92,8 +96,20 @@ class CorpusConfig:
             )
         if len(set(self.duplicate_levels)) != len(self.duplicate_levels):
             raise LabConfigError(f"duplicate_levels must be distinct, got {self.duplicate_levels}")
+        if self.level_counts and (
+            len(self.level_counts) != len(self.duplicate_levels)
+            or any(not isinstance(c, int) or isinstance(c, bool) or c < 1 for c in self.level_counts)
+        ):
+            raise LabConfigError(
+                f"level_counts must be empty or {len(self.duplicate_levels)} positive integers, one per "
+                f"duplicate level {self.duplicate_levels}, got {self.level_counts}")
         if self.fact_zipf_a <= 0:
             raise LabConfigError(f"fact_zipf_a must be > 0, got {self.fact_zipf_a}")
+
+    def level_sizes(self) -> list[tuple[int, int]]:
+        """``(duplicate level, sequences per task)`` for every level, in order."""
+        counts = self.level_counts or (self.per_task_per_level,) * len(self.duplicate_levels)
+        return list(zip(self.duplicate_levels, counts))
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -125,6 +141,9 @@ class RunConfig:
 
     ``window`` overrides every injected sequence's insertion window with one of
     :data:`WINDOWS` (the injection-range runs); ``None`` keeps "all".
+    ``max_copies``, when set, makes the run insert only the sequences with at
+    most that many copies (a quarter of a run has too few rows for the top
+    levels of every task).
     """
 
     name: str
@@ -139,12 +158,17 @@ class RunConfig:
     weight_decay: float = 0.1
     seed: int = 0
     tags: tuple[str, ...] = field(default_factory=tuple)
+    max_copies: int | None = None
 
     def __post_init__(self):
         _positive("tokens", self.tokens)
         _positive("batch_size", self.batch_size)
         if self.window is not None and self.window not in WINDOWS:
             raise LabConfigError(f"window must be one of {sorted(WINDOWS)} or None, got {self.window!r}")
+        if self.max_copies is not None:
+            _positive("max_copies", self.max_copies)
+            if not self.inject:
+                raise LabConfigError(f"run {self.name!r}: max_copies needs inject=True")
         if self.window is not None and not self.inject:
             raise LabConfigError(f"run {self.name!r}: a window needs inject=True")
         if not 0 <= self.warmup_frac < 1:

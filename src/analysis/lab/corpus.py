@@ -47,9 +47,11 @@ from analysis.cache import stable_hash
 from analysis.lab.config import CorpusConfig, LabConfigError
 
 #: bump when a change to this module changes the corpus built from a config
-CODE_VERSION = "corpus-1"
+CODE_VERSION = "corpus-2"
 #: words per shingle of the disjointness guarantees
 SHINGLE_WORDS = 12
+#: cap on an MMLU injection's characters per requested word (symbol-heavy items tokenize long)
+MAX_CHARS_PER_WORD = 7
 #: target length of a background document, in words
 BACKGROUND_DOC_WORDS = 500
 #: background fragments shorter than this (between claimed regions) are dropped
@@ -303,8 +305,8 @@ def _shingles(text: str) -> list[tuple[str, ...]]:
 
 
 def _n_injections(config: CorpusConfig) -> int:
-    """Sequences per task: per_task_per_level at each duplicate level."""
-    return config.per_task_per_level * len(config.duplicate_levels)
+    """Sequences per task, summed over the duplicate levels."""
+    return sum(n for _, n in config.level_sizes())
 
 
 # ---------------------------------------------------------------------------
@@ -685,12 +687,15 @@ def _mmlu_items(registry_key: str) -> tuple[dict, ...]:
 
 
 def _mmlu_pool(config: CorpusConfig, key: str) -> list[dict]:
-    """MMLU items whose rendering is about injection_words long (half to 1.5 times)."""
+    """MMLU items whose rendering is about injection_words long (half to 1.5 times)
+    and at most MAX_CHARS_PER_WORD characters per requested word, so that symbol-
+    and number-heavy items, which tokenize long, still fit in one context row."""
     lo, hi = config.injection_words / 2, config.injection_words * 3 / 2
+    max_chars = MAX_CHARS_PER_WORD * config.injection_words
     seen, pool = set(), []
     for item in _mmlu_items(key):
         n = len(item["text"].split())
-        if lo <= n <= hi and item["text"] not in seen:
+        if lo <= n <= hi and len(item["text"]) <= max_chars and item["text"] not in seen:
             seen.add(item["text"])
             pool.append(item)
     return pool
@@ -1008,8 +1013,8 @@ def _injections(config: CorpusConfig, key: str, passages: list[dict], qa_items: 
                 f"per_task_per_level={config.per_task_per_level}: task {task!r} supplied only {len(texts)} "
                 f"of {need} sequences that are unique and absent from the training documents")
         k = 0
-        for level in config.duplicate_levels:
-            for j in range(config.per_task_per_level):
+        for level, count in config.level_sizes():
+            for j in range(count):
                 text, meta = texts[k]
                 k += 1
                 out.append(Injection(f"{task}-{level:03d}-{j}", task, text, level, "all", dict(meta)))
@@ -1032,8 +1037,8 @@ def _validate(config: CorpusConfig, key: str, text_key: str) -> None:
         supply = _supply(task, config, key, n_qa)
         if need > supply:
             raise LabConfigError(
-                f"per_task_per_level={config.per_task_per_level} x {len(config.duplicate_levels)} duplicate "
-                f"levels = {need} sequences of task {task!r}, which can supply only {supply}"
+                f"per_task_per_level/level_counts ask for {need} sequences of task {task!r} over the "
+                f"duplicate levels {config.duplicate_levels}, which can supply only {supply}"
                 + (f" (TriviaQA items left after n_facts={config.n_facts})" if task == "qa" else "")
                 + (f" (MMLU items of {config.injection_words // 2}-{config.injection_words * 3 // 2} words)"
                    if task == "mmlu" else ""))

@@ -8,7 +8,10 @@ A profile names a corpus configuration, a tokenizer size and a list of runs:
   token budgets, each with a matching standard run (same model, budget and
   seed, hence the same base data order): the counterfactual for the
   predicting chapter's hardness feature;
-* **injection-range runs** at the small size, one per insertion window.
+* **injection-range runs**, one per insertion window, each inserting only the
+  sequences of up to ``range_max_copies`` copies, at the size given by
+  ``range_width`` (the default profile uses the large size: the small one
+  extracts no sequence at all when the copies are confined to a quarter).
 
 ``build_lab(profile)`` builds the corpus and tokenizer and trains every run,
 each cached under the hash of everything it depends on, and registers the runs
@@ -25,9 +28,6 @@ import pandas as pd
 from analysis.lab.config import CorpusConfig, LabConfigError, ModelConfig, RunConfig
 
 RANGE_WINDOWS = ("q1", "q2", "q3", "q4", "early", "late")
-#: injection-range runs insert only sequences with at most this many copies: a
-#: quarter of a short run has too few rows for the 64-copy level of every task
-RANGE_MAX_COPIES = 16
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,8 @@ def _perturbed(base: RunConfig, tokens: int, tag: str) -> list[RunConfig]:
 
 
 def _profile(corpus: CorpusConfig, vocab: int, context: int, wide, deep, wide_tokens: int, deep_tokens: int,
-             small: int, large: int, budgets: tuple[int, int], range_tokens: int) -> LabProfile:
+             small: int, large: int, budgets: tuple[int, int], range_tokens: int,
+             range_max_copies: int, range_width: int) -> LabProfile:
     wide_runs = _ladder("ladder-wide", 2, wide, wide_tokens, context, "wide")
     deep_runs = _ladder("ladder-deep", 6, deep, deep_tokens, context, "deep")
     by_width = {r.model.d_model: r for r in wide_runs}
@@ -88,9 +89,9 @@ def _profile(corpus: CorpusConfig, vocab: int, context: int, wide, deep, wide_to
     for size_tag, d in (("s", small), ("l", large)):
         for budget_tag, tokens in zip(("1x", "2x"), budgets):
             runs += _perturbed(by_width[d], tokens, f"{size_tag}{budget_tag}")
-    small_model = by_width[small].model
-    runs += [RunConfig(name=f"range-{w}", model=small_model, tokens=range_tokens, family="range",
-                       inject=True, window=w) for w in RANGE_WINDOWS]
+    range_model = by_width[range_width].model
+    runs += [RunConfig(name=f"range-{w}", model=range_model, tokens=range_tokens, family="range",
+                       inject=True, window=w, max_copies=range_max_copies) for w in RANGE_WINDOWS]
     return LabProfile(corpus=corpus, vocab_size=vocab, runs=tuple(runs))
 
 
@@ -100,15 +101,20 @@ PROFILES = {
                      heldout_words_per_text=100, n_facts=40, n_problems=40, per_task_per_level=1,
                      duplicate_levels=(0, 1, 4, 16), injection_words=12),
         vocab=1024, context=128, wide=(16, 32), deep=(16, 24), wide_tokens=100_000, deep_tokens=60_000,
-        small=16, large=32, budgets=(60_000, 120_000), range_tokens=100_000,
+        small=16, large=32, budgets=(60_000, 120_000), range_tokens=120_000, range_max_copies=16,
+        range_width=16,
     ),
-    # sized from measured speeds on 2 cores (about 12.8k tokens/s at 0.2M parameters,
-    # 8.8k at 1M, 3.3k at 4M): about 40 minutes of training in all
+    # sized from measured speeds on 2 cores (about 18k tokens/s at 0.4M parameters,
+    # 8.8k at 1M, 3.3k at 4M): about 50 minutes of training in all. The 256-copy level
+    # holds one sequence per task, and the facts go up to 256 copies: below that, a
+    # model of this size memorizes no injected sequence and recalls no fact.
     "default": _profile(
-        CorpusConfig(per_task_per_level=4),
+        CorpusConfig(per_task_per_level=4, duplicate_levels=(0, 1, 4, 16, 64, 256),
+                     level_counts=(4, 4, 4, 4, 4, 1), fact_max_copies=256, fact_zipf_a=1.3),
         vocab=4096, context=128, wide=(32, 64, 96, 128, 256), deep=(32, 48, 64, 128, 192),
         wide_tokens=1_200_000, deep_tokens=600_000,
-        small=64, large=128, budgets=(750_000, 1_500_000), range_tokens=750_000,
+        small=64, large=128, budgets=(750_000, 1_500_000), range_tokens=1_500_000,
+        range_max_copies=64, range_width=128,
     ),
 }
 
@@ -135,11 +141,11 @@ class LabBuild:
 
 
 def run_injections(run: RunConfig, injections: list) -> list:
-    """The injected sequences a run inserts: all of them, or for an injection-range
-    run those with at most :data:`RANGE_MAX_COPIES` copies."""
-    if run.window is None:
+    """The injected sequences a run inserts: all of them, or those with at most
+    ``run.max_copies`` copies when it is set (the injection-range runs)."""
+    if run.max_copies is None:
         return list(injections)
-    return [i for i in injections if i.copies <= RANGE_MAX_COPIES]
+    return [i for i in injections if i.copies <= run.max_copies]
 
 
 def model_name(profile: str, run: str) -> str:

@@ -313,13 +313,19 @@ class LocalModel(Model):
                     yield i, Answer(text, meta=meta)
 
     def _logprobs(self, contexts, continuations) -> Iterator[tuple[int, list[float]]]:
+        """Log-probabilities of each continuation's tokens after its context. A pair
+        longer than the model's positions (``max_position_embeddings``) keeps the end
+        of its context, as a sliding window would."""
         tok = self.tokenizer
+        limit = getattr(self.model.config, "max_position_embeddings", None)
         pairs = []
         for c, s in zip(contexts, continuations):
             ctx = tok(c, add_special_tokens=True)["input_ids"] if c else []
             if not ctx:
                 ctx = [tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id]
             cont = tok(s, add_special_tokens=False)["input_ids"]
+            if limit and len(ctx) + len(cont) > limit:  # keep the context's end: the window the model has
+                ctx = ctx[-max(1, limit - len(cont)):]
             pairs.append((ctx, cont))
         seqs = [ctx + cont for ctx, cont in pairs]
         # position j of a sequence's scores is token j + 1: the continuation starts at len(ctx) - 1
