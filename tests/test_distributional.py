@@ -137,7 +137,8 @@ def test_count_pairs_api_with_recorded_responses(tmp_path):
 
     from analysis import ngrams as G
 
-    recorded = json.loads((Path(__file__).parent / "fixtures" / "infinigram_api.json").read_text())["responses"]
+    fixture = Path(__file__).parent / "fixtures" / "infinigram_api.json"
+    recorded = json.loads(fixture.read_text())["responses"]
 
     def post(payload):
         return next(r["response"] for r in recorded if r["request"] == payload)

@@ -208,7 +208,8 @@ def test_level_counts_set_the_sequences_per_level(small):
     # tasks drawn from a fixed item order keep their lower-level sequences (passages and
     # random words are not: the extra passage is carved out of the background first)
     fixed = ["qa", "gsm8k", "mmlu", "biography"]
-    before = small.injection_table().query("task in @fixed").set_index("seq_id")["text"]
+    table = small.injection_table()
+    before = table[table["task"].isin(fixed)].set_index("seq_id")["text"]
     after = corpus.injection_table().set_index("seq_id")["text"]
     assert after.loc[before.index].equals(before)
 

@@ -367,7 +367,8 @@ def test_filter_summary_counts_agree_with_the_masks_and_the_keep_hook():
 def _recorded_api(tmp_path, index="v4_piletrain_llama"):
     from analysis.cache import QueryCache
 
-    recorded = json.loads((Path(__file__).parent / "fixtures" / "infinigram_api.json").read_text())["responses"]
+    fixture = Path(__file__).parent / "fixtures" / "infinigram_api.json"
+    recorded = json.loads(fixture.read_text())["responses"]
     sent = []
 
     def post(payload):

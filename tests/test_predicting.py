@@ -621,7 +621,6 @@ def test_range_labels_stack_one_frame_per_run():
 
 
 def test_auc_rows_fills_a_table_column_and_reports_unsplittable_frames():
-    rng = np.random.default_rng(0)
     y = np.array([1] * 20 + [0] * 30)
 
     def frame(seed):

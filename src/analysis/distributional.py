@@ -212,7 +212,8 @@ def task_table(inputs: Sequence[str], outputs: Sequence[str], n: int, doc_index,
     kept = counted[counted["c_xy"] > 0]
     if kept.empty:
         raise DistributionalError(
-            f"empty task-gram table: none of the {len(counted)} filtered {n}-gram pairs co-occurs in the corpus")
+            f"empty task-gram table: none of the {len(counted)} filtered {n}-gram pairs "
+            "co-occurs in the corpus")
     if max_pairs is not None and len(kept) > max_pairs:
         kept = kept.sample(int(max_pairs), random_state=seed).sort_index()
     out = kept.reset_index(drop=True)
@@ -414,6 +415,10 @@ PROFILES = {
                   count_n=5, reasoning_tokens=48, seed=0),
     "default": dict(lab_profile="default", lab_models=None, ngram_sizes=(2, 3, 5), n_reasoning=100,
                     max_pairs=2000, count_n=5, reasoning_tokens=96, seed=0),
+    # every test pair and four times the reasoning problems (Pythia and the Pile, the
+    # paper's own setting, need the network: see the chapter's real-data section)
+    "paper": dict(lab_profile="default", lab_models=None, ngram_sizes=(2, 3, 5), n_reasoning=400,
+                  max_pairs=None, count_n=5, reasoning_tokens=96, seed=0),
 }
 
 
@@ -422,4 +427,5 @@ def load_paper_claims() -> pd.DataFrame:
     (``data/distributional_claims.csv``; see its note for the source)."""
     from pathlib import Path
 
-    return pd.read_csv(Path(__file__).resolve().parents[2] / "data" / "distributional_claims.csv", comment="#")
+    path = Path(__file__).resolve().parents[2] / "data" / "distributional_claims.csv"
+    return pd.read_csv(path, comment="#")
