@@ -335,6 +335,9 @@ def test_exp1_stats():
     assert st.iloc[0].to_dict() == dict(target="toy", n_examples=10, n_pos=5, n_neg=5, controls_pos=3,
                                         controls_neg=2, test_n=2, test_pos=1)
     assert list(st.columns) == list(P.load_paper_table("exp1_dataset").columns)
+    # one example of each class cannot be split: the counts stay, the test set is missing
+    tiny = P.exp1_stats({"tiny": pd.DataFrame({"copies": [64, 4], "extract": [1, 0]})}).iloc[0]
+    assert (tiny["n_pos"], tiny["n_neg"]) == (1, 1) and pd.isna(tiny["test_n"]) and pd.isna(tiny["test_pos"])
 
 
 # -- Experiment 2 ------------------------------------------------------------------------------

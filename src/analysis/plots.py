@@ -454,22 +454,30 @@ def predicting_extraction(summary: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-def auc_heatmaps(tables: dict, title: str | None = None, vmin: float = 0.2, vmax: float = 1.0) -> plt.Figure:
-    """AUC tables side by side as annotated heatmaps (rows: feature sets and baselines,
-    columns: targets, cells or copy levels); blank cells are the "—" of a table."""
+def auc_heatmaps(tables: dict, title: str | None = None, vmin: float = 0.2, vmax: float = 1.0,
+                 ncols: int = 2) -> plt.Figure:
+    """AUC tables as annotated heatmaps, ``ncols`` to a row (the source's table beside
+    the lab's); rows of a table are feature sets and baselines, columns targets,
+    cells or copy levels. Blank cells are the "—" of a table."""
     tables = {k: v for k, v in tables.items() if v is not None}
+    items = list(tables.items())
+    nrows = -(-len(items) // ncols)
     n_rows = max(len(t) for t in tables.values())
-    widths = [max(2.2, 0.75 * t.shape[1] + 0.6) for t in tables.values()]
-    fig, axes = plt.subplots(1, len(tables), figsize=(sum(widths) + 3.2, 0.33 * n_rows + 1.3),
-                             gridspec_kw={"width_ratios": widths}, squeeze=False)
-    for i, (ax, (name, t)) in enumerate(zip(axes[0], tables.items())):
+    col_w = [max(max(2.2, 0.8 * t.shape[1] + 0.6) for _, t in items[c::ncols]) for c in range(ncols)]
+    fig, axes = plt.subplots(nrows, ncols, figsize=(sum(col_w) + 3.4, nrows * (0.3 * n_rows + 1.4)),
+                             gridspec_kw={"width_ratios": col_w}, squeeze=False)
+    for k, ax in enumerate(axes.flat):
+        if k >= len(items):
+            ax.axis("off")
+            continue
+        name, t = items[k]
         sns.heatmap(t.astype(float), ax=ax, annot=True, fmt=".2f", cmap="RdBu_r", center=0.5, vmin=vmin,
                     vmax=vmax, cbar=False, annot_kws={"fontsize": 7}, linewidths=0.5, linecolor="white",
-                    yticklabels=i == 0)
+                    yticklabels=k % ncols == 0)
         ax.set_title(name, fontsize=10)
         ax.set_xlabel("")
         ax.set_ylabel("")
-        ax.tick_params(axis="x", labelrotation=45, labelsize=8)
+        ax.tick_params(axis="x", labelrotation=30, labelsize=8)
         ax.tick_params(axis="y", labelsize=8)
     if title:
         fig.suptitle(title, fontsize=11)
@@ -502,28 +510,42 @@ def distributional_performance(perf: pd.DataFrame, task: str = "knowledge") -> p
 
 def distributional_mem(mem: pd.DataFrame, value: str = "rho", ylabel: str = "Spearman ρ") -> plt.Figure:
     """Memorization against model size, one panel per task (the source's Figure 4):
-    solid lines the task-gram LM (``Mem_n``), dashed the ∞-gram LM (``Mem_∞``), one
-    colour per n; filled markers p < 0.05, grey stars otherwise. ``mem``: ``task,
-    lm`` (task-gram or ∞-gram), ``n``, ``params``, ``value`` and ``pvalue``."""
+    solid lines the task-gram LM (``Mem_n``), dashed the ∞-gram LM (``Mem_∞``),
+    dotted any other corpus measure, one colour per n; filled markers p < 0.05, grey
+    stars otherwise. ``mem``: ``task, lm`` (task-gram or ∞-gram), ``n``, ``params``,
+    ``value``, ``pvalue`` and optionally ``family`` (one line per family: circles for
+    the first, squares for the second)."""
+    from matplotlib.lines import Line2D
+
+    mem = mem.assign(family=mem["family"] if "family" in mem else "all")
+    families = sorted(mem["family"].unique())
+    markers = dict(zip(families, "osD^v"))
     tasks = list(dict.fromkeys(mem["task"]))
-    fig, axes = plt.subplots(1, len(tasks), figsize=(4.6 * len(tasks), 3.5), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(1, len(tasks), figsize=(4.8 * len(tasks), 3.6), squeeze=False, sharey=True)
     colors = {2: "#264653", 3: "#e76f51", 5: "#2a9d8f"}
+    styles = {"task-gram": "-", "∞-gram": "--"}
     for ax, task in zip(axes[0], tasks):
         sub = mem[mem["task"] == task]
-        for (lm, n), g in sub.groupby(["lm", "n"], sort=False):
+        for (lm, n, fam), g in sub.groupby(["lm", "n", "family"], sort=False):
             g = g.sort_values("params")
-            ls = "-" if lm == "task-gram" else "--"
-            ax.plot(g["params"], g[value], ls=ls, color=colors.get(n, "k"), lw=1.2,
-                    label=f"{lm}, n = {n}")
+            color = colors.get(n, "k")
+            ax.plot(g["params"], g[value], ls=styles.get(lm, ":"), color=color, lw=1.1)
             sig = g["pvalue"] < 0.05
-            ax.scatter(g.loc[sig, "params"], g.loc[sig, value], color=colors.get(n, "k"), s=18, zorder=3)
+            ax.scatter(g.loc[sig, "params"], g.loc[sig, value], color=color, s=18, marker=markers[fam],
+                       zorder=3)
             ax.scatter(g.loc[~sig, "params"], g.loc[~sig, value], color="#999999", marker="*", s=40, zorder=3)
         ax.axhline(0.0 if value == "rho" else 0.5, color="#888888", lw=0.8, ls=":")
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("parameters")
         ax.set_title(task, fontsize=10)
     axes[0, 0].set_ylabel(ylabel)
-    axes[0, -1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1, 1))
+    handles = [Line2D([], [], color=colors.get(n, "k"), ls=styles.get(lm, ":"), label=f"{lm}, n = {n}")
+               for lm, n in dict.fromkeys(zip(mem["lm"], mem["n"]))]
+    if len(families) > 1:
+        handles += [Line2D([], [], color="k", ls="", marker=markers[f], label=f) for f in families]
+    handles.append(Line2D([], [], color="#999999", ls="", marker="*", ms=8, label="p ≥ 0.05"))
+    axes[0, -1].legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1, 1))
     fig.tight_layout()
     return fig
 
@@ -538,6 +560,7 @@ def distributional_lines(frame: pd.DataFrame, y: str, hue: str, ylabel: str, tit
         ax.plot(g["params"], g[y], marker="o", ms=4, lw=1.2, color=SET_COLORS[k % len(SET_COLORS)],
                 label=str(name))
     ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlabel("parameters")
     ax.set_ylabel(ylabel)
     if title:

@@ -1093,7 +1093,8 @@ def exp1_stats(samples, seed: int = 0, label: str = "extract") -> pd.DataFrame:
     -------
     DataFrame
         ``target, n_examples, n_pos, n_neg, controls_pos, controls_neg, test_n,
-        test_pos`` (controls: 0 copies), targets in order of appearance.
+        test_pos`` (controls: 0 copies), targets in order of appearance;
+        ``test_n`` and ``test_pos`` are missing for a target too small to split.
     """
     frame = _long(samples, "target")
     _require(frame, ("copies", label), "the samples")
@@ -1101,11 +1102,15 @@ def exp1_stats(samples, seed: int = 0, label: str = "extract") -> pd.DataFrame:
     for target, g in frame.groupby("target", sort=False):
         y = _binary(g[label].to_numpy(), f"column {label!r}")
         control = g["copies"].to_numpy() == 0
-        _, test = random_split(y, seed)
+        try:
+            _, test = random_split(y, seed)
+            test_n, test_pos = len(test), int(y[test].sum())
+        except PredictingError:  # too few of a class to split: no test set (the table's "—")
+            test_n, test_pos = pd.NA, pd.NA
         rows.append(dict(target=target, n_examples=len(y), n_pos=int(y.sum()), n_neg=int((y == 0).sum()),
                          controls_pos=int((control & (y == 1)).sum()),
                          controls_neg=int((control & (y == 0)).sum()),
-                         test_n=len(test), test_pos=int(y[test].sum())))
+                         test_n=test_n, test_pos=test_pos))
     return pd.DataFrame(rows)
 
 
