@@ -62,9 +62,15 @@ def ngram_logprob(model, contexts: Sequence[str], ngrams: Sequence[str], progres
     empty = [i for i, g in enumerate(ngrams) if not str(g).strip()]
     if empty:
         raise DistributionalError(f"ngrams must be non-empty strings; empty at positions {empty[:5]}")
-    continuations = [g if (not c or c[-1].isspace()) else " " + g for c, g in zip(contexts, ngrams)]
+    continuations = [_continuation(c, g) for c, g in zip(contexts, ngrams)]
     lps = model.logprobs(list(contexts), continuations, progress=progress)
     return np.array([float(np.sum(lp)) for lp in lps])
+
+
+def _continuation(context: str, ngram: str) -> str:
+    """The n-gram as it continues ``context``: with a leading space unless the
+    context is empty or ends in whitespace, so it tokenizes as inside a text."""
+    return ngram if (not context or context[-1].isspace()) else " " + ngram
 
 
 # ---------------------------------------------------------------------------
@@ -208,16 +214,22 @@ def task_table(inputs: Sequence[str], outputs: Sequence[str], n: int, doc_index,
         pairs = ngrams.task_gram_pairs(inputs, outputs, n, keep=lambda t: ngrams.cosine_keep(t, gamma))
     except ngrams.NgramError as err:
         raise DistributionalError(str(err)) from err
-    counted = ngrams.count_pairs(pairs, doc_index)
+    return cooccurring(ngrams.count_pairs(pairs, doc_index), max_pairs, seed)
+
+
+def cooccurring(counted: pd.DataFrame, max_pairs: int | None = None, seed: int = 0) -> pd.DataFrame:
+    """The rows of a counted pair table (:func:`analysis.ngrams.count_pairs`) with
+    ``c_xy > 0``, optionally a seeded sample of ``max_pairs`` of them in table order:
+    the last step of :func:`task_table`, for callers that keep the candidates too."""
     kept = counted[counted["c_xy"] > 0]
     if kept.empty:
         raise DistributionalError(
-            f"empty task-gram table: none of the {len(counted)} filtered {n}-gram pairs "
-            "co-occurs in the corpus")
+            f"empty task-gram table: none of the {len(counted)} filtered "
+            f"{counted.attrs.get('n', '')}-gram pairs co-occurs in the corpus")
     if max_pairs is not None and len(kept) > max_pairs:
         kept = kept.sample(int(max_pairs), random_state=seed).sort_index()
     out = kept.reset_index(drop=True)
-    out.attrs.update(pairs.attrs, candidates=len(counted))
+    out.attrs.update(counted.attrs, candidates=len(counted))
     return out
 
 
@@ -253,9 +265,8 @@ def infgram_logprobs(index, tokenizer, contexts: Sequence[str], grams: Sequence[
 
     out = np.empty(len(grams))
     for k, (c, g) in enumerate(zip(contexts, grams)):
-        cont = g if (not c or c[-1].isspace()) else " " + g
         ctx = tokenizer(c, add_special_tokens=False)["input_ids"]
-        tgt = tokenizer(cont, add_special_tokens=False)["input_ids"]
+        tgt = tokenizer(_continuation(c, g), add_special_tokens=False)["input_ids"]
         out[k] = ngrams.infgram_logprob(index, ctx, tgt)
     return out
 

@@ -1117,10 +1117,16 @@ def infgram_logprob(index: InfiniIndex, context: Sequence[int], target: Sequence
     1 (it is left out of the product); so the result is 0.0 when no token of
     ``target`` is ever seen after its longest found context.
     """
+    return _chain_logprob(lambda ctx, t: infgram_prob(index, ctx, t), context, target)
+
+
+def _chain_logprob(prob: Callable[[list[int], int], InfgramProb], context: Sequence[int],
+                   target: Sequence[int]) -> float:
+    """Sum of ``log prob(context + target[:i], target[i])``, zero probabilities counted as 1."""
     ctx = _ids(context, "context")
     total = 0.0
     for t in _ids(target, "target"):
-        p = infgram_prob(index, ctx, t).prob
+        p = prob(ctx, t).prob
         if p > 0:
             total += float(np.log(p))
         ctx.append(t)
@@ -1213,10 +1219,4 @@ class InfiniGramAPI:
 
     def infgram_logprob(self, context_ids: Sequence[int], target_ids: Sequence[int]) -> float:
         """Chain-rule log ∞-gram probability, zero-probability tokens counted as 1 (as the source)."""
-        ctx, total = _ids(context_ids, "context"), 0.0
-        for t in _ids(target_ids, "target"):
-            p = self.infgram_prob(ctx, t).prob
-            if p > 0:
-                total += float(np.log(p))
-            ctx.append(t)
-        return total
+        return _chain_logprob(self.infgram_prob, context_ids, target_ids)

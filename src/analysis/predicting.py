@@ -1327,9 +1327,8 @@ def target_frame(target: str, scores: pd.DataFrame, exposures: Mapping[str, pd.D
     check_targets([target], exposures)
     _require(scores, ("run", "seq_id", "nll", "nll_suffix", "extract", "suffix_acc"), "the scores")
     exposure = exposures[target]
-    std = scores[scores["run"].isin(standard_runs)].rename(columns={"run": "model"}) \
-        if "model" not in scores.columns else \
-        scores[scores["run"].isin(standard_runs)].drop(columns="model").rename(columns={"run": "model"})
+    std = scores[scores["run"].isin(standard_runs)].drop(columns="model", errors="ignore") \
+        .rename(columns={"run": "model"})
     missing = sorted(set(standard_runs) - set(std["model"]))
     if missing:
         raise PredictingError(f"no scores for the standard run(s) {missing}")
