@@ -21,6 +21,22 @@ def test_profiles_have_the_runs_the_chapters_need(name):
     for run in perturbed["run"]:
         p, s = prof.run(run), prof.run(run.replace("pert-", "std-"))
         assert (p.model, p.tokens, p.seed, s.inject) == (s.model, s.tokens, s.seed, False)
+    # the injection-range runs share one shape and budget, and a standard run has it
+    ranges = [r for r in prof.runs if r.family == "range"]
+    assert len({(r.model, r.tokens) for r in ranges}) == 1
+    assert any(r.family == "standard" and (r.model, r.tokens) == (ranges[0].model, ranges[0].tokens)
+               for r in prof.runs)
+
+
+def test_range_counterfactual_is_added_only_when_missing():
+    table = ladder.get_profile("default").table()
+    assert table.loc[table["run"] == "std-range", ["d_model", "tokens"]].values.tolist() == [[128, 3_000_000]]
+    assert (table["run"] == "std-range").sum() == 1
+    # a range budget equal to a perturbed budget reuses that perturbed run's standard twin
+    prof = ladder._profile(CorpusConfig(), 512, 128, wide=(16, 32), deep=(16, 24), wide_tokens=1000,
+                           deep_tokens=1000, small=16, large=32, budgets=(1000, 2000), range_tokens=2000,
+                           range_max_copies=None, range_width=32)
+    assert "std-range" not in {r.name for r in prof.runs}
 
 
 def test_default_ladder_has_ten_models_over_twenty_fold_in_two_families():
@@ -52,8 +68,8 @@ def test_range_runs_insert_only_the_lower_copy_levels():
     assert len(ladder.run_injections(RunConfig("p", m, 1000, inject=True), injs)) == 5
     kept = ladder.run_injections(RunConfig("r", m, 1000, inject=True, window="q2", max_copies=16), injs)
     assert [i.copies for i in kept] == [0, 1, 4, 16]
-    for run in ladder.get_profile("default").runs:  # only the injection-range runs cap the levels
-        assert (run.max_copies is not None) == (run.family == "range")
+    for name in ladder.PROFILES:  # the profiles' injection-range runs insert every level
+        assert all(r.max_copies is None for r in ladder.get_profile(name).runs)
     with pytest.raises(LabConfigError, match="max_copies"):
         RunConfig("r", m, 1000, max_copies=16)
     with pytest.raises(LabConfigError, match="max_copies"):

@@ -573,8 +573,8 @@ def test_counterfactual_is_the_standard_run_of_the_same_shape_and_budget():
     runs = ladder.get_profile("default").table()
     assert P.counterfactual(runs, "pert-l2x") == "std-l2x"
     assert P.counterfactual(runs, "pert-s1x") == "std-s1x"
-    # the injection-range runs: the large model at the 2x budget
-    assert {P.counterfactual(runs, r) for r in P.LAB_POOLS["all6"]} == {"std-l2x"}
+    # the injection-range runs: the large model at twice the 2x budget, with a standard run of its own
+    assert {P.counterfactual(runs, r) for r in P.LAB_POOLS["all6"]} == {"std-range"}
     with pytest.raises(PredictingError, match="not a lab run"):
         P.counterfactual(runs, "pert-x")
     assert set(P.LAB_TARGETS) <= set(runs["run"])

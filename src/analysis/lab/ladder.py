@@ -8,10 +8,15 @@ A profile names a corpus configuration, a tokenizer size and a list of runs:
   token budgets, each with a matching standard run (same model, budget and
   seed, hence the same base data order): the counterfactual for the
   predicting chapter's hardness feature;
-* **injection-range runs**, one per insertion window, each inserting only the
-  sequences of up to ``range_max_copies`` copies, at the size given by
-  ``range_width`` (the default profile uses the large size: the small one
-  extracts no sequence at all when the copies are confined to a quarter).
+* **injection-range runs**, one per insertion window, each inserting every
+  injected sequence (or only those of up to ``range_max_copies`` copies, when
+  set) inside its window, at the size given by ``range_width`` and the budget
+  ``range_tokens``, with a standard run of that size and budget as their
+  counterfactual (``std-range``) when no perturbed twin has that shape. The
+  default profile gives them the large size at twice the largest perturbed
+  budget: with the copies confined to a quarter, the small size, and the large
+  one at the 2× budget, extract nothing in the first quarters and almost
+  nothing in the last.
 
 ``build_lab(profile)`` builds the corpus and tokenizer and trains every run,
 each cached under the hash of everything it depends on, and registers the runs
@@ -81,7 +86,7 @@ def _perturbed(base: RunConfig, tokens: int, tag: str) -> list[RunConfig]:
 
 def _profile(corpus: CorpusConfig, vocab: int, context: int, wide, deep, wide_tokens: int, deep_tokens: int,
              small: int, large: int, budgets: tuple[int, int], range_tokens: int,
-             range_max_copies: int, range_width: int) -> LabProfile:
+             range_max_copies: int | None, range_width: int) -> LabProfile:
     wide_runs = _ladder("ladder-wide", 2, wide, wide_tokens, context, "wide")
     deep_runs = _ladder("ladder-deep", 6, deep, deep_tokens, context, "deep")
     by_width = {r.model.d_model: r for r in wide_runs}
@@ -90,6 +95,8 @@ def _profile(corpus: CorpusConfig, vocab: int, context: int, wide, deep, wide_to
         for budget_tag, tokens in zip(("1x", "2x"), budgets):
             runs += _perturbed(by_width[d], tokens, f"{size_tag}{budget_tag}")
     range_model = by_width[range_width].model
+    if not any(r.family == "standard" and r.model == range_model and r.tokens == range_tokens for r in runs):
+        runs.append(RunConfig(name="std-range", model=range_model, tokens=range_tokens, family="standard"))
     runs += [RunConfig(name=f"range-{w}", model=range_model, tokens=range_tokens, family="range",
                        inject=True, window=w, max_copies=range_max_copies) for w in RANGE_WINDOWS]
     return LabProfile(corpus=corpus, vocab_size=vocab, runs=tuple(runs))
@@ -101,20 +108,22 @@ PROFILES = {
                      heldout_words_per_text=100, n_facts=40, n_problems=40, per_task_per_level=1,
                      duplicate_levels=(0, 1, 4, 16), injection_words=12),
         vocab=1024, context=128, wide=(16, 32), deep=(16, 24), wide_tokens=100_000, deep_tokens=60_000,
-        small=16, large=32, budgets=(60_000, 120_000), range_tokens=120_000, range_max_copies=16,
+        small=16, large=32, budgets=(60_000, 120_000), range_tokens=120_000, range_max_copies=None,
         range_width=16,
     ),
     # sized from measured speeds on 2 cores (about 18k tokens/s at 0.4M parameters,
-    # 8.8k at 1M, 3.3k at 4M): about 50 minutes of training in all. The 256-copy level
+    # 8.8k at 1M, 3.3k at 4M): about 80 minutes of training in all. The 256-copy level
     # holds one sequence per task, and the facts go up to 256 copies: below that, a
-    # model of this size memorizes no injected sequence and recalls no fact.
+    # model of this size memorizes no injected sequence and recalls no fact. The
+    # injection-range runs (3M tokens each, about 5.5 minutes) insert all 3,576 copies
+    # in their window: 61% of a quarter's rows.
     "default": _profile(
         CorpusConfig(per_task_per_level=4, duplicate_levels=(0, 1, 4, 16, 64, 256),
                      level_counts=(4, 4, 4, 4, 4, 1), fact_max_copies=256, fact_zipf_a=1.3),
         vocab=4096, context=128, wide=(32, 64, 96, 128, 256), deep=(32, 48, 64, 128, 192),
         wide_tokens=1_200_000, deep_tokens=600_000,
-        small=64, large=128, budgets=(750_000, 1_500_000), range_tokens=1_500_000,
-        range_max_copies=64, range_width=128,
+        small=64, large=128, budgets=(750_000, 1_500_000), range_tokens=3_000_000,
+        range_max_copies=None, range_width=128,
     ),
 }
 
