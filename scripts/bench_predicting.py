@@ -53,7 +53,8 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     warm = PR.score_runs(models, sequences)
     dt = time.perf_counter() - t0
-    same = bool((warm[["extract", "suffix_acc"]].to_numpy() == cold[["extract", "suffix_acc"]].to_numpy()).all())
+    cols = ["extract", "suffix_acc"]
+    same = bool((warm[cols].to_numpy() == cold[cols].to_numpy()).all())
     results["warm"] = round(len(warm) / dt, 1)
     results["warm_equals_cold"] = same
     print(f"warm (cache), batch {bs:3d}: {dt:6.2f} s, {len(warm) / dt:8.1f} scores/s; same labels: {same}")
