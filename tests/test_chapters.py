@@ -77,6 +77,9 @@ def test_book_builds_from_the_executed_chapters(smoke_book):
     assert 'class="phrase-explorer"' in page  # the static explorer is in the page
     assert page.count("<img") >= 4  # the four glued figures
     assert "Wilson" in page and "smollm2-135m-instruct" in page
+    for name in chapters():  # every glued value was resolved: none is left as markup or code
+        text = (site / "_build" / "html" / "book" / "chapters" / f"{name}.html").read_text()
+        assert "{glue" not in text, f"{name}: unresolved glue markup in the page"
 
 
 @pytest.mark.parametrize(
