@@ -281,13 +281,14 @@ def count_pairs_api(table: pd.DataFrame, api) -> pd.DataFrame:
     source's WIMBD document counts; every response is cached and an API error
     raises, never counted as 0.
     """
+    from analysis import ngrams
+
     out = table.copy()
     xs = [" ".join(x) for x in out["x"]]
     ys = [" ".join(y) for y in out["y"]]
     out["c_x"] = [api.count(x) for x in xs]
     out["c_xy"] = [api.pair_count(x, y) for x, y in zip(xs, ys)]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out["p_taskgram"] = np.where(out["c_x"] > 0, out["c_xy"] / out["c_x"].clip(lower=1), np.nan)
+    out["p_taskgram"] = ngrams.conditional(out["c_xy"], out["c_x"])
     return out
 
 

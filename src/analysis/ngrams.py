@@ -107,6 +107,7 @@ __all__ = [
     "build_doc_index",
     "build_index",
     "check_n",
+    "conditional",
     "cosine_keep",
     "count_pairs",
     "default_drop_stopwords",
@@ -862,12 +863,15 @@ def pair_count(
     return out
 
 
+def conditional(c_xy, c_x) -> np.ndarray:
+    """``C((x, y)) / C(x)`` from the two counts; NaN where ``C(x) = 0``."""
+    c_xy, c_x = np.asarray(c_xy, dtype=np.float64), np.asarray(c_x, dtype=np.float64)
+    return np.where(c_x > 0, c_xy / np.maximum(c_x, 1), np.nan)
+
+
 def taskgram_prob(index: DocIndex, xs: Sequence[Sequence[str]], ys: Sequence[Sequence[str]]) -> np.ndarray:
     """The task-gram LM ``P(y | x) = C((x, y)) / C(x)``; NaN where ``C(x) = 0``."""
-    cxy = pair_count(index, xs, ys)
-    cx = doc_count(index, xs)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(cx > 0, cxy / np.maximum(cx, 1), np.nan)
+    return conditional(pair_count(index, xs, ys), doc_count(index, xs))
 
 
 def count_pairs(table: pd.DataFrame, index: DocIndex) -> pd.DataFrame:
@@ -887,8 +891,7 @@ def count_pairs(table: pd.DataFrame, index: DocIndex) -> pd.DataFrame:
     out["c_x"] = doc_count(index, xs)
     out["c_y"] = doc_count(index, ys)
     out["c_xy"] = pair_count(index, xs, ys)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out["p_taskgram"] = np.where(out["c_x"] > 0, out["c_xy"] / out["c_x"].clip(lower=1), np.nan)
+    out["p_taskgram"] = conditional(out["c_xy"], out["c_x"])
     return out
 
 

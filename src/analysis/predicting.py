@@ -835,11 +835,10 @@ def auc_rows(make_frame: Callable[[int], pd.DataFrame], split: str, baselines: S
         sd_rows = [("sd (3 features)", m) for lab, m in rows if lab == THREE]
         table = pd.DataFrame([{"features": lab, "hardness": m, "auc": np.nan, "sd": np.nan, "note": str(err)}
                               for lab, m in rows + sd_rows])
-        table["hardness"] = table["hardness"].replace(MEASURE_LABELS)
-        return table
-    for r in [r for r in out if r["features"] == THREE]:
-        out.append({"features": "sd (3 features)", "hardness": r["hardness"], "auc": r["sd"], "sd": np.nan})
-    table = pd.DataFrame(out).assign(note="")
+    else:
+        out += [{"features": "sd (3 features)", "hardness": r["hardness"], "auc": r["sd"], "sd": np.nan}
+                for r in out if r["features"] == THREE]
+        table = pd.DataFrame(out).assign(note="")
     table["hardness"] = table["hardness"].replace(MEASURE_LABELS)
     return table
 
