@@ -1,18 +1,29 @@
 """Execute the chapter notebooks with papermill into book/chapters/.
 
-    python scripts/execute_chapters.py --profile default [--chapters phrases ...] [-p key=value ...]
+    python scripts/execute_chapters.py --profile default [--chapters phrases ...] [-p NAME=VALUE ...]
+    python scripts/execute_chapters.py --list-params size
+
+Every ``-p`` is checked against the selected chapters' declared parameters
+(``analysis.params``) before any kernel starts: an unknown name, a name no
+selected chapter declares, a bad type or value, or a missing or unreadable file
+fails at once, naming the parameter and the allowed values. A parameter goes
+only to the chapters that declare it.
 
 Each MyST source in notebooks/ is converted with jupytext, executed with
-papermill (parameters injected after its `parameters` cell) and written to
+papermill (parameters injected after its ``parameters`` cell) and written to
 book/chapters/<name>.ipynb, where the book build (execute_notebooks: off)
-picks it up. A failing cell fails the run. Wall times go to
-book/chapters/_timings.json.
+picks it up. The run ends with a summary per chapter (wall time, queries,
+model calls, cache hits, errors); it exits non-zero when a chapter fails, and
+with ``--strict`` also when any query ended in an error. A default-profile
+execution writes each chapter's glued values, with its profile, parameters and
+commit, to results/<chapter>.json. Wall times go to book/chapters/_timings.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -21,9 +32,12 @@ import jupytext
 import papermill as pm
 
 ROOT = Path(__file__).resolve().parents[1]
+from analysis.params import PROFILE_NAMES, ParameterError, check_overrides, declaration  # noqa: E402
+
 SOURCES = ROOT / "notebooks"
 OUT = ROOT / "book" / "chapters"
-PROFILES = ("smoke", "default", "paper")
+RESULTS = ROOT / "results"
+USAGE_KEYS = ("run_queries", "run_calls", "run_hits", "run_errors")
 
 
 def chapters() -> list[str]:
@@ -59,6 +73,25 @@ def execute(name: str, parameters: dict, out_dir: Path = OUT) -> float:
     return time.time() - t0
 
 
+def glued_values(notebook: Path) -> dict[str, str]:
+    """Every glued text value of an executed chapter (figures left out): plain text,
+    or the Markdown of a glued Markdown value."""
+    nb = json.loads(notebook.read_text())
+    values = {}
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            record = out.get("metadata", {}).get("scrapbook", {})
+            name, prefix = record.get("name"), record.get("mime_prefix", "")
+            data = {k.removeprefix(prefix): v for k, v in out.get("data", {}).items()}
+            if not name or any(k.startswith("image/") for k in data):
+                continue
+            text = data.get("text/markdown") or data.get("text/plain")
+            if text is not None:
+                text = "".join(text)
+                values[name] = text[1:-1] if text[:1] == text[-1:] and text[:1] in "'\"" else text
+    return values
+
+
 def _value(text: str):
     try:
         return json.loads(text)
@@ -66,35 +99,96 @@ def _value(text: str):
         return text
 
 
+def _commit() -> str:
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+    head = git("rev-parse", "HEAD") or "unknown"
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "src", "notebooks", "data")
+    return head + ("-dirty" if dirty else "")
+
+
+def write_results(name: str, profile: str, params: dict, seconds: float, values: dict,
+                  results_dir: Path = RESULTS) -> Path:
+    """``results/<name>.json``: the chapter's glued values, profile, parameters and commit."""
+    results_dir.mkdir(parents=True, exist_ok=True)
+    path = results_dir / f"{name}.json"
+    usage = {k.removeprefix("run_"): _value(values[k]) for k in USAGE_KEYS if k in values}
+    record = {"chapter": name, "profile": profile, "params": params, "commit": _commit(),
+              "executed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": round(seconds, 1),
+              "usage": usage, "values": dict(sorted(values.items()))}
+    path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    return path
+
+
+def summary_table(rows: list[dict]) -> str:
+    head = ("chapter", "status", "seconds", "queries", "calls", "hits", "errors")
+    lines = [head] + [tuple(str(r.get(k, "—")) for k in head) for r in rows]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)) for line in lines)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--profile", default="default", choices=PROFILES)
+    ap.add_argument("--profile", default="default", choices=PROFILE_NAMES)
     ap.add_argument("--chapters", nargs="*", default=None, help=f"default: all of {chapters()}")
-    ap.add_argument(
-        "-p",
-        "--param",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="extra parameter for every chapter (JSON value or string)",
-    )
+    ap.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                    help="a chapter parameter (a JSON value or a string); see --list-params")
+    ap.add_argument("--list-params", metavar="CHAPTER", help="print a chapter's parameters and exit")
+    ap.add_argument("--strict", action="store_true", help="exit non-zero when any query ended in an error")
+    ap.add_argument("--out", type=Path, default=OUT, help="where the executed notebooks go")
+    ap.add_argument("--results", type=Path, default=RESULTS, help="where a default execution writes its values")
     args = ap.parse_args(argv)
-    names = args.chapters or chapters()
-    unknown = sorted(set(names) - set(chapters()))
-    if unknown:
-        ap.error(f"unknown chapters {unknown}; allowed: {chapters()}")
-    params = {"profile": args.profile}
-    for item in args.param:
-        key, _, value = item.partition("=")
-        params[key] = _value(value)
-    timings_file = OUT / "_timings.json"
+    try:
+        if args.list_params:
+            print(declaration(args.list_params).describe())
+            return 0
+        names = args.chapters or chapters()
+        for name in names:
+            declaration(name)  # an unknown chapter fails here, with the nearest names
+        missing = [n for n in names if n not in chapters()]
+        if missing:
+            raise ParameterError(f"chapters {missing} have no source in notebooks/")
+        overrides = {}
+        for item in args.param:
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise ParameterError(f"-p takes NAME=VALUE, got {item!r}")
+            overrides[key.strip()] = _value(value)
+        per_chapter = check_overrides(names, args.profile, overrides)
+    except ParameterError as err:
+        print(f"execute_chapters.py: error: {err}", file=sys.stderr)
+        return 2
+    timings_file = args.out / "_timings.json"
     timings = json.loads(timings_file.read_text()) if timings_file.exists() else {}
+    rows, failed = [], False
     for name in names:
-        seconds = execute(name, params)
-        timings[name] = {"profile": args.profile, "seconds": round(seconds, 1), "params": params}
-        OUT.mkdir(parents=True, exist_ok=True)
+        params = {"profile": args.profile, **per_chapter[name]}
+        row = {"chapter": name}
+        try:
+            seconds = execute(name, params, args.out)
+        except pm.PapermillExecutionError as err:
+            failed = True
+            rows.append({**row, "status": f"failed: {err.ename}"})
+            print(f"{name}: failed: {err.ename}: {err.evalue}", file=sys.stderr)
+            continue
+        values = glued_values(args.out / f"{name}.ipynb")
+        row.update(status="ok", seconds=f"{seconds:.1f}",
+                   **{k.removeprefix("run_"): values.get(k, "—") for k in USAGE_KEYS})
+        rows.append(row)
+        timings[name] = {"profile": args.profile, "seconds": round(seconds, 1), "params": params,
+                         "usage": {k: row[k] for k in ("queries", "calls", "hits", "errors")}}
         timings_file.write_text(json.dumps(timings, indent=1))
+        if args.profile == "default":
+            write_results(name, args.profile, params, seconds, values, args.results)
         print(f"{name}: {seconds:.1f} s", file=sys.stderr)
+    print(summary_table(rows))
+    errors = sum(int(r["errors"]) for r in rows if str(r.get("errors", "")).isdigit())
+    if failed:
+        return 1
+    if args.strict and errors:
+        print(f"--strict: {errors} queries ended in an error", file=sys.stderr)
+        return 1
     return 0
 
 

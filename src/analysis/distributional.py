@@ -30,6 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from analysis.params import Declaration, Param
+
 
 class DistributionalError(ValueError):
     """Bad input to the distributional chapter's computations, raised before any work."""
@@ -442,3 +444,26 @@ def load_paper_claims() -> pd.DataFrame:
 
     path = Path(__file__).resolve().parents[2] / "data" / "distributional_claims.csv"
     return pd.read_csv(path, comment="#")
+
+
+def _check_lab_models(value, settings):
+    from analysis.lab.ladder import check_runs
+
+    if value is not None:
+        check_runs("lab_models", value, settings["lab_profile"], family="ladder", at_least=2)
+
+
+PARAMS = Declaration(
+    "distributional",
+    PROFILES,
+    (
+        Param("lab_models", "lab ladder runs to compare (default: the whole ladder)", kind="names",
+              nullable=True, check=_check_lab_models),
+        Param("n_reasoning", "fresh arithmetic problems in the reasoning task", kind="int", lo=1),
+        Param("max_pairs", "test pairs per (task, n), a seeded sample (None: all)", kind="int", lo=1,
+              nullable=True),
+        Param("seed", "seed of the samples", kind="int", lo=0),
+    ),
+    profile_help={"smoke": "the smoke lab (CI)", "default": "the book's lab, 2,000 pairs per (task, n)",
+                  "paper": "the book's lab, every test pair, 400 reasoning problems"},
+)

@@ -29,6 +29,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.params import Declaration, Param
+
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 
 #: the source's discoverable-memorization setup
@@ -702,3 +704,33 @@ def load_paper_table(name: str) -> pd.DataFrame:
     if name not in PAPER_TABLES:
         raise EntropyError(f"name must be one of {sorted(PAPER_TABLES)}, got {name!r}")
     return pd.read_csv(DATA_DIR / PAPER_TABLES[name], comment="#")
+
+
+def _check_lab_model(value, settings):
+    from analysis.lab.ladder import check_runs
+
+    check_runs("lab_model", value, settings["lab_profile"])
+
+
+PARAMS = Declaration(
+    "entropy",
+    PROFILES,
+    (
+        Param("lab_model", "the lab run of the linearity study, such as pert-l2x", kind="str",
+              check=_check_lab_model),
+        Param("models", "local models of the real-data section (token-level access: no API models)",
+              kind="models", api=False),
+        Param("n_lab", "pairs in the lab model's main sample", kind="int", lo=1),
+        Param("n_real", "pairs per set for each real model", kind="int", lo=1),
+        Param("prefix_tokens", "|p| for the real models", kind="int", lo=1),
+        Param("suffix_tokens", "|s| for the real models", kind="int", lo=1),
+        Param("temperature", "sampling temperature of the main runs; 0 means greedy", kind="float",
+              lo=0.0, hi=2.0),
+        Param("lcs_filter", "which LCS the trivial-pair filter uses", kind="choice", choices=LCS_FILTERS),
+        Param("n_boot", "bootstrap resamples", kind="int", lo=1),
+        Param("seed", "seed of the samples, the sampling and the bootstrap", kind="int", lo=0),
+    ),
+    profile_help={"smoke": "the smoke lab and a handful of pairs (CI)",
+                  "default": "the book's lab and 500 pairs per set for each real model",
+                  "paper": "the source's |p| = 100, |s| = 50, 1,500 pairs per set at temperature 0.8"},
+)

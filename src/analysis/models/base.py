@@ -12,17 +12,33 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Union
 
 import numpy as np
+import pandas as pd
 from tqdm.auto import tqdm
 
 from analysis.cache import QueryCache
 
 Messages = list[dict[str, str]]
 Prompt = Union[str, Messages]
+
+
+# what every model of this process was asked, by model name: queries, calls (sent to the
+# backend), hits (answered from the cache) and errors (answers that carry an error)
+_USAGE: dict[str, Counter] = defaultdict(Counter)
+
+
+def usage() -> pd.DataFrame:
+    """One row per model used in this process: ``model``, ``queries``, ``calls``,
+    ``hits``, ``errors``. A chapter glues its totals; ``execute_chapters.py``
+    prints them in its summary."""
+    cols = ["queries", "calls", "hits", "errors"]
+    rows = [{"model": name, **{c: int(counts[c]) for c in cols}} for name, counts in _USAGE.items()]
+    return pd.DataFrame(rows, columns=["model", *cols])
 
 
 class ModelError(ValueError):
@@ -242,6 +258,8 @@ class Model(ABC):
         missing = [i for i, a in enumerate(answers) if a is None]
         if missing:
             raise RuntimeError(f"backend {self.backend} returned no answer for {len(missing)} requests")
+        _USAGE[self.name].update(queries=len(requests), calls=len(send), hits=len(requests) - len(todo),
+                                 errors=sum(1 for a in answers if a.error))
         return answers  # type: ignore[return-value]
 
     def complete(self, prompts, settings=None, **kw) -> list[Answer]:
