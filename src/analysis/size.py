@@ -149,6 +149,10 @@ PAPER_LAW_R2 = 0.9504
 PAPER_LOO_R2 = 0.9387
 PAPER_PREFIX_LENS = (4, 8, 10, 12, 16, 24)
 PAPER_N_PER_TEXT = 100
+PAPER_N_POPULAR = 37
+#: the paper's setting of each parameter, for the Setup table
+SOURCE_SETUP = {"models": "19 dense open models, 16 MoE, 21 closed", "n_per_text": "100",
+                "mode": "chat, five templates, any of five", "block_kind": "all (raw and lifted)"}
 PAPER_ALPHA = 0.05
 #: LOO-CV error band of the paper: 0.5 <= theta_hat / theta <= 2
 BAND = (0.5, 2.0)
@@ -1592,6 +1596,155 @@ def group_gap(acc_table: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.
                      "gap": pop.mean() - base.mean(), "ci_lo": np.quantile(boots, 0.025),
                      "ci_hi": np.quantile(boots, 0.975), "n_popular": len(pop), "n_baseline": len(base)})
     return pd.DataFrame(rows)
+
+
+
+# ---------------------------------------------------------------------------
+# The chapter's steps (notebooks/size.md): each a call in a visible cell
+# ---------------------------------------------------------------------------
+
+
+def chapter_texts(params: Mapping) -> tuple[dict[str, str], dict[str, str]]:
+    """The popular and baseline texts a run probes (all 41, or the profile's subset)."""
+    from analysis import data
+
+    popular, baseline = data.popular_texts(), data.baseline_texts()
+    if params.get("popular_texts"):
+        popular = {k: popular[k] for k in params["popular_texts"]}
+    if params.get("baseline_texts"):
+        baseline = {k: baseline[k] for k in params["baseline_texts"]}
+    return popular, baseline
+
+
+def chapter_templates(template_ids: Sequence[int]) -> pd.DataFrame:
+    """The Table V templates a run's chat models answer."""
+    t = templates()
+    return t[t["template_id"].isin(template_ids)]
+
+
+def probe_models(models: Mapping, samples: pd.DataFrame, prompt_templates: pd.DataFrame | None, mode: str,
+                 max_new_tokens: int, label: str = "size probe") -> pd.DataFrame:
+    """:func:`analysis.nextword.probe` for every loaded model (``{name: model}``), one frame."""
+    from analysis.nextword import probe
+
+    return pd.concat([probe(m, samples, prompt_templates, mode=mode, max_new_tokens=max_new_tokens,
+                            progress=f"{name}: {label}") for name, m in models.items()], ignore_index=True)
+
+
+def gap_sentences(gap: pd.DataFrame, models: Sequence[str]) -> str:
+    """One sentence per model on its popular-vs-baseline gap; a model with no scorable
+    answer on either group says so."""
+    rows = gap.set_index("model") if len(gap) else pd.DataFrame()
+    out = []
+    for name in models:
+        if name not in rows.index:
+            out.append(f"For {name}, no gap can be computed: it has no scorable answer on the popular or "
+                       "the baseline texts.")
+            continue
+        r = rows.loc[name]
+        where = "above" if r.ci_lo > 0 else "below" if r.ci_hi < 0 else "not distinguishable from"
+        out.append(f"For {name}, popular texts are predicted at {r.popular:.3f} and baseline texts at "
+                   f"{r.baseline:.3f}: a gap of {r.gap:+.3f} (95% interval {r.ci_lo:+.3f} to {r.ci_hi:+.3f}), "
+                   f"{where} zero.")
+    return " ".join(out)
+
+
+def lab_samples(corpus, prefix_lens: Sequence[int], n: int, seed: int = 0) -> pd.DataFrame:
+    """Positions for the lab ladder: inside the trained excerpt window of each popular
+    text in the lab corpus, and anywhere in the baseline stories it never saw."""
+    from analysis import data
+
+    manifest = corpus.manifest()
+    windows = {r.text_id: (int(r.word_start), int(r.word_end))
+               for r in manifest[manifest["kind"] == "popular"].itertuples()}
+    popular = {k: v for k, v in data.popular_texts().items() if k in windows}
+    baseline = data.baseline_texts()
+    return sample_positions({**popular, **baseline}, prefix_lens, n, seed=seed, windows=windows,
+                            baseline=list(baseline))
+
+
+@dataclass
+class LadderMethod:
+    """The whole method on a ladder of models of known size (the lab's)."""
+
+    acc: pd.DataFrame
+    theta: pd.Series
+    profiles: pd.DataFrame
+    pca: PCAIndex
+    law: ScalingLaw
+    loo: LOOResult
+    pairs: pd.DataFrame
+    sweep: pd.DataFrame
+    bounds: pd.DataFrame
+    gap: pd.DataFrame
+
+
+def ladder_method(acc: pd.DataFrame, theta: pd.Series, alpha: float = PAPER_ALPHA, kind: str = "raw",
+                  seed: int = 0) -> LadderMethod:
+    """Profile, PCA index, law, leave-one-out, pairwise tests (block scores of
+    ``kind``), τ sweep and every model's absolute, relative and best lower bound,
+    on models whose true sizes ``theta`` (indexed by model name) are known."""
+    profiles = accuracy_profile(acc)
+    pca = pca_index(profiles)
+    law = fit_law(pca.z, theta)
+    loo = loo_cv(profiles, theta)
+    pairs = pairwise_tests(profiles, alpha=alpha, kind=kind)
+    sweep = tau_sweep(pairs, theta, alpha=alpha)
+    held = loo.table.set_index("model")
+    rows = []
+    for name in theta.index:
+        rel = relative_lower_bound(pairs, name, theta, alpha=alpha)
+        abs_lb = absolute_lower_bound(held.loc[name, "theta_hat"])
+        best, source = best_bound(abs_lb, rel.bound)
+        rows.append({"model": name, "theta": theta[name], "theta_hat_loo": held.loc[name, "theta_hat"],
+                     "abs_lb": abs_lb, "rel_lb": rel.bound, "best_lb": best, "source": source,
+                     "valid": bool(best <= theta[name]) if np.isfinite(best) else True})
+    return LadderMethod(acc, theta, profiles, pca, law, loo, pairs, sweep, pd.DataFrame(rows),
+                        group_gap(acc, seed=seed))
+
+
+#: R² at or above which the chapter says the index tracks size
+TRACKS_R2 = 0.5
+
+
+def law_verdict(method: LadderMethod, popular_copies: int) -> str:
+    """Whether the latent index tracks size on the ladder, from R² and the
+    popular-vs-baseline accuracy the ladder reaches."""
+    r2 = method.law.r2
+    pop, base = method.gap["popular"].mean(), method.gap["baseline"].mean()
+    if r2 >= TRACKS_R2:
+        return (f"On this ladder the index tracks size (R² = {r2:.2f}): the models predict the next word inside "
+                f"their popular excerpts at {pop:.3f} on average and on the held-out stories at {base:.3f}.")
+    return (f"On this ladder the index does not track size (R² = {r2:.2f}, below {TRACKS_R2}). The models "
+            f"predict the next word inside their popular excerpts at {pop:.3f} on average and on the held-out "
+            f"stories at {base:.3f}; each excerpt is in the corpus {popular_copies} times. Where the profiles "
+            "carry little memorization, the first component follows family and sampling noise more than size.")
+
+
+def calibration(positions: pd.DataFrame, model: str, n_rep: int, seed: int = 0,
+                kinds: Sequence[str] = ("all", "raw")) -> pd.DataFrame:
+    """:func:`null_calibration` of ``model``'s own answers for each block-score kind;
+    empty when the model has no scorable position."""
+    if model not in set(positions["model"]):
+        return pd.DataFrame(columns=["alpha", "false_positive_rate", "se", "n_rep", "kind"])
+    return pd.concat([null_calibration(positions, model=model, n_rep=n_rep, kind=k, seed=seed) for k in kinds],
+                     ignore_index=True)
+
+
+def calibration_verdict(cal: pd.DataFrame, kind: str, alpha: float = PAPER_ALPHA) -> str:
+    """Which block-score kinds hold their level at ``alpha`` (false-positive rate
+    within two standard errors of α or below), and whether the kind this run uses does."""
+    if cal.empty:
+        return "The calibration could not run: the model it resamples has no scorable answer."
+    at = cal[np.isclose(cal["alpha"], alpha)].set_index("kind")
+    holds = {k: bool(r.false_positive_rate <= alpha + 2 * r.se) for k, r in at.iterrows()}
+    parts = [f"{k} scores {at.loc[k, 'false_positive_rate']:.3f} ({'holds' if ok else 'exceeds'} its level)"
+             for k, ok in holds.items()]
+    text = f"At α = {alpha:g} the empirical false-positive rate is " + "; ".join(parts) + "."
+    if kind in holds:
+        text += (f" This run's pairwise tests use {kind} block scores, which "
+                 f"{'hold' if holds[kind] else 'do not hold'} their level here.")
+    return text
 
 
 PARAMS = Declaration(

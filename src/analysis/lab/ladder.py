@@ -137,10 +137,22 @@ class LabBuild:
     tokenizer: object
     results: dict
     seconds: float
+    name: str | None = None
+
+    def model_names(self) -> list[str]:
+        """The ``load_model`` names of the built runs (``lab:<run>`` on the default profile)."""
+        if self.name is None:
+            raise LabConfigError("a lab built from an unnamed profile has no load_model names")
+        return [model_name(self.name, r) for r in self.results]
+
+    def n_params(self) -> pd.Series:
+        """Parameter count of each built run, indexed by its ``load_model`` name."""
+        return pd.Series({m: self.results[r].n_params for m, r in zip(self.model_names(), self.results)})
 
     def runs_table(self) -> pd.DataFrame:
-        """The profile's run table with parameter counts, training time and speed."""
+        """The built runs' table with parameter counts, training time and speed."""
         table = self.profile.table()
+        table = table[table["run"].isin(list(self.results))].reset_index(drop=True)
         table["params"] = [self.results[r].n_params for r in table["run"]]
         table["trained now"] = [self.results[r].trained for r in table["run"]]
         table["seconds"] = [round(self.results[r].seconds, 1) for r in table["run"]]
@@ -171,12 +183,15 @@ def get_profile(profile: str | LabProfile) -> LabProfile:
     return PROFILES[profile]
 
 
-def build_lab(profile: str | LabProfile = "default", progress: bool = True) -> LabBuild:
-    """Build the corpus and tokenizer and train every run of ``profile``.
+def build_lab(profile: str | LabProfile = "default", progress: bool = True, family: str | None = None
+              ) -> LabBuild:
+    """Build the corpus and tokenizer and train every run of ``profile`` (or only
+    the runs whose family starts with ``family``, such as ``"ladder"``).
 
-    Every injected run's schedule is checked before the first run trains, so a
-    configuration that cannot be scheduled fails at once. Runs already in the
-    artifact cache are loaded, not retrained.
+    The one way a chapter gets the lab's models: runs already in the artifact
+    cache are loaded, the others trained now (with a progress bar per run); any
+    other error propagates. Every injected run's schedule is checked before the
+    first run trains, so a configuration that cannot be scheduled fails at once.
     """
     import time
 
@@ -191,16 +206,22 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True) -> L
     texts = corpus.training_texts()
     key = corpus.fingerprint()
     tokenizer = get_tokenizer(texts, key, prof.vocab_size)
-    injected = {run.name: run_injections(run, corpus.injections) for run in prof.runs}
-    for run in prof.runs:
+    runs = [r for r in prof.runs if family is None or r.family.startswith(family)]
+    if not runs:
+        raise LabConfigError(f"no run of family {family!r}; families: {sorted({r.family for r in prof.runs})}")
+    injected = {run.name: run_injections(run, corpus.injections) for run in runs}
+    for run in runs:
         if run.inject:
             check_injections(run, injected[run.name], tokenizer)
+    from tqdm.auto import tqdm
+
     results = {}
-    for run in prof.runs:
+    for run in tqdm(runs, desc=f"lab runs ({len(runs)})", disable=not progress, leave=False):
         results[run.name] = train(run, texts, injected[run.name], tokenizer, key, progress=progress)
         if isinstance(profile, str):
             register(model_name(profile, run.name).removeprefix("lab:"), results[run.name].path)
-    return LabBuild(prof, corpus, tokenizer, results, time.time() - t0)
+    return LabBuild(prof, corpus, tokenizer, results, time.time() - t0,
+                    name=profile if isinstance(profile, str) else None)
 
 
 def check_runs(param: str, names, lab_profile: str, family: str | None = None, inject: bool | None = None,
