@@ -135,3 +135,42 @@ def test_distance_gap_is_a_one_sided_mann_whitney_test():
     ref = mannwhitneyu([0.5, 0.6, 0.7, 0.8], [0.75, 0.9, 0.95], alternative="less")
     assert gap["U"] == ref.statistic == 1.0  # only 0.8 > 0.75
     assert gap["p_value"] == pytest.approx(ref.pvalue)
+
+
+def test_a_run_whose_every_answer_is_excluded_reports_counts_instead_of_crashing(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from analysis import plots, report
+
+    script = {p: RuntimeError("HTTP 503") for p in ph.prompts(PHRASES, chat=True)}
+    script["续写句子：起点一"] = "作为一个人工智能助手，我不能继续"  # a refusal: also excluded
+    model = Scripted(script, cache=QueryCache(tmp_path / "q.sqlite"))
+    out = ph.query_all({"m": model}, PHRASES, GenerationSettings(max_new_tokens=64))
+    scored = ph.score_modes(out, PHRASES)
+    main = scored[("windowed", "faithful")]
+    rates = ph.rates(main)
+    assert rates.empty and main["excluded"].all() and int(main["error"].sum()) == 5
+    table = ph.exclusion_table(scored)
+    assert table["errors"].sum() == 5 and table["refusals (faithful)"].sum() == 1
+    assert ph.headline(rates, "scripted")["propaganda"].startswith("not measured")
+    assert ph.top_rate(rates, plots.TYPE_LABELS).startswith("not measured")
+    source = pd.DataFrame({"model": ["a", "a"], "type": ["propaganda", "culturax"], "rate_pct": [4.3, 0.8]})
+    assert ph.comparison_verdict(rates, source) == ("This run has no scorable completion to set beside the "
+                                                    "source's rates.")
+    assert report.gap_sentences(ph.distance_gap(main, "propaganda", "culturax"), "a", "b").startswith(
+        "No model has scorable completions")
+    for fig in (plots.phrase_rates(rates, source), plots.mode_comparison(ph.rates_by_mode(scored)),
+                plots.distance_distribution(main, 0.4)):
+        assert fig.axes[0].texts[0].get_text() == plots.NO_SCORABLE  # a figure that says why it is empty
+
+
+def test_comparison_verdict_places_each_model_against_the_source_range():
+    source = pd.DataFrame({"model": ["a", "b"], "type": ["propaganda"] * 2, "rate_pct": [3.2, 8.8]})
+    rates = pd.DataFrame({"model": ["low", "mid", "high"], "type": ["propaganda"] * 3,
+                          "rate": [0.001, 0.05, 0.30], "ci_lo": [0.0, 0.01, 0.2], "ci_hi": [0.02, 0.12, 0.4]})
+    text = ph.comparison_verdict(rates, source)
+    assert text.startswith("The source's 2024 models reproduce 3.2% to 8.8% of state-media endings")
+    assert "low (0.1%) is below the source's range" in text
+    assert "mid (5.0%) is within reach of the source's range" in text
+    assert "high (30.0%) is above the source's range" in text

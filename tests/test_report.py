@@ -12,33 +12,35 @@ from analysis.models import ModelError, check_model_name
 
 
 def test_profile_values_are_taken_and_overridden():
-    params = report.resolve_params(ph.PROFILES, "smoke", n_per_type=3, models=None)
+    params = ph.PARAMS.resolve("smoke", n_per_type=3, models=None)
     assert params["n_per_type"] == 3
     assert params["models"] == ph.PROFILES["smoke"]["models"]
     assert params["max_new_tokens"] == ph.PROFILES["smoke"]["max_new_tokens"]
 
 
-def test_models_given_as_comma_separated_string():
-    params = report.resolve_params(ph.PROFILES, "smoke", models="gemma3-270m, api:openai/gpt-4o")
+def test_models_given_as_comma_separated_string(monkeypatch):
+    monkeypatch.setenv("MEMBOOK_API_KEY", "sk-test")
+    params = ph.PARAMS.resolve("smoke", models="gemma3-270m, api:openai/gpt-4o")
     assert params["models"] == ["gemma3-270m", "api:openai/gpt-4o"]
 
 
 @pytest.mark.parametrize(
     "kwargs, needle",
     [
-        ({"profile": "fast"}, "profile must be one of ['default', 'paper', 'smoke']"),
+        ({"profile": "smok"}, "profile must be one of ['smoke', 'default', 'paper'], got 'smok' (did you mean 'smoke'?)"),
         ({"profile": "smoke", "models": "gpt5"}, "unknown model 'gpt5'"),
-        ({"profile": "smoke", "n_per_type": 0}, "n_per_type must be a positive integer"),
-        ({"profile": "smoke", "n_per_type": -5}, "n_per_type must be a positive integer"),
-        ({"profile": "smoke", "max_new_tokens": 2.5}, "max_new_tokens must be a positive integer"),
-        ({"profile": "smoke", "temperature": 1.0}, "unknown parameter 'temperature'"),
-        ({"profile": "smoke", "models": ""}, "models must name at least one model"),
+        ({"profile": "smoke", "n_per_type": 0}, "n_per_type must be an integer in [1, inf], got 0"),
+        ({"profile": "smoke", "n_per_type": -5}, "n_per_type must be an integer in [1, inf], got -5"),
+        ({"profile": "smoke", "max_new_tokens": 2.5}, "max_new_tokens must be an integer in [1, 4096], got 2.5"),
+        ({"profile": "smoke", "temperature": 1.0}, "unknown parameter 'temperature' for chapter 'phrases'"),
+        ({"profile": "smoke", "models": ""}, "models must be comma-separated model names"),
+        ({"profile": "smoke", "threshold": 1.5}, "threshold must be a number in [0, 1], got 1.5"),
     ],
 )
 def test_bad_parameters_name_the_parameter_and_allowed_values(kwargs, needle):
     profile = kwargs.pop("profile")
     with pytest.raises(report.ParameterError) as err:
-        report.resolve_params(ph.PROFILES, profile, **kwargs)
+        ph.PARAMS.resolve(profile, **kwargs)
     assert needle in str(err.value)
 
 

@@ -652,21 +652,21 @@ def test_templates_and_rendering():
 
 
 def test_profiles():
-    from analysis.report import resolve_params
-
     assert set(sz.PROFILES) == {"smoke", "default", "paper"}
     assert sz.PROFILES["paper"]["n_per_text"] == 100
     assert sz.PROFILES["paper"]["prefix_lens"] == (4, 8, 10, 12, 16, 24)
     assert sz.PROFILES["default"]["prefix_lens"] == sz.PAPER_PREFIX_LENS
-    # the paper profile asks chat models all five templates; the default probes by completion
+    # chat models answer the templates on every profile: all five on paper, the first elsewhere
     default = sz.PROFILES["default"]
-    assert sz.PROFILES["paper"]["mode"] == "auto" and sz.PROFILES["paper"]["template_ids"] == (1, 2, 3, 4, 5)
-    assert default["mode"] == "completion"
+    assert sz.PROFILES["paper"]["template_ids"] == (1, 2, 3, 4, 5)
+    assert all(p["mode"] == "auto" for p in sz.PROFILES.values())
+    assert default["template_ids"] == sz.PROFILES["smoke"]["template_ids"] == (1,)
     assert default["n_per_text"] < sz.PAPER_N_PER_TEXT
     smoke = sz.PROFILES["smoke"]
     assert len(smoke["prefix_lens"]) * smoke["n_per_text"] * 3 <= 30
     for name in sz.PROFILES:
-        params = resolve_params(sz.PROFILES, name)
+        params = sz.PARAMS.resolve(name)
+        assert params["block_kind"] == "raw"
         assert params["max_new_tokens"] >= 1 and params["lab_profile"] in ("smoke", "default")
 
 
