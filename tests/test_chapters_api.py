@@ -8,6 +8,7 @@ is left out of the denominator, reported, and sent again (alone) by a second
 execution.
 """
 
+import json
 import os
 import socket
 import sys
@@ -18,6 +19,7 @@ import pytest
 from analysis import data
 from analysis import phrases as ph
 from analysis import size
+from analysis.lab import ladder
 from fakeserver import Fault, FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,6 +84,8 @@ def test_phrases_on_an_api_model_with_faults(api_env, tmp_path):
 
 
 def test_size_on_an_api_chat_model_uses_the_templates(api_env, tmp_path):
+    # an empty cache: the chapter trains the lab ladder it needs before probing it
+    api_env.setenv("MEMBOOK_CACHE", str(tmp_path / "cache"))
     params = size.PARAMS.resolve("smoke")
     popular, baseline = size.chapter_texts(params)
     samples = size.sample_positions({**popular, **baseline}, params["prefix_lens"], params["n_per_text"],
@@ -96,7 +100,11 @@ def test_size_on_an_api_chat_model_uses_the_templates(api_env, tmp_path):
         execute("size", {"profile": "smoke", "models": MODEL}, tmp_path)
         assert server.count() == len(samples)  # one chat query per position (one template)
         assert all(r.body["messages"][0]["role"] == "system" for r in server.requests)
+    index = json.loads((tmp_path / "cache" / "lab" / "index.json").read_text())
+    assert sorted(index) == sorted(f"smoke/{r.name}" for r in ladder.get_profile("smoke").runs
+                                   if r.family.startswith("ladder"))
     values = glued_values(tmp_path / "size.ipynb")
+    assert values["lab_n"] == "4"
     assert values["gap_text"].startswith(
         f"For {MODEL}, popular texts are predicted at 1.000 and baseline texts at 0.000: a gap of +1.000")
     assert values["n_errors"] == "0"

@@ -259,3 +259,50 @@ def _lab_params():
 
 
 PARAMS = _lab_params()
+
+
+def window_share(run: RunConfig, copies: int) -> float:
+    """Share of the training rows inside ``run``'s insertion window that ``copies``
+    injected copies fill (one copy per row)."""
+    from analysis.lab.config import WINDOWS
+
+    lo, hi = WINDOWS[run.window or "all"]
+    return copies / ((hi - lo) * run.steps * run.batch_size)
+
+
+def design_facts(profile: str | LabProfile) -> dict[str, str]:
+    """The lab's design as the lab page states it, computed from the profile:
+    duplicate levels, sequences per level, fact copies, the injection-range runs'
+    budget against the largest perturbed budget, and the share of a quarter's rows
+    their copies fill. Strings ready to glue."""
+    prof = get_profile(profile)
+    cfg = prof.corpus
+    sizes = cfg.level_sizes()
+    n_tasks = len(cfg.injection_tasks)
+    total = sum(level * count * n_tasks for level, count in sizes)
+    counts = {}
+    for level, count in sizes:
+        counts.setdefault(count, []).append(level)
+    per_level = "; ".join(f"{count} per task at {'/'.join(map(str, levels))} copies"
+                          for count, levels in counts.items())
+    ranges = [r for r in prof.runs if r.family == "range"]
+    perturbed = [r.tokens for r in prof.runs if r.family == "perturbed"]
+    facts = {
+        "levels": "/".join(map(str, cfg.duplicate_levels)),
+        "per_level": per_level,
+        "n_tasks": str(n_tasks),
+        "n_copies": f"{total:,}",
+        "fact_max": f"{cfg.fact_max_copies:,}",
+        "popular_copies": str(cfg.popular_copies),
+    }
+    if ranges:
+        quarter = next((r for r in ranges if r.window == "q1"), ranges[0])
+        in_window = sum(level * count * n_tasks for level, count in sizes
+                        if quarter.max_copies is None or level <= quarter.max_copies)
+        facts.update(
+            range_tokens=f"{ranges[0].tokens / 1e6:g}M",
+            range_ratio=f"{ranges[0].tokens / max(perturbed):g}" if perturbed else "—",
+            perturbed_max=f"{max(perturbed) / 1e6:g}M" if perturbed else "—",
+            quarter_share=f"{window_share(quarter, in_window):.0%}",
+        )
+    return facts

@@ -49,3 +49,50 @@ def exposure_check(exposure: pd.DataFrame, recount: pd.DataFrame) -> pd.DataFram
         agrees &= (a == b) | (a.isna() & b.isna())
     merged["agrees"] = agrees
     return merged
+
+
+def loss_comparison(lab, runs, n_docs: int, seed: int = 0) -> pd.DataFrame:
+    """Mean token loss of each of ``runs`` on ``n_docs`` training documents (popular
+    and background) and ``n_docs`` held-out documents, drawn with ``seed``; with the
+    held-out minus training gap."""
+    import numpy as np
+
+    from analysis.lab.train import eval_loss
+
+    rng = np.random.default_rng(seed)
+
+    def draw(texts):
+        return [texts[i] for i in rng.choice(len(texts), min(n_docs, len(texts)), replace=False)]
+
+    train_docs = draw([d.text for d in lab.corpus.documents if d.kind in ("popular", "background")])
+    heldout_docs = draw([d.text for d in lab.corpus.heldout])
+    table = lab.runs_table().set_index("run")
+    out = pd.DataFrame([{"run": r, "family": table.loc[r, "family"], "params": table.loc[r, "params"],
+                         "train_loss": eval_loss(lab.results[r].path, train_docs),
+                         "heldout_loss": eval_loss(lab.results[r].path, heldout_docs)} for r in runs])
+    out["gap"] = out["heldout_loss"] - out["train_loss"]
+    return out
+
+
+def exposure_checks(lab) -> pd.DataFrame:
+    """For every injected run of a built lab, its exposure table against a brute-force
+    recount of its logged data order: sequences, how many agree exactly, copies seen."""
+    from analysis.lab.ladder import run_injections
+    from analysis.lab.train import recount_exposure
+
+    texts = lab.corpus.training_texts()
+    rows = []
+    for run in (r for r in lab.profile.runs if r.inject and r.name in lab.results):
+        res = lab.results[run.name]
+        recount = recount_exposure(res.order(), texts, run_injections(run, lab.corpus.injections), lab.tokenizer)
+        check = exposure_check(res.exposure, recount)
+        rows.append({"run": run.name, "sequences": len(check), "agree": int(check["agrees"].sum()),
+                     "copies seen": int(res.exposure["copies_seen"].sum())})
+    return pd.DataFrame(rows)
+
+
+def memorization_drop(nll: pd.DataFrame, model: str) -> float:
+    """Suffix NLL of ``model`` on never-inserted controls minus that on the top copy level."""
+    sub = nll[nll["model"] == model]
+    return float(sub.loc[sub["copies"] == 0, "suffix_nll"].mean()
+                 - sub.loc[sub["copies"] == nll["copies"].max(), "suffix_nll"].mean())
