@@ -328,6 +328,20 @@ def test_base_url_from_environment_and_cache_identity(monkeypatch, server, cache
     assert model.cache_identity() == f"127.0.0.1:{server.port}/fake-model"
     assert model.chat(["x"])[0].text == "echo:x"
     assert server.count() == 1
+    # one name everywhere: the model is called what the user passed; the endpoint gets the bare id
+    assert model.name == "api:fake-model" and model.model_id == "fake-model"
+    assert server.requests[0].body["model"] == "fake-model"
+
+
+def test_retry_settings_from_the_environment(monkeypatch, cache):
+    monkeypatch.setenv("MEMBOOK_API_TIMEOUT", "2.5")
+    monkeypatch.setenv("MEMBOOK_API_MAX_RETRIES", "1")
+    model = OpenAIChatModel("m", cache=cache)
+    assert (model.timeout, model.max_retries) == (2.5, 1)
+    assert OpenAIChatModel("m", cache=cache, max_retries=4).max_retries == 4  # an argument wins
+    monkeypatch.setenv("MEMBOOK_API_MAX_RETRIES", "many")
+    with pytest.raises(ModelError, match="MEMBOOK_API_MAX_RETRIES must be a whole number, got 'many'"):
+        OpenAIChatModel("m", cache=cache)
 
 
 def test_default_endpoint_is_openrouter(cache):

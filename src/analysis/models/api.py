@@ -61,7 +61,7 @@ def _env_number(var: str, kind: type, default: float):
     try:
         return kind(text)
     except ValueError:
-        raise ModelError(f"{var} must be a {kind.__name__}, got {text!r}") from None
+        raise ModelError(f"{var} must be a {'number' if kind is float else 'whole number'}, got {text!r}") from None
 
 #: HTTP statuses worth retrying: request timeout, rate limit, server errors.
 RETRY_STATUSES = frozenset({408, 429}) | frozenset(range(500, 600))
