@@ -678,3 +678,45 @@ def test_null_calibration_exposes_the_shared_baseline_term():
     lifted = sz.null_calibration(pos, alphas=(0.05,), n_rep=300, kind="lifted", seed=2)
     assert raw["false_positive_rate"].iloc[0] <= 0.05 + 3 * raw["se"].iloc[0]
     assert lifted["false_positive_rate"].iloc[0] > 0.05 + 3 * lifted["se"].iloc[0]
+
+
+def test_a_model_that_answers_nothing_leaves_every_size_step_standing():
+    # every query failed: no accuracy, no gap, no agreement, no calibration, each said in words
+    samples = pd.DataFrame({"text_id": ["a", "a", "b"], "group": ["popular", "popular", "baseline"],
+                            "prefix_len": [4, 4, 4], "position": [5, 9, 7], "prefix": ["p", "q", "r"],
+                            "target": ["x", "y", "z"]})
+    answers = samples.assign(model="api:x", mode="chat", template_id=1, prediction=None,
+                             error="APIConnectionError: refused")
+    acc = sz.accuracy_table(answers)
+    assert acc.empty
+    assert sz.gap_sentences(sz.group_gap(acc), ["api:x"]) == (
+        "For api:x, no gap can be computed: it has no scorable answer on the popular or the baseline texts.")
+    table, note = sz.agreement(acc)
+    assert table.empty and note == "Agreement needs two models with an answer on every text; this run has 0."
+    cal = sz.calibration(sz.position_table(answers), "api:x", n_rep=10)
+    assert cal.empty
+    assert sz.calibration_verdict(cal, "raw") == (
+        "The calibration could not run: the model it resamples has no scorable answer.")
+
+
+def test_calibration_verdict_says_which_kind_holds_its_level():
+    cal = pd.DataFrame({"alpha": [0.05, 0.05], "false_positive_rate": [0.245, 0.04], "se": [0.015, 0.015],
+                        "n_rep": [200, 200], "kind": ["all", "raw"]})
+    text = sz.calibration_verdict(cal, "raw")
+    assert text == ("At α = 0.05 the empirical false-positive rate is all scores 0.245 (exceeds its level); "
+                    "raw scores 0.040 (holds its level). This run's pairwise tests use raw block scores, "
+                    "which hold their level here.")
+    assert sz.calibration_verdict(cal, "all").endswith("use all block scores, which do not hold their level here.")
+
+
+def test_law_verdict_follows_r2():
+    from types import SimpleNamespace
+
+    gap = pd.DataFrame({"popular": [0.20, 0.30], "baseline": [0.05, 0.07]})
+    good = SimpleNamespace(law=SimpleNamespace(r2=0.93), gap=gap)
+    bad = SimpleNamespace(law=SimpleNamespace(r2=0.06), gap=gap)
+    assert sz.law_verdict(good, 8).startswith("On this ladder the index tracks size (R² = 0.93): the models "
+                                              "predict the next word inside their popular excerpts at 0.250")
+    text = sz.law_verdict(bad, 8)
+    assert text.startswith("On this ladder the index does not track size (R² = 0.06, below 0.5).")
+    assert "held-out stories at 0.060; each excerpt is in the corpus 8 times" in text

@@ -1663,6 +1663,23 @@ def lab_samples(corpus, prefix_lens: Sequence[int], n: int, seed: int = 0) -> pd
                             baseline=list(baseline))
 
 
+def agreement(acc: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """:func:`assumption_check` on the models that have an accuracy on every text of
+    both groups, with a sentence naming the models left out; an empty table and the
+    reason when fewer than two models qualify."""
+    texts = acc.groupby("group")["text_id"].nunique() if len(acc) else pd.Series(dtype=int)
+    per_model = acc.groupby(["model", "group"])["text_id"].nunique().unstack() if len(acc) else pd.DataFrame()
+    complete = [m for m in per_model.index
+                if all(per_model.loc[m].get(g, 0) == texts.get(g, -1) for g in GROUPS)]
+    left_out = sorted(set(acc["model"]) - set(complete)) if len(acc) else []
+    note = (f" Left out for lack of an answer on every text: {', '.join(left_out)}." if left_out else "")
+    if len(complete) < 2:
+        return (pd.DataFrame(columns=["group", "n_pairs", "mean_rho", "min_rho", "frac_above", "n_undefined"]),
+                f"Agreement needs two models with an answer on every text; this run has {len(complete)}." + note)
+    check = assumption_check(acc[acc["model"].isin(complete)])
+    return check.summary, f"Spearman correlations over {len(complete)} models." + note
+
+
 @dataclass
 class LadderMethod:
     """The whole method on a ladder of models of known size (the lab's)."""
