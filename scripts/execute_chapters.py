@@ -137,7 +137,8 @@ def main(argv=None) -> int:
     ap.add_argument("--list-params", metavar="CHAPTER", help="print a chapter's parameters and exit")
     ap.add_argument("--strict", action="store_true", help="exit non-zero when any query ended in an error")
     ap.add_argument("--out", type=Path, default=OUT, help="where the executed notebooks go")
-    ap.add_argument("--results", type=Path, default=RESULTS, help="where a default execution writes its values")
+    ap.add_argument("--results", type=Path, default=RESULTS,
+                    help="where a default execution writes its values")
     args = ap.parse_args(argv)
     try:
         if args.list_params:

@@ -16,11 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from analysis import data
+from analysis import data, size
 from analysis import phrases as ph
-from analysis import size
 from analysis.lab import ladder
-from fakeserver import Fault, FakeOpenAIServer
+from fakeserver import FakeOpenAIServer, Fault
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))

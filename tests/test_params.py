@@ -75,7 +75,7 @@ def test_bad_values_name_the_parameter_and_the_allowed_values(chapter, name, val
 
 
 def test_lab_run_names_are_checked_against_the_lab_profile():
-    with pytest.raises(ParameterError, match="targets must name runs of the 'smoke' lab with an exposure table"):
+    with pytest.raises(ParameterError, match="targets must name runs of the 'smoke' lab with an exposure"):
         P.declaration("predicting").resolve("smoke", targets="wide-32")
     with pytest.raises(ParameterError, match="lab_models must name at least 2 runs"):
         P.declaration("distributional").resolve("smoke", lab_models="wide-32")
@@ -92,7 +92,7 @@ def test_an_api_model_needs_a_key_and_token_level_chapters_refuse_it(monkeypatch
     assert P.declaration("phrases").resolve("smoke", models="api:some/model")["models"] == ["api:some/model"]
     assert P.declaration("size").resolve("smoke", models="api:a,api:b")["models"] == ["api:a", "api:b"]
     for chapter, name in (("entropy", "models"),):
-        with pytest.raises(ParameterError, match="is an API model, but this chapter needs token-level access"):
+        with pytest.raises(ParameterError, match="is an API model, but this chapter needs token-level"):
             P.declaration(chapter).resolve("smoke", **{name: "api:some/model"})
 
 

@@ -27,11 +27,13 @@ def test_models_given_as_comma_separated_string(monkeypatch):
 @pytest.mark.parametrize(
     "kwargs, needle",
     [
-        ({"profile": "smok"}, "profile must be one of ['smoke', 'default', 'paper'], got 'smok' (did you mean 'smoke'?)"),
+        ({"profile": "smok"},
+         "profile must be one of ['smoke', 'default', 'paper'], got 'smok' (did you mean 'smoke'?)"),
         ({"profile": "smoke", "models": "gpt5"}, "unknown model 'gpt5'"),
         ({"profile": "smoke", "n_per_type": 0}, "n_per_type must be an integer in [1, inf], got 0"),
         ({"profile": "smoke", "n_per_type": -5}, "n_per_type must be an integer in [1, inf], got -5"),
-        ({"profile": "smoke", "max_new_tokens": 2.5}, "max_new_tokens must be an integer in [1, 4096], got 2.5"),
+        ({"profile": "smoke", "max_new_tokens": 2.5},
+         "max_new_tokens must be an integer in [1, 4096], got 2.5"),
         ({"profile": "smoke", "temperature": 1.0}, "unknown parameter 'temperature' for chapter 'phrases'"),
         ({"profile": "smoke", "models": ""}, "models must be comma-separated model names"),
         ({"profile": "smoke", "threshold": 1.5}, "threshold must be a number in [0, 1], got 1.5"),

@@ -706,7 +706,8 @@ def test_calibration_verdict_says_which_kind_holds_its_level():
     assert text == ("At α = 0.05 the empirical false-positive rate is all scores 0.245 (exceeds its level); "
                     "raw scores 0.040 (holds its level). This run's pairwise tests use raw block scores, "
                     "which hold their level here.")
-    assert sz.calibration_verdict(cal, "all").endswith("use all block scores, which do not hold their level here.")
+    assert sz.calibration_verdict(cal, "all").endswith(
+        "use all block scores, which do not hold their level here.")
 
 
 def test_law_verdict_follows_r2():

@@ -301,7 +301,8 @@ def check_profile(profile: Any) -> str:
     """``profile`` if it is one of :data:`PROFILE_NAMES`, else a :class:`ParameterError`."""
     if profile not in PROFILE_NAMES:
         raise ParameterError(
-            f"profile must be one of {list(PROFILE_NAMES)}, got {profile!r}{suggest(str(profile), PROFILE_NAMES)}")
+            f"profile must be one of {list(PROFILE_NAMES)}, got {profile!r}"
+            f"{suggest(str(profile), PROFILE_NAMES)}")
     return profile
 
 

@@ -46,6 +46,7 @@ from rapidfuzz.distance import Levenshtein
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 from statsmodels.stats.proportion import proportion_confint
+
 from analysis.params import Declaration, Param
 
 __all__ = [
@@ -764,7 +765,8 @@ def read_completions(path: str | os.PathLike) -> pd.DataFrame:
         try:
             records = json.load(fh)
         except json.JSONDecodeError as err:
-            raise ValueError(f"{path}: not valid JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
+            raise ValueError(
+                f"{path}: not valid JSON at line {err.lineno}, column {err.colno}: {err.msg}") from None
     if not isinstance(records, list):
         raise TypeError(f"{path}: expected a JSON list of completion objects")
     df = pd.DataFrame(_dedupe(records))
@@ -1031,8 +1033,10 @@ PARAMS = Declaration(
     "phrases",
     PROFILES,
     (
-        Param("models", "models asked to continue the phrases (chat models get the chat prompt)", kind="models"),
-        Param("n_per_type", "phrases per type, drawn at random (1,000 exist; more means all)", kind="int", lo=1),
+        Param("models", "models asked to continue the phrases (chat models get the chat prompt)",
+              kind="models"),
+        Param("n_per_type", "phrases per type, drawn at random (1,000 exist; more means all)",
+              kind="int", lo=1),
         Param("max_new_tokens", "token budget of a completion", kind="int", lo=1, hi=4096),
         Param("n_english_per_type", "English counterpart phrases per type", kind="int", lo=1),
         Param("seed", "seed of the phrase sample", kind="int", lo=0, default=0),
@@ -1149,7 +1153,8 @@ def score_modes(completions: pd.DataFrame, phrases, threshold: float = THRESHOLD
             for mode in MODES for rmode in REFUSAL_MODES}
 
 
-def rates_by_mode(scored: Mapping[tuple[str, str], pd.DataFrame], refusal_mode: str = "faithful") -> pd.DataFrame:
+def rates_by_mode(scored: Mapping[tuple[str, str], pd.DataFrame], refusal_mode: str = "faithful"
+                  ) -> pd.DataFrame:
     """:func:`rates` of each matching mode (with ``refusal_mode``), stacked with a ``mode`` column."""
     return pd.concat([rates(scored[(mode, refusal_mode)]).assign(mode=mode) for mode in MODES],
                      ignore_index=True)
@@ -1251,7 +1256,8 @@ def source_comparison(source: pd.DataFrame, rates_table: pd.DataFrame, type_labe
     ours = rates_table.assign(who="this run", rate=rates_table["rate"].map(fmt_pct))
     both = pd.concat([side[["who", "model", "type", "rate"]], ours[["who", "model", "type", "rate"]]])
     both["type"] = both["type"].map(lambda t: type_labels.get(t, t))
-    return both.pivot_table(index=["who", "model"], columns="type", values="rate", aggfunc="first", sort=False)
+    return both.pivot_table(index=["who", "model"], columns="type", values="rate", aggfunc="first",
+                            sort=False)
 
 
 def english_phrases(n_per_class: int, seed: int = 0) -> pd.DataFrame:
@@ -1262,8 +1268,8 @@ def english_phrases(n_per_class: int, seed: int = 0) -> pd.DataFrame:
 
     popular = {k: plain_prose(v) for k, v in data.popular_texts().items()}
     baseline = {k: plain_prose(v) for k, v in data.baseline_texts().items()}
-    key = {"n": n_per_class, "seed": seed, "stride": 5, "max_per_text": 4,
-           "texts": data.registry_fingerprint(["texts/popular/", "texts/baseline/"]), "code": SELECTION_VERSION}
+    key = {"n": n_per_class, "seed": seed, "stride": 5, "max_per_text": 4, "code": SELECTION_VERSION,
+           "texts": data.registry_fingerprint(["texts/popular/", "texts/baseline/"])}
     return cached_frame("phrases-english", key, lambda: select_distinctive_phrases(
         popular, baseline, n_per_class=n_per_class, seed=seed, stride=5,
         max_per_text=(4, -(-n_per_class // len(baseline)))))

@@ -1644,8 +1644,8 @@ def gap_sentences(gap: pd.DataFrame, models: Sequence[str]) -> str:
         r = rows.loc[name]
         where = "above" if r.ci_lo > 0 else "below" if r.ci_hi < 0 else "not distinguishable from"
         out.append(f"For {name}, popular texts are predicted at {r.popular:.3f} and baseline texts at "
-                   f"{r.baseline:.3f}: a gap of {r.gap:+.3f} (95% interval {r.ci_lo:+.3f} to {r.ci_hi:+.3f}), "
-                   f"{where} zero.")
+                   f"{r.baseline:.3f}: a gap of {r.gap:+.3f} "
+                   f"(95% interval {r.ci_lo:+.3f} to {r.ci_hi:+.3f}), {where} zero.")
     return " ".join(out)
 
 
@@ -1674,8 +1674,9 @@ def agreement(acc: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     left_out = sorted(set(acc["model"]) - set(complete)) if len(acc) else []
     note = (f" Left out for lack of an answer on every text: {', '.join(left_out)}." if left_out else "")
     if len(complete) < 2:
-        return (pd.DataFrame(columns=["group", "n_pairs", "mean_rho", "min_rho", "frac_above", "n_undefined"]),
-                f"Agreement needs two models with an answer on every text; this run has {len(complete)}." + note)
+        empty = pd.DataFrame(columns=["group", "n_pairs", "mean_rho", "min_rho", "frac_above", "n_undefined"])
+        return empty, (f"Agreement needs two models with an answer on every text; this run has "
+                       f"{len(complete)}." + note)
     check = assumption_check(acc[acc["model"].isin(complete)])
     return check.summary, f"Spearman correlations over {len(complete)} models." + note
 
@@ -1730,12 +1731,14 @@ def law_verdict(method: LadderMethod, popular_copies: int) -> str:
     r2 = method.law.r2
     pop, base = method.gap["popular"].mean(), method.gap["baseline"].mean()
     if r2 >= TRACKS_R2:
-        return (f"On this ladder the index tracks size (R² = {r2:.2f}): the models predict the next word inside "
-                f"their popular excerpts at {pop:.3f} on average and on the held-out stories at {base:.3f}.")
-    return (f"On this ladder the index does not track size (R² = {r2:.2f}, below {TRACKS_R2}). The models "
-            f"predict the next word inside their popular excerpts at {pop:.3f} on average and on the held-out "
-            f"stories at {base:.3f}; each excerpt is in the corpus {popular_copies} times. Where the profiles "
-            "carry little memorization, the first component follows family and sampling noise more than size.")
+        return (f"On this ladder the index tracks size (R² = {r2:.2f}): the models predict the next word "
+                f"inside their popular excerpts at {pop:.3f} on average and on the held-out stories at "
+                f"{base:.3f}.")
+    return (f"On this ladder the index does not track size (R² = {r2:.2f}, below {TRACKS_R2}). The "
+            f"models predict the next word inside their popular excerpts at {pop:.3f} on average and on "
+            f"the held-out stories at {base:.3f}; each excerpt is in the corpus {popular_copies} times. "
+            "Where the profiles carry little memorization, the first component follows family and "
+            "sampling noise more than size.")
 
 
 def calibration(positions: pd.DataFrame, model: str, n_rep: int, seed: int = 0,
@@ -1744,8 +1747,8 @@ def calibration(positions: pd.DataFrame, model: str, n_rep: int, seed: int = 0,
     empty when the model has no scorable position."""
     if model not in set(positions["model"]):
         return pd.DataFrame(columns=["alpha", "false_positive_rate", "se", "n_rep", "kind"])
-    return pd.concat([null_calibration(positions, model=model, n_rep=n_rep, kind=k, seed=seed) for k in kinds],
-                     ignore_index=True)
+    return pd.concat([null_calibration(positions, model=model, n_rep=n_rep, kind=k, seed=seed)
+                      for k in kinds], ignore_index=True)
 
 
 def calibration_verdict(cal: pd.DataFrame, kind: str, alpha: float = PAPER_ALPHA) -> str:

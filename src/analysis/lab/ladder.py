@@ -208,7 +208,8 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
     tokenizer = get_tokenizer(texts, key, prof.vocab_size)
     runs = [r for r in prof.runs if family is None or r.family.startswith(family)]
     if not runs:
-        raise LabConfigError(f"no run of family {family!r}; families: {sorted({r.family for r in prof.runs})}")
+        families = sorted({r.family for r in prof.runs})
+        raise LabConfigError(f"no run of family {family!r}; families: {families}")
     injected = {run.name: run_injections(run, corpus.injections) for run in runs}
     for run in runs:
         if run.inject:
@@ -254,7 +255,8 @@ def _lab_params():
         params=(Param("n_eval_docs", "training and held-out documents in the loss comparison", kind="int",
                       lo=1, default=40),),
         profile_help={"smoke": "the smoke lab (seconds to train)", "default": "the book's lab",
-                      "paper": "the book's lab (the chapters' paper profiles use it; no larger lab exists yet)"},
+                      "paper": "the book's lab (the chapters' paper profiles use it; "
+                               "no larger lab exists yet)"},
     )
 
 

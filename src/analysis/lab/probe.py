@@ -84,7 +84,8 @@ def exposure_checks(lab) -> pd.DataFrame:
     rows = []
     for run in (r for r in lab.profile.runs if r.inject and r.name in lab.results):
         res = lab.results[run.name]
-        recount = recount_exposure(res.order(), texts, run_injections(run, lab.corpus.injections), lab.tokenizer)
+        injections = run_injections(run, lab.corpus.injections)
+        recount = recount_exposure(res.order(), texts, injections, lab.tokenizer)
         check = exposure_check(res.exposure, recount)
         rows.append({"run": run.name, "sequences": len(check), "agree": int(check["agrees"].sum()),
                      "copies seen": int(res.exposure["copies_seen"].sum())})

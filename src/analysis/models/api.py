@@ -44,7 +44,9 @@ log = logging.getLogger(__name__)
 BASE_URL_ENV = "MEMBOOK_API_BASE_URL"
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 KEY_ENVS = ("MEMBOOK_API_KEY", "OPENROUTER_API_KEY", "OPENAI_API_KEY")
-TIMEOUT_ENV, RETRIES_ENV, DELAY_ENV = "MEMBOOK_API_TIMEOUT", "MEMBOOK_API_MAX_RETRIES", "MEMBOOK_API_BASE_DELAY"
+TIMEOUT_ENV = "MEMBOOK_API_TIMEOUT"
+RETRIES_ENV = "MEMBOOK_API_MAX_RETRIES"
+DELAY_ENV = "MEMBOOK_API_BASE_DELAY"
 
 
 def api_key_problem() -> str | None:
@@ -61,7 +63,8 @@ def _env_number(var: str, kind: type, default: float):
     try:
         return kind(text)
     except ValueError:
-        raise ModelError(f"{var} must be a {'number' if kind is float else 'whole number'}, got {text!r}") from None
+        what = "number" if kind is float else "whole number"
+        raise ModelError(f"{var} must be a {what}, got {text!r}") from None
 
 #: HTTP statuses worth retrying: request timeout, rate limit, server errors.
 RETRY_STATUSES = frozenset({408, 429}) | frozenset(range(500, 600))
