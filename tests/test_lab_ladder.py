@@ -99,3 +99,22 @@ def test_bad_run_config_names_the_field():
 def test_model_names_keep_profiles_apart():
     assert ladder.model_name("default", "wide-32") == "lab:wide-32"
     assert ladder.model_name("smoke", "wide-32") == "lab:smoke/wide-32"
+
+
+def test_build_lab_refuses_an_unknown_run_or_family_before_training():
+    from analysis.lab.config import LabConfigError
+
+    with pytest.raises(LabConfigError, match="no run 'wide-999'"):
+        ladder.build_lab("smoke", runs=["wide-999"], progress=False)
+    with pytest.raises(LabConfigError, match="no run of family 'ladder-huge'"):
+        ladder.build_lab("smoke", family="ladder-huge", progress=False)
+
+
+def test_design_facts_are_computed_from_the_profile():
+    facts = ladder.design_facts("default")
+    assert facts["levels"] == "0/1/4/16/64/256"
+    assert facts["per_level"] == "4 per task at 0/1/4/16/64 copies; 1 per task at 256 copies"
+    # 6 tasks x (4 x (1 + 4 + 16 + 64) + 1 x 256) = 3,576 copies; a quarter of 732 steps x 32 rows
+    assert facts["n_copies"] == "3,576"
+    assert facts["range_ratio"] == "2" and facts["range_tokens"] == "3M"
+    assert facts["quarter_share"] == f"{3576 / (0.25 * 732 * 32):.0%}"

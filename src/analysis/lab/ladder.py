@@ -26,6 +26,7 @@ so ``load_model("lab:<run name>")`` finds them. Used by the lab page
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -183,10 +184,11 @@ def get_profile(profile: str | LabProfile) -> LabProfile:
     return PROFILES[profile]
 
 
-def build_lab(profile: str | LabProfile = "default", progress: bool = True, family: str | None = None
-              ) -> LabBuild:
-    """Build the corpus and tokenizer and train every run of ``profile`` (or only
-    the runs whose family starts with ``family``, such as ``"ladder"``).
+def build_lab(profile: str | LabProfile = "default", progress: bool = True, family: str | None = None,
+              runs: Sequence[str] | None = None) -> LabBuild:
+    """Build the corpus and tokenizer and train every run of ``profile``, or only
+    the runs whose family starts with ``family`` (such as ``"ladder"``), or only the
+    runs named in ``runs``.
 
     The one way a chapter gets the lab's models: runs already in the artifact
     cache are loaded, the others trained now (with a progress bar per run); any
@@ -195,6 +197,8 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
     """
     import time
 
+    from tqdm.auto import tqdm
+
     from analysis.lab.corpus import build_corpus
     from analysis.lab.index import register
     from analysis.lab.tokenizer import get_tokenizer
@@ -202,20 +206,20 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
 
     t0 = time.time()
     prof = get_profile(profile)
+    # unknown run names or families fail here, before the corpus is built
+    wanted = [prof.run(name) for name in runs] if runs is not None else prof.runs
+    runs = [r for r in wanted if family is None or r.family.startswith(family)]
+    if not runs:
+        families = sorted({r.family for r in prof.runs})
+        raise LabConfigError(f"no run of family {family!r}; families: {families}")
     corpus = build_corpus(prof.corpus)
     texts = corpus.training_texts()
     key = corpus.fingerprint()
     tokenizer = get_tokenizer(texts, key, prof.vocab_size)
-    runs = [r for r in prof.runs if family is None or r.family.startswith(family)]
-    if not runs:
-        families = sorted({r.family for r in prof.runs})
-        raise LabConfigError(f"no run of family {family!r}; families: {families}")
     injected = {run.name: run_injections(run, corpus.injections) for run in runs}
     for run in runs:
         if run.inject:
             check_injections(run, injected[run.name], tokenizer)
-    from tqdm.auto import tqdm
-
     results = {}
     for run in tqdm(runs, desc=f"lab runs ({len(runs)})", disable=not progress, leave=False):
         results[run.name] = train(run, texts, injected[run.name], tokenizer, key, progress=progress)
