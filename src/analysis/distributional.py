@@ -24,7 +24,7 @@ Pure functions over arrays and the shared model interface; no plotting.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -406,6 +406,836 @@ def final_number(generated: str | None) -> int | None:
         return int(pick.replace(",", ""))
     except ValueError:
         return None
+
+
+# ---------------------------------------------------------------------------
+# The chapter's steps (notebooks/distributional.md): tables of the whole ladder
+# ---------------------------------------------------------------------------
+
+#: the source's models, as its summary names them
+SOURCE_MODELS = "Pythia 70M–12B"
+#: where E5's cosines cluster, as its model card states it (why the same γ is not the
+#: same filter with MiniLM)
+E5_COSINE_RANGE = (0.7, 1.0)
+#: new tokens of a knowledge answer (the lab's answers are a few words)
+KNOWLEDGE_TOKENS = 12
+#: the n of the novelty measure
+NOVELTY_N = 3
+#: bins of equal size in the performance-against-count figure (the source's has five)
+N_COUNT_BINS = 5
+#: edges of the copies bins of the accuracy-by-copies table (the default lab's facts
+#: have 1 to 256 copies; a larger count widens the last bin)
+COPIES_EDGES = (0, 1, 4, 16, 64, 256)
+#: significance level of every Spearman and Kendall test (the source's p < 0.05)
+ALPHA = 0.05
+#: |Spearman ρ| between model size and a measure at or above which the measure
+#: "rises" or "falls" with size
+TREND_MIN = 0.5
+#: share of tied pairs, or of models, above which the chapter says "most"
+MOST = 0.5
+#: largest |Mem_n| the chapter calls "near zero"
+NEAR_ZERO = 0.1
+#: share of candidates at or above which a filter keeps "nearly every" pair
+NEARLY_ALL = 0.95
+#: the three filters of the task-gram tables, by label
+PAPER_FILTER, AUTHORS_FILTER, NONE_FILTER = "paper (as applied here)", "authors' code", "no filter"
+#: the corpus LMs set against the models: the task-gram LM (Mem_n), the ∞-gram LM
+#: (Mem_∞) and the pair count C((x, y)) (a variant beyond the paper)
+CORPUS_LMS = ("task-gram", "∞-gram", "pair count")
+#: the source study's setting of each parameter, for the chapter's Setup table
+SOURCE_SETUP = {"lab_models": SOURCE_MODELS, "n_reasoning": "the GSM8K test set (1K problems)",
+                "max_pairs": "every pair of the task-gram table", "seed": "—"}
+
+_SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+def mem_name(n) -> str:
+    """``Mem₃`` for n = 3, ``Mem∞`` for the ∞-gram LM: the measure's name in glued prose."""
+    return "Mem∞" if n in ("∞", np.inf) else f"Mem{str(n).translate(_SUB)}"
+
+
+def fmt_params(n: float) -> str:
+    """A parameter count for prose: ``24656 -> '25K'``, ``163840 -> '0.16M'``, ``4.07e6 -> '4.1M'``."""
+    n = float(n)
+    if n < 1e5:
+        return f"{n / 1e3:.0f}K"
+    return f"{n / 1e6:.2f}M" if n < 1e6 else f"{n / 1e6:.1f}M"
+
+
+_LADDER_COLUMNS = {"params": "params", "layers": "n_layer", "width": "d_model", "tokens": "tokens"}
+
+
+def ladder_table(runs: pd.DataFrame, models: Sequence[str] | None = None) -> pd.DataFrame:
+    """The ladder runs the chapter compares, smallest first.
+
+    ``runs`` is :meth:`analysis.lab.ladder.LabBuild.runs_table`; ``models`` names
+    the runs to keep (None: every ladder run in it). Returns ``model``, ``family``
+    (``wide`` or ``deep``), ``params``, ``layers``, ``width`` and ``tokens``.
+    """
+    table = runs[runs["family"].str.startswith("ladder")].set_index("run")
+    names = list(table.index) if models is None else ([models] if isinstance(models, str) else list(models))
+    missing = [m for m in names if m not in table.index]
+    if missing or not names:
+        raise DistributionalError(f"no ladder run {missing or names}; runs: {list(table.index)}")
+    t = table.loc[names]
+    out = pd.DataFrame({"model": names, "family": t["family"].str.removeprefix("ladder-").to_numpy(),
+                        **{new: t[old].astype(int).to_numpy() for new, old in _LADDER_COLUMNS.items()}})
+    return out.sort_values("params", kind="stable").reset_index(drop=True)
+
+
+def task_specs(know: pd.DataFrame, reas: pd.DataFrame) -> dict[str, dict[str, list]]:
+    """The two tasks as the pair tables need them: per task, ``inputs`` (questions),
+    ``outputs`` (the answer, or the worked solution) and ``prompts`` (what a model is
+    asked), from :func:`knowledge_task` and :func:`reasoning_task`."""
+    return {
+        "knowledge": {"inputs": list(know["question"]), "outputs": list(know["answer"]),
+                      "prompts": list(know["prompt"]), "gold": list(know["answer"])},
+        "reasoning": {"inputs": list(reas["question"]), "outputs": list(reas["solution"]),
+                      "prompts": list(reas["prompt"]), "gold": list(reas["answer"])},
+    }
+
+
+@dataclass
+class CorpusCounts:
+    """The corpus's two count structures: exact document counts of every 1- to 5-gram
+    under both stopword rules (``doc``, keyed by ``drop_stopwords``) and an
+    infini-gram index of the training stream in the lab tokenizer (``infgram``),
+    with the seconds each took to build or open."""
+
+    doc: dict
+    infgram: object
+    seconds_doc: float
+    seconds_infgram: float
+
+    def doc_index(self, n: int):
+        """The document index with the stopword rule of ``n``-grams (dropped for n ≤ 3)."""
+        from analysis import ngrams
+
+        return self.doc[ngrams.default_drop_stopwords(n)]
+
+
+def count_corpus(corpus, tokenizer, max_n: int = 5) -> CorpusCounts:
+    """Index the lab corpus for both corpus LMs: document counts ``C(·)`` of every
+    k-gram (k ≤ ``max_n``; documents weighted by their copies, both stopword rules)
+    for the task-gram LM, and the infini-gram index of the training stream for the
+    ∞-gram LM (built once, then opened from the artifact cache)."""
+    import time
+
+    from analysis import ngrams
+
+    t0 = time.time()
+    docs = corpus.documents
+    weights = [d.copies for d in docs]
+    doc = {drop: ngrams.build_doc_index([d.text for d in docs], max_n, drop_stopwords=drop, weights=weights)
+           for drop in (True, False)}
+    t1 = time.time()
+    infgram = ngrams.open_index(ngrams.build_index(corpus.training_texts(), tokenizer))
+    return CorpusCounts(doc, infgram, t1 - t0, time.time() - t1)
+
+
+def filter_thresholds(task: str, n: int) -> dict[str, float | None]:
+    """The three embedding filters of a (task, n) table, by label: the paper's γ_n as
+    the chapter applies it (:data:`CHAPTER_THRESHOLDS`), the authors' code's
+    effective γ (:data:`analysis.ngrams.AUTHORS_THRESHOLD`) and no filter."""
+    from analysis import ngrams
+
+    return {PAPER_FILTER: CHAPTER_THRESHOLDS[task][n], AUTHORS_FILTER: ngrams.AUTHORS_THRESHOLD,
+            NONE_FILTER: ngrams.NO_FILTER}
+
+
+def filter_rows(counted: pd.DataFrame, thresholds: Mapping[str, float | None], cosines) -> pd.DataFrame:
+    """How many candidate pairs each filter keeps, and how many of those co-occur.
+
+    ``counted`` is a candidate table with its counts (:func:`analysis.ngrams.count_pairs`);
+    ``cosines`` its :func:`analysis.ngrams.pair_cosines`. Returns
+    :func:`analysis.ngrams.filter_summary`'s columns plus ``co-occurring``: the kept
+    pairs with ``C((x, y)) > 0``, which are the test pairs Φ under that filter.
+    """
+    from analysis import ngrams
+
+    summary = ngrams.filter_summary(counted, thresholds, cosines=cosines)
+    co = counted["c_xy"].to_numpy() > 0
+    summary["co-occurring"] = [int((ngrams.cosine_keep(counted, g, cosines) & co).sum())
+                               for g in thresholds.values()]
+    return summary
+
+
+@dataclass
+class TaskGrams:
+    """The task-gram tables of every (task, n): ``tables[(task, n)]`` holds the test
+    pairs Φ (co-occurring, without an embedding filter, with their ``cosine``), and
+    ``filters`` what each filter keeps of the candidates. A (task, n) whose
+    candidates never co-occur has no table; ``filters`` shows its zero."""
+
+    tables: dict
+    filters: pd.DataFrame
+
+
+def task_gram_tables(tasks: Mapping[str, Mapping], sizes: Sequence[int], doc_index: Mapping[bool, object],
+                     max_pairs: int | None = None, seed: int = 0, cosines=None) -> TaskGrams:
+    """The task-gram tables (Definition 1) of each task and n in ``sizes``.
+
+    Candidate pairs come from :func:`analysis.ngrams.task_gram_pairs`, are embedded
+    once (``cosines``, default :func:`analysis.ngrams.pair_cosines`) and counted in
+    ``doc_index`` (keyed by the stopword rule, as :attr:`CorpusCounts.doc`); the
+    table keeps every co-occurring pair (the filter the authors' code effectively
+    ran), a seeded sample of ``max_pairs`` of them when given (:func:`cooccurring`),
+    and records what the paper's and the authors' thresholds would keep
+    (:func:`filter_rows`).
+    """
+    from analysis import ngrams
+
+    embed = ngrams.pair_cosines if cosines is None else cosines
+    tables, rows = {}, []
+    for task, spec in tasks.items():
+        for n in sizes:
+            n = ngrams.check_n(n)
+            cand = ngrams.task_gram_pairs(spec["inputs"], spec["outputs"], n)
+            cos = np.asarray(embed(cand), dtype=float)  # the test pairs are a subset: embed once
+            counted = ngrams.count_pairs(cand, doc_index[ngrams.default_drop_stopwords(n)]).assign(cosine=cos)
+            rows.append(filter_rows(counted, filter_thresholds(task, n), cos).assign(task=task, n=n))
+            if (counted["c_xy"] > 0).any():
+                tables[(task, n)] = cooccurring(counted, max_pairs=max_pairs, seed=seed)
+    filters = pd.concat(rows, ignore_index=True)[
+        ["task", "n", "label", "gamma", "total", "pairs", "co-occurring", "instances"]]
+    return TaskGrams(tables, filters)
+
+
+def filter_counts(filters: pd.DataFrame, task: str, n: int) -> dict[str, int]:
+    """For one (task, n) of :attr:`TaskGrams.filters`: ``total`` candidates, the pairs
+    the ``paper``'s and the ``authors``' thresholds keep, and the co-occurring pairs
+    under the paper's threshold (``paper_co``) and without a filter (``none_co``)."""
+    k = filters[(filters["task"] == task) & (filters["n"] == n)].set_index("label")
+    if k.empty:
+        raise DistributionalError(f"no filter rows for task {task!r}, n = {n}")
+    return {"total": int(k["total"].iloc[0]), "paper": int(k.loc[PAPER_FILTER, "pairs"]),
+            "authors": int(k.loc[AUTHORS_FILTER, "pairs"]),
+            "paper_co": int(k.loc[PAPER_FILTER, "co-occurring"]),
+            "none_co": int(k.loc[NONE_FILTER, "co-occurring"])}
+
+
+def _share(k: int, total: int) -> str:
+    return f"{100 * k / total:.1f}%" if total else "—"
+
+
+def filter_verdict(counts: Mapping[str, int], label: str) -> str:
+    """What the two thresholds do to the candidates of one (task, n) (from
+    :func:`filter_counts`): whether the authors' γ keeps every, nearly every
+    (≥ :data:`NEARLY_ALL`) or only some candidate, whether the paper's γ drops
+    most of them, and how many co-occurring pairs each leaves."""
+    total, authors, paper = counts["total"], counts["authors"], counts["paper"]
+    if total and authors == total:
+        kept = f"keeps every one of the {total:,} candidates of {label}, a filter in name only"
+    elif total and authors / total >= NEARLY_ALL:
+        kept = f"keeps nearly every candidate of {label} ({authors:,} of {total:,}), a filter in name only"
+    else:
+        kept = f"keeps {authors:,} of the {total:,} candidates of {label} ({_share(authors, total)})"
+    if total and paper / total < MOST:
+        stated = (f"the paper's stated threshold keeps {paper:,} ({_share(paper, total)}): most input and "
+                  "output n-grams are not similar in MiniLM's embedding space")
+    else:
+        stated = f"the paper's stated threshold keeps most of them, {paper:,} ({_share(paper, total)})"
+    return (f"That threshold {kept}; {stated}. Of the pairs that co-occur in the corpus, "
+            f"{counts['paper_co']:,} survive the paper's threshold and {counts['none_co']:,} are kept "
+            "without a filter.")
+
+
+def authors_filter_verdict(counts: Mapping[str, int]) -> str:
+    """Whether the authors' code, as run, filtered at all (from :func:`filter_counts`)."""
+    total, authors = counts["total"], counts["authors"]
+    if total and authors / total >= NEARLY_ALL:
+        return (f"The authors' effective threshold keeps {authors:,} of {total:,} candidates: their code ran "
+                "without an effective filter, and the chapter's main numbers follow the code.")
+    return (f"The authors' effective threshold keeps {authors:,} of {total:,} candidates, so their code did "
+            "filter; the chapter's main numbers use every co-occurring pair all the same.")
+
+
+# -- the models' answers ------------------------------------------------------
+
+
+def generate_answers(models: Mapping[str, object], tasks: Mapping[str, Mapping], reasoning_tokens: int,
+                     knowledge_tokens: int = KNOWLEDGE_TOKENS) -> pd.DataFrame:
+    """Every model's greedy continuation of every task prompt (through the book's
+    model interface, cached): ``model``, ``task``, ``instance`` and ``answer``
+    (None where the request failed; such an answer is an error, never a wrong one)."""
+    from analysis.models import GenerationSettings
+
+    budgets = {"knowledge": knowledge_tokens, "reasoning": reasoning_tokens}
+    frames = []
+    for name, model in models.items():
+        for task, spec in tasks.items():
+            out = model.complete(spec["prompts"], GenerationSettings(max_new_tokens=budgets[task]),
+                                 progress=f"{name}: {task}")
+            texts = pd.Series([a.text if a.ok else None for a in out], dtype=object)
+            frames.append(pd.DataFrame({"model": name, "task": task, "instance": np.arange(len(out)),
+                                        "answer": texts}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def score_answers(answers: pd.DataFrame, tasks: Mapping[str, Mapping]) -> pd.DataFrame:
+    """``answers`` with ``correct``: 1 or 0 by :func:`answer_correct` (knowledge) or
+    :func:`final_number` against the gold number (reasoning), NaN for an error."""
+    def one(row) -> float:
+        if row.answer is None:
+            return np.nan
+        gold = tasks[row.task]["gold"][int(row.instance)]
+        if row.task == "reasoning":
+            return float(final_number(row.answer) == gold)
+        return float(answer_correct(row.answer, gold))
+
+    return answers.assign(correct=[one(r) for r in answers.itertuples(index=False)])
+
+
+def accuracy_table(scored: pd.DataFrame, ladder: pd.DataFrame) -> pd.DataFrame:
+    """Per model (in ladder order): ``params`` and the share of correct answers of
+    each task, errors left out of the denominator."""
+    acc = scored.pivot_table(index="model", columns="task", values="correct", aggfunc="mean")
+    acc = acc.reindex(ladder["model"])
+    return pd.DataFrame({"model": ladder["model"].to_numpy(), "params": ladder["params"].to_numpy(),
+                         **{f"{t} accuracy": acc[t].to_numpy() if t in acc else np.nan
+                            for t in ("knowledge", "reasoning")}})
+
+
+def count_bins(counts, n_bins: int = N_COUNT_BINS) -> tuple[np.ndarray, list[str]]:
+    """Bin edges at the quantiles of ``counts`` (``n_bins`` bins of equal size, fewer
+    where quantiles coincide; one bin when every count is the same) and their labels
+    ``'lo–hi'``."""
+    c = np.asarray(counts, dtype=float)
+    if c.size == 0:
+        raise DistributionalError("count_bins needs at least one count")
+    edges = np.unique(np.quantile(c, np.linspace(0, 1, int(n_bins) + 1)))
+    if len(edges) < 2:  # every instance has the same count (tiny corpora)
+        edges = np.array([edges[0], edges[0] + 1])
+    return edges, [f"{int(a)}–{int(b)}" for a, b in zip(edges[:-1], edges[1:])]
+
+
+def performance_table(scored: pd.DataFrame, instance_counts, ladder: pd.DataFrame,
+                      n_bins: int = N_COUNT_BINS, task: str = "knowledge") -> pd.DataFrame:
+    """The source's performance-against-count table: per model, accuracy on ``task``
+    in bins of the instance's summed pair count (:func:`instance_pair_counts`,
+    binned by :func:`count_bins`), with Wilson intervals
+    (:func:`performance_by_count`); errors are left out."""
+    counts = np.asarray(instance_counts)
+    edges, labels = count_bins(counts, n_bins)
+    frames = []
+    for m, params in zip(ladder["model"], ladder["params"]):
+        k = scored[(scored["model"] == m) & (scored["task"] == task) & scored["correct"].notna()]
+        t = performance_by_count(k["correct"].to_numpy(int), counts[k["instance"].to_numpy(int)], edges)
+        frames.append(t.assign(model=m, params=params, bin=labels))
+    return pd.concat(frames, ignore_index=True)
+
+
+def copies_bins(copies) -> pd.Categorical:
+    """Each fact's copies binned at :data:`COPIES_EDGES` (labels ``'1'``, ``'2–4'``, …)."""
+    c = np.asarray(copies)
+    edges = list(COPIES_EDGES)
+    if c.size and c.max() > edges[-1]:
+        edges[-1] = int(c.max())
+    labels = [str(b) if a + 1 == b else f"{a + 1}–{b}" for a, b in zip(edges[:-1], edges[1:])]
+    return pd.cut(c, edges, labels=labels)
+
+
+def accuracy_by_copies(scored: pd.DataFrame, copies, ladder: pd.DataFrame) -> pd.DataFrame:
+    """Knowledge accuracy per model (rows, ladder order; with ``params``) and per bin
+    of the fact's copies in the corpus (columns, :func:`copies_bins`; bins holding no
+    fact are left out), errors left out."""
+    bins = copies_bins(copies)
+    k = scored[(scored["task"] == "knowledge") & scored["correct"].notna()]
+    k = k.assign(bin=pd.Categorical(np.asarray(bins)[k["instance"].to_numpy(int)],
+                                    categories=bins.categories))
+    table = k.pivot_table(index="model", columns="bin", values="correct", aggfunc="mean", observed=True)
+    table = table.reindex(index=ladder["model"], columns=[c for c in bins.categories if c in table.columns])
+    table.columns = list(table.columns.astype(str))
+    table.insert(0, "params", ladder["params"].to_numpy())
+    table.index.name = None
+    return table
+
+
+def facts_per_copies_bin(copies) -> pd.Series:
+    """How many facts fall in each bin of :func:`copies_bins` (non-empty bins only)."""
+    counts = pd.Series(copies_bins(copies)).value_counts(sort=False)
+    return counts[counts > 0]
+
+
+def size_trend(params, values) -> float:
+    """Spearman ρ between model size and a measure over the models; NaN with fewer
+    than three finite values or a constant measure."""
+    from scipy.stats import spearmanr
+
+    x, y = np.asarray(params, dtype=float), np.asarray(values, dtype=float)
+    ok = np.isfinite(x) & np.isfinite(y)
+    if ok.sum() < 3 or np.ptp(y[ok]) == 0 or np.ptp(x[ok]) == 0:
+        return np.nan
+    return float(spearmanr(x[ok], y[ok]).statistic)
+
+
+def trend_words(rho: float) -> str:
+    """How a measure moves with size, from :func:`size_trend`: "rises with size" at
+    ρ ≥ :data:`TREND_MIN`, "falls with size" at ρ ≤ −TREND_MIN, else "shows no
+    monotone trend with size"; "has no defined trend with size" for NaN."""
+    if not np.isfinite(rho):
+        return "has no defined trend with size"
+    if rho >= TREND_MIN:
+        return "rises with size"
+    if rho <= -TREND_MIN:
+        return "falls with size"
+    return "shows no monotone trend with size"
+
+
+def _pct(x: float) -> str:
+    return "—" if not np.isfinite(x) else f"{100 * float(x):.1f}%"
+
+
+def accuracy_sentence(acc: pd.DataFrame) -> str:
+    """The accuracy paragraph: the largest and the smallest model's knowledge
+    accuracy, whether it rises with size (:func:`trend_words`) and the best
+    reasoning accuracy. ``acc`` is :func:`accuracy_table`, smallest model first."""
+    small, big = acc.iloc[0], acc.iloc[-1]
+    rho = size_trend(acc["params"], acc["knowledge accuracy"])
+    trend = (f"knowledge accuracy {trend_words(rho)} (Spearman ρ with size {rho:+.2f})" if np.isfinite(rho)
+             else "knowledge accuracy is the same for every model" if acc["knowledge accuracy"].nunique() == 1
+             else f"knowledge accuracy {trend_words(rho)}")
+    return (f"The largest model, {big['model']}, answers {_pct(big['knowledge accuracy'])} of the facts "
+            f"and the smallest, {small['model']}, {_pct(small['knowledge accuracy'])}; across the ladder "
+            f"{trend}. No model solves more than {_pct(acc['reasoning accuracy'].max())} of the new "
+            "arithmetic problems.")
+
+
+def copies_verdict(by_copies: pd.DataFrame, ladder: pd.DataFrame) -> str:
+    """The lab's answer to the source's performance-against-count claim, from
+    :func:`accuracy_by_copies`: the best model's recall on the most- and the
+    least-copied facts (as in the source when it is higher on the most-copied),
+    each family's best recall on the most-copied facts, and whether size alone
+    orders that recall across the ladder (Spearman ρ = 1)."""
+    bins = [c for c in by_copies.columns if c != "params"]
+    top, low = bins[-1], bins[0]
+    col = by_copies[top].astype(float)
+    if col.notna().sum() == 0:
+        return "No model has a scorable answer on the most-copied facts."
+    if col.max() == 0:
+        best_any = by_copies[bins].astype(float).max().max()
+        return (f"no model recalls any of the facts seen {top} times, and none more than {_pct(best_any)} "
+                "of any bin: the lab shows none of the source's rise of accuracy with the count.")
+    best = col.idxmax()
+    hi, lo = float(by_copies.loc[best, top]), float(by_copies.loc[best, low])
+    low_words = "once" if low == "1" else f"{low} times"
+    rises = ("as in the source, recall rises with the count" if hi > lo
+             else "unlike the source, recall does not rise with the count")
+    fam = ladder.set_index("model")["family"]
+    fam_best = col.groupby(fam.reindex(col.index).to_numpy()).max()
+    by_family = "; ".join(f"{f} family at most {_pct(v)}" for f, v in fam_best.sort_index().items())
+    rho = size_trend(by_copies["params"], col)
+    order = ("recall on them rises with size across the whole ladder" if rho == 1
+             else f"size alone does not order the ladder's recall (Spearman ρ {rho:+.2f})" if np.isfinite(rho)
+             else "size alone does not order the ladder's recall")
+    tokens = ladder.groupby("family")["tokens"].first()
+    budgets = ""
+    if tokens.nunique() > 1:
+        budgets = "; the families were trained on " + " and ".join(
+            f"{v:,} tokens ({f})" for f, v in tokens.items())
+    return (f"{best} recalls {_pct(hi)} of the facts seen {top} times and {_pct(lo)} of those seen "
+            f"{low_words}: {rises}. By family, on the most-copied facts: {by_family}; {order}{budgets}.")
+
+
+# -- both corpus LMs and the models' probabilities of the test pairs --------------
+
+
+def pair_inputs(tables: Mapping[tuple, pd.DataFrame], tasks: Mapping[str, Mapping]
+                ) -> dict[tuple, tuple[list[str], list[str]]]:
+    """Context and n-gram text of every test pair (:func:`pair_contexts`), per (task, n)."""
+    return {(task, n): pair_contexts(t, tasks[task]["prompts"], tasks[task]["outputs"])
+            for (task, n), t in tables.items()}
+
+
+def infgram_table(inputs: Mapping[tuple, tuple], index, tokenizer) -> dict[tuple, np.ndarray]:
+    """The ∞-gram LM, ``log P_∞(s^y | context)`` of every test pair per (task, n)
+    (:func:`infgram_logprobs` on the lab index)."""
+    return {key: infgram_logprobs(index, tokenizer, c, g) for key, (c, g) in inputs.items()}
+
+
+def llm_table(models: Mapping[str, object], inputs: Mapping[tuple, tuple]) -> dict[tuple, np.ndarray]:
+    """The LLM side, ``log P_LLM(s^y | context)`` of every test pair per (model, task, n)
+    (:func:`ngram_logprob`, cached)."""
+    return {(m, task, n): ngram_logprob(model, c, g, progress=f"{m}: {task} {n}-grams")
+            for (task, n), (c, g) in inputs.items() for m, model in models.items()}
+
+
+#: the note of a correlation left undefined because one side ranks every pair the same
+CONSTANT_NOTE = "one side gives every pair the same value"
+
+
+def spearman_row(p, logp_llm) -> dict:
+    """:func:`mem_spearman` as a table row: ``rho``, ``pvalue``, ``pairs`` and a
+    ``note``: NaN ρ and the reason when fewer than three usable pairs are left, or
+    when one side is constant over the pairs (:data:`CONSTANT_NOTE`)."""
+    import warnings
+
+    from scipy.stats import ConstantInputWarning
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConstantInputWarning)
+            c = mem_spearman(p, logp_llm)
+    except DistributionalError as err:
+        return {"rho": np.nan, "pvalue": np.nan, "pairs": len(np.asarray(p)), "note": str(err)}
+    return {"rho": c.statistic, "pvalue": c.pvalue, "pairs": c.n,
+            "note": CONSTANT_NOTE if np.isnan(c.statistic) else ""}
+
+
+def undefined_sentence(mem: pd.DataFrame, filt: str = "no filter") -> str:
+    """Which (task, n, corpus LM) of :func:`mem_table` have no defined correlation
+    for any model, and why (the rows' ``note``); empty when every one is defined."""
+    g = mem[mem["filter"] == filt]
+    undefined = g.groupby(["task", "n", "lm"], sort=False).filter(lambda t: t["rho"].isna().all())
+    if undefined.empty:
+        return "Every corpus LM gives a defined correlation for every model."
+    parts = [f"the {lm} LM on {task} {n}-grams ({t['note'].iloc[0] or 'undefined'})"
+             for (task, n, lm), t in undefined.groupby(["task", "n", "lm"], sort=False)]
+    return "No model has a defined correlation for " + "; ".join(parts) + "."
+
+
+def corpus_lms(table: pd.DataFrame, log_inf) -> dict[str, np.ndarray]:
+    """The three corpus-side probabilities of a table's pairs (:data:`CORPUS_LMS`):
+    ``P_{n,D}`` (``p_taskgram``), ``P_∞`` (``exp`` of ``log_inf``) and the pair
+    count scaled into (0, 1], whose ranks are those of ``C((x, y))``."""
+    c_xy = table["c_xy"].to_numpy(dtype=float)
+    return {"task-gram": table["p_taskgram"].to_numpy(dtype=float),
+            "∞-gram": np.exp(np.asarray(log_inf, dtype=float)), "pair count": c_xy / c_xy.max()}
+
+
+def mem_table(tables: Mapping[tuple, pd.DataFrame], log_llm: Mapping[tuple, np.ndarray],
+              log_inf: Mapping[tuple, np.ndarray], ladder: pd.DataFrame) -> pd.DataFrame:
+    """Distributional memorization of every model, task, n and corpus LM: ``Mem_n``
+    (task-gram), ``Mem_∞`` (∞-gram) and the pair-count variant, each over all test
+    pairs (``filter`` "no filter") and over the pairs the paper's threshold keeps
+    ("paper"). Columns ``task, n, model, params, family, filter, lm, rho, pvalue,
+    pairs, note`` (:func:`spearman_row`)."""
+    from analysis import ngrams
+
+    rows = []
+    for (task, n), table in tables.items():
+        masks = {"no filter": np.ones(len(table), bool),
+                 "paper": ngrams.cosine_keep(table, CHAPTER_THRESHOLDS[task][n], table["cosine"].to_numpy())}
+        lms = corpus_lms(table, log_inf[(task, n)])
+        for m, params, family in zip(ladder["model"], ladder["params"], ladder["family"]):
+            lp = np.asarray(log_llm[(m, task, n)])
+            rows += [{"task": task, "n": n, "model": m, "params": params, "family": family, "filter": filt,
+                      "lm": lm, **spearman_row(p[mask], lp[mask])}
+                     for filt, mask in masks.items() for lm, p in lms.items()]
+    return pd.DataFrame(rows)
+
+
+def kendall_table(tables: Mapping[tuple, pd.DataFrame], log_llm: Mapping[tuple, np.ndarray],
+                  ladder: pd.DataFrame) -> pd.DataFrame:
+    """The source's measure for tasks without significant memorization: the Kendall
+    tau distance (:func:`kendall_distance`) between the task-gram LM's and each
+    model's rankings of the test pairs. Columns ``task, n, model, params, family,
+    lm, kendall, pvalue`` (NaN with fewer than three usable pairs)."""
+    rows = []
+    for (task, n), table in tables.items():
+        with np.errstate(divide="ignore"):
+            neg_log = -np.log(table["p_taskgram"].to_numpy(dtype=float))
+        for m, params, family in zip(ladder["model"], ladder["params"], ladder["family"]):
+            try:
+                kd = kendall_distance(neg_log, -np.asarray(log_llm[(m, task, n)]))
+                value, p = kd.statistic, kd.pvalue
+            except DistributionalError:
+                value, p = np.nan, np.nan
+            rows.append({"task": task, "n": n, "model": m, "params": params, "family": family,
+                         "lm": "task-gram", "kendall": value, "pvalue": p})
+    return pd.DataFrame(rows)
+
+
+# -- reading the tables -------------------------------------------------------
+
+
+def by_model(frame: pd.DataFrame, value: str, models: Sequence[str],
+             index: Sequence[str] = ("task", "n", "lm")) -> pd.DataFrame:
+    """``value`` of a long table (:func:`mem_table`, :func:`sensitivity_table`) as
+    one row per ``index`` (in order of first appearance, undefined rows kept) and one
+    column per model (in ``models``' order)."""
+    wide = frame.pivot_table(index=list(index), columns="model", values=value, aggfunc="first", dropna=False)
+    keys = frame[list(index)].drop_duplicates()
+    rows = pd.MultiIndex.from_frame(keys) if len(index) > 1 else pd.Index(keys[index[0]])
+    return wide.reindex(index=rows, columns=list(models))
+
+
+@dataclass(frozen=True)
+class Trend:
+    """One measure across the ladder, smallest model first: its values, p-values and
+    sizes; ``n_sig`` models with p < :data:`ALPHA`; ``size_rho`` its
+    :func:`size_trend`."""
+
+    params: np.ndarray
+    rho: np.ndarray
+    pvalue: np.ndarray
+
+    @property
+    def n_models(self) -> int:
+        return len(self.rho)
+
+    @property
+    def n_sig(self) -> int:
+        return int((self.pvalue < ALPHA).sum())
+
+    @property
+    def defined(self) -> bool:
+        return bool(np.isfinite(self.rho).any())
+
+    @property
+    def lo(self) -> float:
+        return float(np.nanmin(self.rho)) if self.defined else np.nan
+
+    @property
+    def hi(self) -> float:
+        return float(np.nanmax(self.rho)) if self.defined else np.nan
+
+    @property
+    def size_rho(self) -> float:
+        return size_trend(self.params, self.rho)
+
+    def range_text(self) -> str:
+        """``'lo to hi'`` (two decimals), or why there is none."""
+        if not self.n_models:
+            return "not computed (no co-occurring pair)"
+        return f"{self.lo:.2f} to {self.hi:.2f}" if self.defined else "undefined (fewer than 3 pairs)"
+
+    def sig_text(self) -> str:
+        return f"{self.n_sig} of {self.n_models}"
+
+    def trend_text(self) -> str:
+        r = self.size_rho
+        return f"{r:+.2f}" if np.isfinite(r) else "undefined"
+
+
+def trend(mem: pd.DataFrame, task: str, n: int, lm: str = "task-gram", filt: str = "no filter",
+          value: str = "rho") -> Trend:
+    """One corpus LM's measure (:func:`mem_table`, or ``value="kendall"`` of
+    :func:`kendall_table`) for one task and n, across the ladder."""
+    g = mem[(mem["task"] == task) & (mem["n"] == n) & (mem["lm"] == lm)]
+    if "filter" in g:
+        g = g[g["filter"] == filt]
+    g = g.sort_values("params", kind="stable")
+    return Trend(g["params"].to_numpy(float), g[value].to_numpy(float), g["pvalue"].to_numpy(float))
+
+
+def above_infgram(mem: pd.DataFrame, task: str, n: int) -> tuple[int, int]:
+    """(models whose ``Mem_n`` ≥ ``Mem_∞``, models compared) for one task and n,
+    without a filter; a model with either value undefined does not count."""
+    tg, inf = trend(mem, task, n), trend(mem, task, n, lm="∞-gram")
+    return int((tg.rho >= inf.rho).sum()), tg.n_models
+
+
+def mem_glue(mem: pd.DataFrame, tasks: Sequence[str], sizes: Sequence[int]) -> dict[str, str]:
+    """The Mem section's glued numbers for every task and n: ``{task}_{n}_range``,
+    ``_sig`` (significant models, "k of m"), ``_trend`` (Spearman ρ with size),
+    ``_above_inf`` (models with Mem_n ≥ Mem_∞), ``_count_range`` and
+    ``_count_trend`` (the pair-count variant)."""
+    out = {}
+    for task in tasks:
+        for n in sizes:
+            t, c = trend(mem, task, n), trend(mem, task, n, lm="pair count")
+            above, total = above_infgram(mem, task, n)
+            out |= {f"{task}_{n}_range": t.range_text(), f"{task}_{n}_sig": t.sig_text(),
+                    f"{task}_{n}_trend": t.trend_text(), f"{task}_{n}_above_inf": f"{above} of {total}",
+                    f"{task}_{n}_count_range": c.range_text(), f"{task}_{n}_count_trend": c.trend_text()}
+    return out
+
+
+def mem_sentence(t: Trend, task: str, n: int) -> str:
+    """One task's Mem_n across the ladder: its range, how many models are
+    significant, and whether it rises or falls with size (:func:`trend_words`)."""
+    name = mem_name(n)
+    if not t.defined:
+        return f"For the {task} task, {name} is {t.range_text()}."
+    if t.n_sig == 0:
+        return (f"For the {task} task, {name} ranges from {t.range_text()} and is significant for no model "
+                f"of {t.n_models}, so there is no memorization trend to read (rank correlation with size "
+                f"{t.trend_text()}).")
+    return (f"For the {task} task, {name} ranges from {t.range_text()} and is significant for "
+            f"{t.sig_text()} models; its rank correlation with model size is {t.trend_text()}, so it "
+            f"{trend_words(t.size_rho)}.")
+
+
+def tied_share(table: pd.DataFrame | None) -> float:
+    """Share of a task-gram table's test pairs with ``P_{n,D}(s^y | s^x) = 1``
+    (``C(s^x) = C((s^x, s^y))``), which the rank correlation cannot order; NaN for
+    no table (None) or an empty one."""
+    if table is None or not len(table):
+        return np.nan
+    return float((table["p_taskgram"].to_numpy(dtype=float) == 1).mean())
+
+
+def ties_sentence(share: float, t: Trend, task: str, n: int) -> str:
+    """Why (or whether) the task-gram LM leaves Mem_n little to order: the share of
+    tied pairs (:func:`tied_share`), "most" above :data:`MOST`, and whether Mem_n
+    stays within :data:`NEAR_ZERO` of zero."""
+    head = (f"{_pct(share)} of the {task} task's {n}-gram test pairs have P(s^y | s^x) = 1: their input "
+            "n-gram occurs only in documents that also hold the output n-gram, so C(s^x) = C((s^x, s^y)) "
+            "whatever the copies.")
+    if not np.isfinite(share):
+        return f"The {task} task has no {n}-gram test pair."
+    top = max(abs(t.lo), abs(t.hi)) if t.defined else np.nan
+    if share >= MOST:
+        tail = " With most pairs tied, the rank correlation has little to order"
+        tail += (f", and {mem_name(n)} stays near zero (|ρ| ≤ {top:.2f})." if top < NEAR_ZERO
+                 else f"; {mem_name(n)} still reaches |ρ| = {top:.2f}." if np.isfinite(top) else ".")
+    else:
+        tail = " Most pairs are not tied, so the conditional can order them."
+    return head + tail
+
+
+def count_variant_sentence(c: Trend, task: str, n: int) -> str:
+    """The pair-count variant (beyond the paper): ρ between ``C((s^x, s^y))`` and the
+    models' probabilities. The models "follow the corpus frequency" when most are
+    significant (> :data:`MOST`) and the median ρ is positive, "run against it" when
+    most are significant and it is negative."""
+    head = ("With the pair count C((s^x, s^y)) in place of the conditional, a variant beyond the paper "
+            f"(dotted in the figure), the {task} task's {n}-gram correlation ")
+    if not c.defined:
+        return head + f"is {c.range_text()}."
+    med = float(np.nanmedian(c.rho))
+    most = c.n_sig > MOST * c.n_models
+    verdict = ("the models' probabilities follow the corpus frequency" if most and med > 0
+               else "the models' probabilities run against the corpus frequency" if most and med < 0
+               else "no consistent relation to the corpus frequency across the ladder")
+    return head + (f"ranges from {c.range_text()}, significant for {c.sig_text()} models, with a rank "
+                   f"correlation with size of {c.trend_text()}: {verdict}.")
+
+
+def lm_verdict(mem: pd.DataFrame, tasks: Sequence[str], n: int) -> str:
+    """The source finds Mem_n ≥ Mem_∞; per task, for how many models the lab agrees
+    (:func:`above_infgram`), and whether that is as the source finds (every model),
+    the reverse (none) or partly."""
+    counts = {task: above_infgram(mem, task, n) for task in tasks}
+    parts = " and ".join(f"{a} of {m} models on {task} {n}-grams" for task, (a, m) in counts.items())
+    above, total = sum(a for a, _ in counts.values()), sum(m for _, m in counts.values())
+    if total and above == total:
+        verdict = "as the source finds"
+    elif above == 0:
+        verdict = ("the reverse of the source's finding (the corpus's ∞-gram LM tracks the models' "
+                   "probabilities better)")
+    else:
+        verdict = "only partly as the source finds"
+    return f"The task-gram LM correlates at least as strongly as the ∞-gram LM for {parts}, {verdict}."
+
+
+def knowledge_verdict(t: Trend, share: float, c: Trend, n: int) -> str:
+    """The lab's answer to the source's central claim (TriviaQA ``Mem_3`` significant
+    and rising with size): reproduced when every model is significant and the
+    measure rises with size (:func:`trend_words`); otherwise not, and the corpus's
+    ties are named as the reason when most pairs are tied (:data:`MOST`) while the
+    pair-count variant is significant for most models."""
+    name = mem_name(n)
+    if not t.defined:
+        return f"The lab's knowledge {name} is {t.range_text()}, so the claim cannot be checked here."
+    if t.n_sig == t.n_models and t.size_rho >= TREND_MIN:
+        return (f"The lab's knowledge {name} ({t.range_text()}) is significant for every model and rises "
+                "with size: this part of the paper's pattern reproduces on the lab.")
+    moves = f", and {trend_words(t.size_rho)}" if t.n_sig else ""
+    text = (f"The lab's knowledge {name} ranges from {t.range_text()}, significant for {t.sig_text()} "
+            f"models{moves}: this part of the paper's pattern does not reproduce on the lab")
+    if np.isfinite(share) and share >= MOST and c.defined and c.n_sig > MOST * c.n_models:
+        text += (f", and the reason is the corpus, not the models: {_pct(share)} of the test pairs are tied, "
+                 f"while the pair counts correlate significantly for {c.sig_text()} models")
+    return text + "."
+
+
+def reasoning_verdict(t: Trend, n: int) -> str:
+    """The lab's answer to the source's GSM8K claim (no significant Mem_n at any
+    size): as in the source when no model is significant; otherwise how many are,
+    and the sign of the significant values."""
+    name = mem_name(n)
+    if not t.defined:
+        return f"The lab's reasoning {name} is {t.range_text()}, so the claim cannot be checked here."
+    if t.n_sig == 0:
+        return (f"As in the source, the lab's reasoning {name} is significant for no model (values from "
+                f"{t.range_text()}).")
+    sig = t.rho[t.pvalue < ALPHA]
+    if (sig < 0).all():
+        sign = " (negative: the models' probabilities run against the co-occurrence conditional)"
+    elif (sig > 0).all():
+        sign = " (positive: the models' probabilities follow the co-occurrence conditional)"
+    else:
+        sign = " (of both signs)"
+    return (f"Unlike the source, the lab's reasoning {name} is significant for {t.sig_text()} models, with "
+            f"values from {t.range_text()}{sign}.")
+
+
+def kendall_verdict(k: Trend, n: int) -> str:
+    """The source reads a Kendall tau distance that rises with size on GSM8K as
+    generalization; whether the lab's reasoning distance rises (:func:`trend_words`)."""
+    if not k.defined:
+        return f"The reasoning task's Kendall tau distance is {k.range_text()}."
+    words = trend_words(k.size_rho)
+    agree = ("as the source finds for GSM8K" if words == "rises with size"
+             else "unlike the source's GSM8K distance, which rises with size")
+    return (f"On reasoning {n}-grams the Kendall tau distance ranges from {k.range_text()} and {words} "
+            f"(Spearman ρ {k.trend_text()}), {agree}.")
+
+
+def novelty_table(answers: pd.DataFrame, tasks: Mapping[str, Mapping], doc_index: Mapping[bool, object],
+                  ladder: pd.DataFrame, n: int = NOVELTY_N) -> pd.DataFrame:
+    """Novelty of each model's answers per task: the share of (input n-gram,
+    generated n-gram) pairs that never co-occur in a corpus document
+    (:func:`novelty`; a failed request counts as an empty answer). Columns ``model,
+    params, task, novelty, pairs``; NaN novelty with 0 pairs when the answers give none."""
+    from analysis import ngrams
+
+    index = doc_index[ngrams.default_drop_stopwords(n)]
+    rows = []
+    for m, params in zip(ladder["model"], ladder["params"]):
+        for task, spec in tasks.items():
+            got = answers[(answers["model"] == m) & (answers["task"] == task)].sort_values("instance")
+            gen = [a or "" for a in got["answer"]]
+            try:
+                counted = ngrams.count_pairs(ngrams.task_gram_pairs(spec["inputs"], gen, n), index)
+                value, pairs = novelty(counted["c_xy"]), len(counted)
+            except (ngrams.NgramError, DistributionalError):
+                value, pairs = np.nan, 0
+            rows.append({"model": m, "params": params, "task": task, "novelty": value, "pairs": pairs})
+    return pd.DataFrame(rows)
+
+
+def sensitivity_table(table: pd.DataFrame, log_llm: Mapping[tuple, np.ndarray], ladder: pd.DataFrame,
+                      task: str, n: int, gammas: Sequence[float]) -> pd.DataFrame:
+    """The source's threshold check: ``Mem_n`` of every model with the table filtered
+    at each γ in ``gammas`` and unfiltered. Columns ``gamma`` (label), ``model``,
+    ``params``, ``rho``, ``pvalue``, ``pairs`` (kept pairs)."""
+    from analysis import ngrams
+
+    p = table["p_taskgram"].to_numpy(dtype=float)
+    rows = []
+    for gamma in (*gammas, None):
+        mask = ngrams.cosine_keep(table, gamma, table["cosine"].to_numpy())
+        label = "no filter" if gamma is None else f"γ = {gamma:g}"
+        for m, params in zip(ladder["model"], ladder["params"]):
+            r = spearman_row(p[mask], np.asarray(log_llm[(m, task, n)])[mask])
+            rows.append({"gamma": label, "model": m, "params": params, "rho": r["rho"], "pvalue": r["pvalue"],
+                         "pairs": int(mask.sum())})
+    return pd.DataFrame(rows)
+
+
+def sensitivity_verdict(sens: pd.DataFrame, n: int) -> str:
+    """The source finds Mem_n's trend with size the same at every γ; the lab's
+    answer from :func:`sensitivity_table`: which thresholds leave too few pairs for
+    a correlation (then the check cannot be made there), and whether the trend
+    words (:func:`trend_words`) agree across the thresholds that leave enough."""
+    name = mem_name(n)
+    words, thin = {}, []
+    for label, g in sens[sens["gamma"] != "no filter"].groupby("gamma", sort=False):
+        if g["rho"].notna().sum() < 3:
+            thin.append(f"{label} ({int(g['pairs'].iloc[0]):,} pairs)")
+        else:
+            words[label] = trend_words(size_trend(g["params"], g["rho"]))
+    if thin:
+        text = (f"At {', '.join(thin)} fewer than three models have a defined {name}, too few for a trend, "
+                "so the check cannot reproduce the paper's stability across thresholds")
+        return text + (f"; at {', '.join(words)} it {'; '.join(set(words.values()))}." if words else ".")
+    if len(set(words.values())) == 1:
+        return f"{name} {next(iter(words.values()))} at every threshold, as the paper finds."
+    return (f"{name}'s trend with size changes with the threshold ("
+            + "; ".join(f"{k}: {v}" for k, v in words.items()) + "), unlike the paper's.")
 
 
 # ---------------------------------------------------------------------------
