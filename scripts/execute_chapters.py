@@ -70,7 +70,21 @@ def execute(name: str, parameters: dict, out_dir: Path = OUT) -> float:
         )
     finally:
         raw.unlink(missing_ok=True)
+        _hide_injected_parameters(out_dir / f"{name}.ipynb")
     return time.time() - t0
+
+
+def _hide_injected_parameters(path: Path) -> None:
+    """Tag papermill's injected-parameters cell ``remove-cell``: the chapter's Setup
+    table shows the parameters of the run in words."""
+    if not path.exists():
+        return
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if "injected-parameters" in tags and "remove-cell" not in tags:
+            tags.append("remove-cell")
+    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
 
 
 def glued_values(notebook: Path) -> dict[str, str]:
