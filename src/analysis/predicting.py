@@ -63,10 +63,22 @@ Where the source leaves a choice open, this module says what it does:
 
 All functions but :func:`sequence_scores` and :func:`score_runs` (which
 query models through the shared interface) are pure computations over pandas
-frames and arrays: no printing, plotting or model access. The last section maps
+frames and arrays: no printing, plotting or model access
+(:func:`injected_sequences` calls the lab's tokenizer). A later section maps
 the lab's runs onto the source's models (:data:`LAB_TARGETS`,
 :data:`LAB_POOLS`, :func:`counterfactual`) and builds each target's frame
 (:func:`target_frame`, :func:`range_labels`).
+
+The chapter's steps and sentences come last: one function per visible step
+of the chapter (:func:`target_frames`, :func:`exp1_aucs`, :func:`pool_pairs`,
+:func:`exp2_aucs`, :func:`match_cells`, :func:`exp3_aucs`, ...), the tables it
+shows (:func:`wide_auc`, :func:`examples_per_run`, ...), and every verdict its
+prose states, each a function of the numbers that returns the sentence
+(:func:`exp1_verdict`, :func:`window_order_sentence`,
+:func:`late_pool_sentence`, :func:`evidence_sentence`,
+:func:`source_headline`, ...), so a re-run with other numbers says the other
+thing. The source's own numbers come from its transcribed tables or from
+named constants (:data:`PAPER_N_SEQUENCES`, :data:`PAPER_EXCLUDED_POSITIVES`, ...).
 """
 
 from __future__ import annotations
@@ -83,68 +95,143 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from analysis.lab.config import WINDOWS
-
 from analysis.params import Declaration, Param
 
 __all__ = [
     "BASELINES",
+    "CHANCE_LEVEL",
     "DATA_DIR",
-    "LAB_POOLS",
-    "LAB_TARGETS",
-    "PROFILES",
-    "FEATURES",
+    "EXP2_ONLY",
     "FEATURE_SETS",
+    "FEATURES",
     "HARDNESS_MEASURES",
     "INJECTRANGE_WINDOWS",
+    "LAB_POOLS",
+    "LAB_TARGETS",
     "MAX_PREFIX",
     "MAX_SUFFIX",
+    "MEASURE_LABELS",
     "PAPER_CELL_RANGE",
+    "PAPER_COPY_LEVELS",
+    "PAPER_EXCLUDED_POSITIVES",
     "PAPER_K",
+    "PAPER_N_SEQUENCES",
+    "PAPER_N_TASKS",
     "PAPER_SEEDS",
     "PAPER_STEP_BIN",
     "PAPER_STEPS",
     "PAPER_TABLES",
     "PAPER_TEST_SIZE",
-    "SPLITS",
+    "PARAMS",
     "PredictingError",
+    "PROFILES",
+    "SPLITS",
+    "THREE",
+    "and_list",
+    "auc_cell",
+    "auc_notes",
+    "auc_panels",
+    "auc_rows",
+    "balanced_samples",
     "balanced_subsample",
+    "best_cell",
+    "bin_sentence",
+    "bins_text",
+    "cell_keys",
+    "cells_text",
+    "chance_band",
     "check_pool",
+    "check_pools",
     "check_splittable",
     "check_targets",
+    "computed_columns",
+    "computed_sentence",
+    "control_sentence",
     "counterfactual",
     "cross_model_scores",
+    "empty_cells_sentence",
     "evaluate",
+    "evidence_sentence",
+    "examples_per_run",
+    "exp13_targets",
+    "exp1_aucs",
+    "exp1_dataset",
     "exp1_stats",
+    "exp1_verdict",
+    "exp2_aucs",
+    "exp2_dataset",
+    "exp2_notes_markdown",
     "exp2_run_counts",
+    "exp2_run_table",
     "exp2_stats",
+    "exp3_aucs",
+    "exp3_dataset",
+    "exp3_power_sentence",
     "exp3_stats",
     "extract_label",
+    "extracted_per_run",
+    "extraction_rates",
+    "extraction_summary",
     "feature_columns",
     "features",
     "fit_score",
+    "flat_index",
     "group_kfold",
     "hardness",
+    "injected_sequences",
+    "injection_design",
     "injection_range_pairs",
+    "inserted_levels",
+    "labels_comparison",
+    "late_pool_sentence",
+    "late_share_sentence",
+    "levels_sentence",
     "load_paper_table",
     "log_freq",
+    "lowest_extracted_level",
+    "main_target",
+    "match_cells",
     "match_strata",
     "matched_cells",
     "never_inserted",
+    "notes_markdown",
     "out_of_fold",
     "over_seeds",
+    "pair_counts",
+    "pair_levels_sentence",
+    "paper_exp2_tables",
+    "paper_pair_positives",
     "per_task_auc",
+    "pool_pairs",
+    "pool_split_sentence",
     "pooled_auc",
     "random_scores",
     "random_split",
-    "recency",
-    "auc_rows",
     "range_labels",
+    "range_runs",
+    "range_runs_sentence",
+    "recency",
     "residual_recency_auc",
+    "run_extraction_rates",
+    "run_positives",
     "score_runs",
+    "seed_spread_sentence",
+    "sequence_lengths",
+    "setup_table",
+    "source_headline",
     "split_point",
+    "stack_frames",
+    "step_bins",
+    "suffix_sentence",
     "target_frame",
+    "target_frames",
     "task_splits",
+    "training_steps",
+    "wide_auc",
     "window_end_baseline",
+    "window_gradient",
+    "window_order_sentence",
+    "window_share",
 ]
 
 #: folder of the transcribed source tables
@@ -1360,6 +1447,1033 @@ def range_labels(runs: Sequence[str], scores: pd.DataFrame, exposures: Mapping[s
               for r in runs]
     return pd.concat(frames, ignore_index=True)
 
+
+# ---------------------------------------------------------------------------
+# The chapter's steps: what the notebook's visible cells call
+# ---------------------------------------------------------------------------
+
+#: the lab's injection-range runs left out of Experiments 1 and 3, as the source leaves out
+#: its injectrange_{0_25,25_50,0_50} models (Experiment 2 uses all six)
+EXP2_ONLY = ("range-q1", "range-q2", "range-early")
+#: the source's positives in total in those three models (its "Target models" paragraph)
+PAPER_EXCLUDED_POSITIVES = {"0_25": 2, "25_50": 3, "0_50": 6}
+#: the source's sequences, tasks and copy levels (its "Sequences" paragraph)
+PAPER_N_SEQUENCES = 80_504
+PAPER_N_TASKS = 16
+PAPER_COPY_LEVELS = (0, 1, 4, 16, 64, 256)
+#: the AUC's two-sided level of :func:`chance_band`
+CHANCE_LEVEL = 0.95
+
+
+def and_list(items) -> str:
+    """Items in words: ``a``, ``a and b``, ``a, b and c`` (empty text for none)."""
+    items = [str(i) for i in items]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1] if items else ""
+
+
+def _copies_text(c) -> str:
+    return f"{int(c)} {'copy' if int(c) == 1 else 'copies'}"
+
+
+def _levels_text(levels) -> str:
+    """``"1 copy"``, ``"4 and 16 copies"``."""
+    levels = [int(c) for c in levels]
+    return _copies_text(levels[0]) if len(levels) == 1 else f"{and_list(levels)} copies"
+
+
+def bins_text(bins: Mapping[str, int], keys: Iterable[tuple[str, int]]) -> str:
+    """Stratum widths of the targets that have cells: ``"2 steps (1b-100b), 1 step (8b-100b)"``, or "—"."""
+    with_cells = {t for t, _ in keys}
+    parts = [f"{b} step{'' if b == 1 else 's'} ({t})" for t, b in bins.items() if t in with_cells]
+    return ", ".join(parts) or "—"
+
+
+def cells_text(keys: Iterable[tuple[str, int]]) -> str:
+    """(target, copies) cells in words: ``"1b-100b at 4 copies, 8b-500b at 1 copy"``, or ``"none"``."""
+    return ", ".join(f"{t} at {_copies_text(c)}" for t, c in keys) or "none"
+
+
+def check_pools(pools: Mapping[str, Sequence[str]], runs: Iterable[str]) -> dict[str, list[str]]:
+    """:func:`check_pool` on every pool of Experiment 2, before any work; returns the pools as lists."""
+    runs = list(runs)
+    return {name: check_pool(pool, runs) for name, pool in pools.items()}
+
+
+def injected_sequences(injection_table: pd.DataFrame, tokenizer) -> dict[str, list[int]]:
+    """``seq_id`` → token ids of every injected sequence of the lab's corpus, as the runs were trained on it.
+
+    ``injection_table`` is :meth:`analysis.lab.corpus.Corpus.injection_table`
+    (``seq_id, text``); ``tokenizer`` the lab's tokenizer (called without special tokens).
+    """
+    _require(injection_table, ("seq_id", "text"), "the injection table")
+    ids = tokenizer(list(injection_table["text"]), add_special_tokens=False)["input_ids"]
+    return dict(zip(injection_table["seq_id"], ids))
+
+
+def sequence_lengths(sequences: Mapping[str, Sequence[int]]) -> pd.DataFrame:
+    """Length ``n_tokens`` and the label's cut ``P``, ``L`` (:func:`split_point`) of every sequence."""
+    rows = [
+        dict(seq_id=k, n_tokens=len(v), **dict(zip(("P", "L"), split_point(len(v)))))
+        for k, v in sequences.items()
+    ]
+    return pd.DataFrame(rows, columns=["seq_id", "n_tokens", "P", "L"])
+
+
+def injection_design(table: pd.DataFrame) -> str:
+    """The injection set in words: tasks and sequences per task at each copy level.
+
+    ``table`` has one row per sequence with ``task`` and ``copies`` (the corpus's
+    injection table). Levels with the same number of sequences per task are
+    named together, e.g. ``"6 tasks; per task, 4 sequences at 0, 1, 4, 16 and
+    64 copies and 1 at 256 copies"``; a level whose tasks differ gives the range.
+    """
+    _require(table, ("task", "copies"), "the injection table")
+    if table.empty:
+        raise PredictingError("the injection table is empty")
+    tasks = pd.unique(table["task"])
+    per = table.groupby(["copies", "task"]).size().unstack("task").reindex(columns=tasks).fillna(0)
+    groups: dict[str, list[int]] = {}
+    for level, row in per.iterrows():
+        lo, hi = int(row.min()), int(row.max())
+        groups.setdefault(str(lo) if lo == hi else f"{lo}–{hi}", []).append(int(level))
+    parts = [
+        f"{n} {'sequence' if n == '1' else 'sequences'} at {and_list(levels)} copies"
+        if i == 0
+        else f"{n} at {and_list(levels)} copies"
+        for i, (n, levels) in enumerate(groups.items())
+    ]
+    return f"{len(tasks)} tasks; per task, {and_list(parts)}"
+
+
+def setup_table(
+    targets: Sequence[str],
+    run_table: pd.DataFrame,
+    exposures: Mapping[str, pd.DataFrame],
+    n_params: Mapping[str, int],
+    names: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """The chapter's Setup table: one row per target run.
+
+    Columns ``target, source's role`` (``names``, default :data:`LAB_TARGETS`),
+    ``counterfactual`` (:func:`counterfactual`), ``steps T`` (from its exposure
+    table), ``params``, ``tokens``, ``window`` ("all" when none) and ``sequences``.
+    """
+    names = dict(LAB_TARGETS if names is None else names)
+    check_targets(targets, exposures)
+    runs = run_table.set_index("run")
+    return pd.DataFrame(
+        [
+            {
+                "target": t,
+                "source's role": names.get(t, t),
+                "counterfactual": counterfactual(run_table, t),
+                "steps T": int(exposures[t]["T"].iloc[0]),
+                "params": int(n_params[t]),
+                "tokens": int(runs.loc[t, "tokens"]),
+                "window": runs.loc[t, "window"] or "all",
+                "sequences": len(exposures[t]),
+            }
+            for t in targets
+        ]
+    )
+
+
+def range_runs_sentence(run_table: pd.DataFrame, runs: Sequence[str]) -> str:
+    """What the injection-range runs train, beside the perturbed runs: model, budget and counterfactual.
+
+    The model is "the large" / "the small" model when its width is the
+    perturbed runs' largest / smallest; the budget is given in tokens and as a
+    multiple of the perturbed runs' largest budget.
+    """
+    _require(run_table, ("run", "family", "d_model", "tokens"), "the run table")
+    t = run_table.set_index("run")
+    missing = [r for r in runs if r not in t.index]
+    if missing or not len(runs):
+        raise PredictingError(f"range_runs_sentence needs lab runs, got {list(runs)}")
+    first = t.loc[runs[0]]
+    pert = t[t["family"] == "perturbed"]
+    if pert.empty:
+        raise PredictingError("the run table has no perturbed runs to compare with")
+    width = int(first["d_model"])
+    size = (
+        "the large"
+        if width == pert["d_model"].max() and width != pert["d_model"].min()
+        else "the small"
+        if width == pert["d_model"].min() and width != pert["d_model"].max()
+        else f"a {width}-wide"
+    )
+    ratio = int(first["tokens"]) / int(pert["tokens"].max())
+    budget = (
+        "the perturbed runs' largest budget"
+        if ratio == 1
+        else f"{ratio:g} times the perturbed runs' largest budget"
+    )
+    return (
+        f"The lab's injection-range runs train {size} model on {int(first['tokens']):,} tokens "
+        f"({budget}), with `{counterfactual(run_table, runs[0])}` as their counterfactual."
+    )
+
+
+def run_positives(scores: pd.DataFrame, runs: Sequence[str]) -> str:
+    """Extracted sequences (label 1) under each run, as words: ``"0, 2 and 1"``."""
+    _require(scores, ("run", "extract"), "the scores")
+    counts = scores.groupby("run")["extract"].sum()
+    return and_list(int(counts.get(r, 0)) for r in runs)
+
+
+def target_frames(
+    targets: Sequence[str],
+    scores: pd.DataFrame,
+    exposures: Mapping[str, pd.DataFrame],
+    run_table: pd.DataFrame,
+) -> dict[str, pd.DataFrame]:
+    """:func:`target_frame` of every target: label, features and baselines of each sequence.
+
+    The hardness averages over the lab's standard runs other than the target's
+    :func:`counterfactual`; the cross-model baseline over the other injected runs.
+    """
+    check_targets(targets, exposures)
+    _require(run_table, ("run", "family", "inject"), "the run table")
+    injected = run_table.loc[run_table["inject"].astype(bool), "run"].tolist()
+    standard = run_table.loc[run_table["family"] == "standard", "run"].tolist()
+    return {
+        t: target_frame(t, scores, exposures, standard, counterfactual(run_table, t), injected)
+        for t in targets
+    }
+
+
+def stack_frames(frames: Mapping[str, pd.DataFrame], names: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The targets' frames in one long frame with a ``target`` column (renamed by ``names``)."""
+    if not frames:
+        raise PredictingError("no frames given")
+    names = dict(names or {})
+    return pd.concat([f.assign(target=names.get(t, t)) for t, f in frames.items()], ignore_index=True)
+
+
+def extraction_summary(long: pd.DataFrame) -> pd.DataFrame:
+    """Share extracted and mean suffix accuracy per target and copy level.
+
+    Targets in order of appearance, copies ascending.
+    """
+    _require(long, ("target", "copies", "extract", "suffix_acc"), "the long frame")
+    out = long.groupby(["target", "copies"], sort=False)[["extract", "suffix_acc"]].mean().reset_index()
+    order = {t: i for i, t in enumerate(pd.unique(long["target"]))}
+    return out.sort_values(
+        ["target", "copies"], key=lambda s: s.map(order) if s.name == "target" else s, kind="stable"
+    ).reset_index(drop=True)
+
+
+def extraction_rates(long: pd.DataFrame) -> pd.DataFrame:
+    """Share extracted per target (rows) and copy level (columns), after a ``positives`` column "k / n"."""
+    _require(long, ("target", "copies", "extract"), "the long frame")
+    rates = long.pivot_table(index="target", columns="copies", values="extract", aggfunc="mean", sort=False)
+    counts = long.groupby("target", sort=False)["extract"].agg(["sum", "size"])
+    rates.insert(0, "positives", counts["sum"].astype(int).astype(str) + " / " + counts["size"].astype(str))
+    return rates
+
+
+def lowest_extracted_level(long: pd.DataFrame) -> str:
+    """The lowest copy level at which any target extracts a sequence (``"16 copies"``), or says none is."""
+    _require(long, ("copies", "extract"), "the long frame")
+    levels = sorted(long.loc[long["extract"] == 1, "copies"].unique())
+    return _copies_text(levels[0]) if levels else "none (no sequence is extracted)"
+
+
+def best_cell(summary: pd.DataFrame) -> str:
+    """The (target, copies) cell with the highest share extracted, e.g. ``"pert-l2x at 64 copies (75%)"``."""
+    _require(summary, ("target", "copies", "extract"), "the summary")
+    best = summary.loc[summary["extract"].idxmax()]
+    if best["extract"] == 0:
+        return "none (no cell extracts anything)"
+    return f"{best['target']} at {_copies_text(best['copies'])} ({best['extract']:.0%})"
+
+
+def control_sentence(long: pd.DataFrame, paper_dataset: pd.DataFrame) -> str:
+    """Whether the lab's targets extract never-inserted controls, beside the source's Experiment 1 counts.
+
+    ``paper_dataset`` is the source's ``exp1_dataset`` table (``controls_pos``).
+    """
+    _require(long, ("copies", "extract"), "the long frame")
+    _require(paper_dataset, ("target", "controls_pos"), "the source's dataset table")
+    lab = int(long.loc[long["copies"] == 0, "extract"].sum())
+    src = paper_dataset["controls_pos"]
+    n_src = int((src > 0).sum())
+    source = (
+        f"the source's targets extract controls in {n_src} of its {len(src)} Experiment 1 sets "
+        f"({int(src.min()):,} to {int(src.max()):,} each)"
+    )
+    if lab == 0:
+        return f"No lab model reproduces a sequence it never saw, whereas {source}."
+    return (
+        f"{lab} never-inserted controls are extracted: text the models could predict without "
+        f"seeing it, as {source}."
+    )
+
+
+def suffix_sentence(long: pd.DataFrame, alpha: float = 0.05) -> str:
+    """Whether the models learned part of the suffixes they do not extract.
+
+    Compares the per-sequence suffix accuracy in the inserted (target, copies)
+    cells where nothing is extracted with that of the never-inserted controls
+    (copies 0), by a one-sided Mann–Whitney test (``scipy.stats.mannwhitneyu``,
+    ``alternative="greater"``) at level ``alpha``.
+    """
+    from scipy.stats import mannwhitneyu
+
+    _require(long, ("target", "copies", "extract", "suffix_acc"), "the long frame")
+    rate = long.groupby(["target", "copies"])["extract"].transform("mean")
+    cells = long[(long["copies"] >= 1) & (rate == 0)]
+    ctrl = long.loc[long["copies"] == 0, "suffix_acc"]
+    if cells.empty:
+        return (
+            "Every inserted (target, copies) cell extracts some sequence, so partial learning below "
+            "the label's all-tokens threshold cannot be seen apart from it."
+        )
+    n_cells = cells.groupby(["target", "copies"]).ngroups
+    acc = float(cells["suffix_acc"].mean())
+    head = (
+        f"In the {n_cells} inserted (target, copies) cells where nothing is extracted, the mean suffix "
+        f"accuracy is {acc:.3f}"
+    )
+    if ctrl.empty:
+        return head + "; with no never-inserted controls, there is nothing to compare it with."
+    p = float(mannwhitneyu(cells["suffix_acc"], ctrl, alternative="greater").pvalue)
+    head += (
+        f", against {float(ctrl.mean()):.3f} for the never-inserted controls (one-sided Mann–Whitney "
+        f"p = {p:.2g})"
+    )
+    if p < alpha:
+        return head + ": below the label's all-tokens threshold, the models have learned part of each suffix."
+    return head + ": no sign that the models learned part of the suffixes they do not extract."
+
+
+# -- Experiment 1 --------------------------------------------------------------------------------
+
+
+def main_target(names: Mapping[str, str], preferred: str = "pert-l2x") -> str:
+    """The source's name of the target the prose reports on: ``preferred`` when run, else the first."""
+    if not names:
+        raise PredictingError("no targets")
+    return names.get(preferred, next(iter(names.values())))
+
+
+def balanced_samples(
+    frames: Mapping[str, pd.DataFrame], seed: int = 0, names: Mapping[str, str] | None = None
+) -> dict[str, pd.DataFrame]:
+    """:func:`balanced_subsample` of every target that holds both classes (others are left out), by name."""
+    names = dict(names or {})
+    return {
+        names.get(t, t): balanced_subsample(f, seed) for t, f in frames.items() if f["extract"].nunique() == 2
+    }
+
+
+def exp1_aucs(
+    frames: Mapping[str, pd.DataFrame],
+    split: str,
+    seeds: Iterable[int] = PAPER_SEEDS,
+    names: Mapping[str, str] | None = None,
+) -> dict[str, pd.DataFrame]:
+    """Experiment 1 under one split: :func:`auc_rows` of each target's balanced subsamples, by name.
+
+    Each seed draws its own balanced subsample; the baselines are the
+    cross-model and the random baseline, as in the source's tables.
+    """
+    names = dict(names or {})
+    seeds = list(seeds)
+    return {
+        names.get(t, t): auc_rows(
+            lambda s, f=f: balanced_subsample(f, s),
+            split,
+            ["cross-model baseline", "random baseline"],
+            seeds,
+            name=t,
+        )
+        for t, f in frames.items()
+    }
+
+
+def exp1_dataset(samples: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """:func:`exp1_stats` of the seed's samples; an empty frame when no target has both classes."""
+    return exp1_stats(samples) if samples else pd.DataFrame()
+
+
+def wide_auc(
+    columns: Mapping[str, pd.DataFrame], key_cols: Sequence[str] = ("features",)
+) -> pd.DataFrame | None:
+    """:func:`auc_rows` outputs (name → table) as one wide table, one ``auc`` column per name.
+
+    Rows are keyed by ``key_cols`` (``("features", "hardness")`` for
+    Experiment 3); ``None`` when there is no column.
+    """
+    if not columns:
+        return None
+    cols = [tab.set_index(list(key_cols))["auc"].rename(name) for name, tab in columns.items()]
+    return pd.concat(cols, axis=1)
+
+
+def auc_notes(columns: Mapping[str, pd.DataFrame]) -> dict[str, str]:
+    """Name → why, for the :func:`auc_rows` columns that could not be computed."""
+    return {name: tab["note"].iloc[0] for name, tab in columns.items() if tab["note"].iloc[0]}
+
+
+def notes_markdown(notes: Mapping[str, str], prefix: str = "") -> str:
+    """The notes as a Markdown list, ``- *prefix name*: not computed: why`` (empty text for none)."""
+    return "\n".join(f"- *{prefix}{name}*: not computed: {why}" for name, why in notes.items())
+
+
+def exp2_notes_markdown(aucs: Mapping[str, Mapping[str, pd.DataFrame]]) -> str:
+    """Experiment 2's notes as a Markdown list: per pool, the copy levels without pairs on one line,
+    then every other column that could not be computed (empty text for none)."""
+    lines = []
+    for pool, cols in aucs.items():
+        notes = auc_notes(cols)
+        no_pairs = [
+            n for n, why in notes.items() if n.startswith("copies_") and "0 positives and 0 negatives" in why
+        ]
+        if no_pairs:
+            levels = and_list(n.removeprefix("copies_") for n in no_pairs)
+            lines.append(
+                f"- *{pool}*: no pairs at {levels} copies (no sequence at that level is positive under one "
+                "run of the pool and negative under another)"
+            )
+        lines += [f"- *{pool}, {n}*: not computed: {why}" for n, why in notes.items() if n not in no_pairs]
+    return "\n".join(lines)
+
+
+def auc_cell(table: pd.DataFrame | None, row, col) -> str:
+    """One AUC of a wide table to three decimals, or "—" when the table, row or column is missing or NaN."""
+    if table is None or row not in table.index or col not in table.columns:
+        return "—"
+    v = table.loc[row, col]
+    return f"{float(v):.3f}" if np.isfinite(v) else "—"
+
+
+def computed_columns(table: pd.DataFrame | None) -> list[str]:
+    """The columns of a wide AUC table with at least one number."""
+    return [] if table is None else [c for c in table.columns if table[c].notna().any()]
+
+
+def computed_sentence(table: pd.DataFrame | None, n_targets: int) -> str:
+    """How many of the targets have AUCs, and that the notes say why the others have none."""
+    k = len(computed_columns(table))
+    if n_targets and k == n_targets:
+        return "The AUC could be computed for every target."
+    return (
+        f"The AUC could be computed for {k} of {n_targets} targets; the others cannot be split "
+        "(their notes above say why)."
+    )
+
+
+def auc_panels(pairs: Mapping[str, tuple]) -> dict[str, pd.DataFrame | None]:
+    """Heatmap panels, the source's table beside the lab's: ``{"source, name": s, "lab, name": l, ...}``."""
+    out = {}
+    for name, (source, lab) in pairs.items():
+        out[f"source, {name}"] = source
+        out[f"lab, {name}"] = lab
+    return out
+
+
+def _majority(wins: int, n: int) -> str:
+    return "most" if 2 * wins > n else "few" if 2 * wins < n else "half"
+
+
+def exp1_verdict(lab: pd.DataFrame | None, paper: pd.DataFrame) -> str:
+    """Does log_freq alone rank better than hardness alone, in the lab and in the source?
+
+    Counts the targets where the ``log_freq`` row beats the ``hardness`` row in
+    each wide table (the lab's over the columns with numbers). The lab agrees
+    with the source ("as in the source") when it has the same majority (most,
+    half or few of its targets).
+    """
+    src_wins = int((paper.loc["log_freq"] > paper.loc["hardness"]).sum())
+    n_src = paper.shape[1]
+    lo, hi = float(paper.loc["hardness"].min()), float(paper.loc["hardness"].max())
+    source = (
+        f"where it does for {src_wins} of {n_src} targets and hardness alone reaches {lo:.3f} to {hi:.3f}"
+    )
+    cols = computed_columns(lab)
+    if not cols:
+        return (
+            "No target has enough positives for this experiment on this lab, so it cannot compare "
+            f"frequency with hardness; in the source, log_freq alone ranks better than hardness alone "
+            f"for {src_wins} of {n_src} targets, with hardness alone at {lo:.3f} to {hi:.3f}."
+        )
+    wins = int(sum(lab.loc["log_freq", c] > lab.loc["hardness", c] for c in cols))
+    agree = (
+        "as in the source"
+        if _majority(wins, len(cols)) == _majority(src_wins, n_src)
+        else "unlike the source"
+    )
+    return (
+        f"log_freq alone ranks better than hardness alone for {wins} of the {len(cols)} targets with "
+        f"numbers, {agree}, {source}."
+    )
+
+
+def seed_spread_sentence(
+    lab: pd.DataFrame | None, paper: pd.DataFrame, lab_dataset: pd.DataFrame, paper_dataset: pd.DataFrame
+) -> str:
+    """How much the 3-feature AUC moves between seeds in the lab and in the source, and the set sizes.
+
+    Compares the medians of the ``"sd (3 features)"`` rows (the lab's over its
+    columns with numbers) and of the sets' sizes (``n_examples`` of the
+    dataset tables): "far more" when the lab's sd is over twice the source's.
+    """
+    cols = computed_columns(lab)
+    lab_sizes = lab_dataset["n_examples"] if "n_examples" in lab_dataset else []
+    paper_sizes = paper_dataset["n_examples"]
+    sizes = (
+        (
+            f"The lab's sets hold a median of {float(np.median(lab_sizes)):,.0f} examples per target, "
+            f"the source's {float(np.median(paper_sizes)):,.0f}"
+        )
+        if len(lab_sizes)
+        else "The lab has no target with both classes"
+    )
+    src_sd = float(paper.loc["sd (3 features)"].median())
+    lab_sd = float(lab.loc["sd (3 features)", cols].median()) if cols else float("nan")
+    if not np.isfinite(lab_sd):
+        return f"{sizes}, so no sd over seeds to compare with the source's median {src_sd:.3f}."
+    how = (
+        "far more than" if lab_sd > 2 * src_sd else "less than" if lab_sd < src_sd / 2 else "about as much as"
+    )
+    return (
+        f"{sizes}, so the lab's 3-feature AUC moves between seeds {how} the source's "
+        f"(median sd {lab_sd:.3f} against {src_sd:.3f}; the sd row)."
+    )
+
+
+# -- Experiment 2 --------------------------------------------------------------------------------
+
+
+def range_runs(pools: Mapping[str, Sequence[str]]) -> list[str]:
+    """Every run of the pools, once each, in order of first appearance."""
+    return list(dict.fromkeys(r for pool in pools.values() for r in pool))
+
+
+def run_extraction_rates(labels: pd.DataFrame, runs: Sequence[str]) -> pd.DataFrame:
+    """Share extracted per injection-range run (rows, in ``runs`` order) and copy level (columns)."""
+    _require(labels, ("run", "copies", "extract"), "the labels frame")
+    return labels.pivot_table(index="run", columns="copies", values="extract", aggfunc="mean").loc[list(runs)]
+
+
+def inserted_levels(labels: pd.DataFrame) -> list[int]:
+    """The copy levels (at least 1 copy) of a labels frame, ascending."""
+    return [int(c) for c in sorted(labels.loc[labels["copies"] >= 1, "copies"].unique())]
+
+
+def pool_pairs(
+    labels: pd.DataFrame, pools: Mapping[str, Sequence[str]], seeds: Iterable[int] = PAPER_SEEDS
+) -> dict[str, dict[int, pd.DataFrame]]:
+    """:func:`injection_range_pairs` of every pool and seed: ``{pool: {seed: pairs}}``."""
+    seeds = list(seeds)
+    return {p: {s: injection_range_pairs(labels, pool, s) for s in seeds} for p, pool in pools.items()}
+
+
+def exp2_aucs(
+    pairs: Mapping[str, Mapping[int, pd.DataFrame]], levels: Sequence[int], seeds: Iterable[int] = PAPER_SEEDS
+) -> dict[str, dict[str, pd.DataFrame]]:
+    """Experiment 2: :func:`auc_rows` under the group split per pool, per copy level and pooled.
+
+    Returns ``{pool: {"copies_<c>": table, ..., "pooled": table}}`` with a
+    column for every level of ``levels`` (a level without pairs gets the note
+    "0 positives and 0 negatives"), and the window-end and random baselines.
+    """
+    seeds = list(seeds)
+    base = ["window-end baseline", "random baseline"]
+    out = {}
+    for p, by_seed in pairs.items():
+        cols = {
+            f"copies_{c}": auc_rows(
+                lambda s, c=c, b=by_seed: b[s][b[s]["copies"] == c],
+                "group",
+                base,
+                seeds,
+                name=f"{p}/{c} copies",
+            )
+            for c in levels
+        }
+        cols["pooled"] = auc_rows(lambda s, b=by_seed: b[s], "group", base, seeds, name=f"{p}/pooled")
+        out[p] = cols
+    return out
+
+
+def exp2_dataset(pairs: Mapping[str, Mapping[int, pd.DataFrame]], seed: int = 0) -> pd.DataFrame:
+    """:func:`exp2_stats` of the seed's pairs of every pool that has some (empty frame when none has)."""
+    some = {p: by_seed[seed] for p, by_seed in pairs.items() if len(by_seed[seed])}
+    return exp2_stats(some) if some else pd.DataFrame()
+
+
+def exp2_run_table(pairs: Mapping[str, Mapping[int, pd.DataFrame]], seed: int = 0) -> pd.DataFrame:
+    """:func:`exp2_run_counts` of the seed's pairs (``pool, run, n_pos, n_neg``; empty when no pairs)."""
+    some = {p: by_seed[seed] for p, by_seed in pairs.items() if len(by_seed[seed])}
+    return exp2_run_counts(some) if some else pd.DataFrame(columns=["pool", "run", "n_pos", "n_neg"])
+
+
+def examples_per_run(counts: pd.DataFrame, pools: Sequence[str], runs: Sequence[str]) -> pd.DataFrame:
+    """The source's "Examples per run" layout: ``"pos / neg"`` per pool (rows) and run (columns).
+
+    "—" where a run has no example in a pool.
+    """
+    _require(counts, ("pool", "run", "n_pos", "n_neg"), "the run counts")
+    cells = counts.assign(cell=[f"{p:,} / {n:,}" for p, n in zip(counts["n_pos"], counts["n_neg"])])
+    wide = cells.pivot(index="pool", columns="run", values="cell") if len(cells) else pd.DataFrame()
+    out = wide.reindex(index=list(pools), columns=list(runs)).astype(object)
+    return out.where(out.notna(), "—")
+
+
+def pair_counts(dataset: pd.DataFrame, pools: Sequence[str]) -> dict[str, int]:
+    """Pairs per pool from :func:`exp2_dataset` (its ``"all"`` rows); 0 for a pool without pairs."""
+    if dataset.empty:
+        return {p: 0 for p in pools}
+    total = dataset[dataset["copies"] == "all"].set_index("pool")["n_pairs"]
+    return {p: int(total.get(p, 0)) for p in pools}
+
+
+def paper_exp2_tables() -> dict[str, pd.DataFrame]:
+    """The source's Experiment 2 AUC tables by pool, indexed by ``features``."""
+    paper = load_paper_table("exp2_auc")
+    return {p: g.drop(columns="pool").set_index("features") for p, g in paper.groupby("pool", sort=False)}
+
+
+def paper_pair_positives(pool: str) -> pd.Series:
+    """The source's seed-0 positives per run of a pool (its "Examples per run" table), indexed by the
+    lab's run of the same window (``range-q1`` for ``0_25``, ...), in window order."""
+    table = load_paper_table("exp2_dataset")
+    row = table[(table["pool"] == pool) & (table["copies"] == "all")]
+    if row.empty:
+        raise PredictingError(f"the source has no pool {pool!r}; pools: {sorted(table['pool'].unique())}")
+    row = row.iloc[0]
+    out = {
+        f"range-{w}": int(row[f"pos_{r}"])
+        for r, w in INJECTRANGE_WINDOWS.items()
+        if pd.notna(row[f"pos_{r}"])
+    }
+    return pd.Series(out, dtype=int)
+
+
+def extracted_per_run(labels: pd.DataFrame, runs: Sequence[str]) -> pd.Series:
+    """Inserted sequences (at least 1 copy) each run extracts, in ``runs`` order."""
+    _require(labels, ("run", "copies", "extract"), "the labels frame")
+    ins = labels[labels["copies"] >= 1]
+    return ins.groupby("run")["extract"].sum().reindex(list(runs)).fillna(0).astype(int)
+
+
+def window_gradient(rates: pd.DataFrame, runs: Sequence[str]) -> str:
+    """Share extracted per run at each copy level where some run extracts, e.g.
+    ``"at 64 copies 0%, 0%, 25%, 75%; at 256 copies ..."``, or ``"nothing at any copy level"``."""
+    runs = [r for r in runs if r in rates.index]
+    levels = [c for c in rates.columns if c >= 1 and runs and rates.loc[runs, c].max() > 0]
+    if not levels:
+        return "nothing at any copy level"
+    return "; ".join(
+        f"at {_copies_text(c)} " + ", ".join(f"{rates.loc[r, c]:.0%}" for r in runs) for c in levels
+    )
+
+
+def _rises(counts: pd.Series) -> bool:
+    v = counts.to_numpy()
+    return len(v) > 1 and bool((np.diff(v) >= 0).all()) and v[-1] > v[0]
+
+
+def window_order_sentence(lab: pd.Series, source: pd.Series) -> str:
+    """Does the extraction grow with the insertion window's end, in the lab and in the source?
+
+    ``lab`` is :func:`extracted_per_run` over the quarters in window order,
+    ``source`` :func:`paper_pair_positives` of the quarters pool. A series
+    "rises" when it never falls and ends above where it starts.
+    """
+    src = (
+        f"the source, whose first quarter's run is the positive of {int(source.iloc[0]):,} of its seed-0 "
+        f"pairs and the last quarter's of {int(source.iloc[-1]):,}"
+    )
+    counts = and_list(f"{int(v)}" for v in lab)
+    if lab.sum() == 0:
+        return f"No quarter extracts anything, so the order by window cannot be seen, unlike in {src}."
+    if _rises(lab):
+        how = "as in" if _rises(source) else "unlike"
+        return f"The later the window, the more is extracted ({counts} sequences), {how} {src}."
+    how = "unlike" if _rises(source) else "as in"
+    return f"The extraction does not grow with the window's end ({counts} sequences), {how} {src}."
+
+
+def pair_levels_sentence(dataset: pd.DataFrame, levels: Sequence[int]) -> str:
+    """Which copy levels change label between runs (have pairs in some pool, seed 0) and which do not."""
+    with_pairs = set() if dataset.empty else {int(c) for c in dataset["copies"] if c != "all"}
+    have = [c for c in levels if c in with_pairs]
+    lack = [c for c in levels if c not in with_pairs]
+    if not have:
+        return "No copy level changes label between runs, so there are no pairs."
+    if not lack:
+        return "Every copy level changes label between some runs, so every level has pairs."
+    return (
+        f"Only the {and_list(have)} copy level{'s change' if len(have) > 1 else ' changes'} "
+        f"label between runs, so the other levels ({_levels_text(lack)}) have no pairs."
+    )
+
+
+def pool_split_sentence(n_pairs: Mapping[str, int], k: int = PAPER_K) -> str:
+    """Whether each pool has the ``k`` pairs that a ``k``-fold split grouped by sequence needs."""
+    enough = [p for p, n in n_pairs.items() if n >= k]
+    if len(enough) == len(n_pairs):
+        return f"Every pool has enough pairs for the grouped {k}-fold split."
+    verb = "has" if len(enough) == 1 else "have"
+    which = f"only {and_list(enough)} {verb}" if enough else "no pool has"
+    return f"Pools with fewer than {k} pairs cannot be split {k} ways by sequence, so {which} lab numbers."
+
+
+def _winner(a: int, b: int, alpha: float) -> tuple[str, float]:
+    """Which of two counts is larger by a two-sided binomial test at ``alpha`` ("a", "b" or "even"), and p."""
+    from scipy.stats import binomtest
+
+    if a + b == 0:
+        return "even", 1.0
+    p = float(binomtest(a, a + b, 0.5).pvalue)
+    return ("a" if a > b else "b") if p < alpha else "even", p
+
+
+def late_pool_sentence(
+    counts: pd.DataFrame,
+    source: pd.Series,
+    q4: str = "range-q4",
+    wide: str = "range-late",
+    alpha: float = 0.05,
+) -> str:
+    """Which of the late pool's two runs wins more pairs (is their positive), in the lab and in the source.
+
+    ``counts`` is :func:`exp2_run_table` (its ``late`` rows), ``source``
+    :func:`paper_pair_positives` of the source's late pool. A run wins when a
+    two-sided binomial test of its share of the pairs against one half has
+    ``p < alpha``; otherwise the split is even. Recency predicts that the run
+    whose copies come in the last quarter (``q4``) wins.
+    """
+    late = counts[counts["pool"] == "late"].set_index("run") if len(counts) else pd.DataFrame()
+    s_q4, s_wide = int(source[q4]), int(source[wide])
+    src_way, src_p = _winner(s_q4, s_wide, alpha)
+    src = (
+        f"the source's two runs are the positive of {s_q4:,} and {s_wide:,} of its {s_q4 + s_wide:,} pairs "
+        f"(binomial p = {src_p:.2g})"
+    )
+    if late.empty or int(late["n_pos"].sum()) == 0:
+        return f"The lab has no late pairs to compare, where {src}."
+    a, b = int(late["n_pos"].get(q4, 0)), int(late["n_pos"].get(wide, 0))
+    lab_way, lab_p = _winner(a, b, alpha)
+    head = (
+        f"Of the lab's {a + b} late pairs, {q4} is the positive of {a} and {wide} of {b} (binomial "
+        f"p = {lab_p:.2g}), where {src}."
+    )
+    same = "as in the source" if lab_way == src_way else "unlike the source"
+    verdict = {
+        "a": (
+            "In the lab, the run whose copies come in the last quarter wins more pairs, as recency "
+            f"predicts, {same}."
+        ),
+        "b": (
+            "In the lab, copies spread over the second half of training are extracted more often than the "
+            f"same copies crowded into its last quarter, {same}."
+        ),
+        "even": f"The lab's split is too close to call either way, {same}.",
+    }[lab_way]
+    return f"{head} {verdict}"
+
+
+def late_share_sentence(source: pd.Series) -> str:
+    """Share of a source pool's positives in the runs whose window ends with training (window end 1.0).
+
+    ``source`` is :func:`paper_pair_positives` (indexed by the lab's run names).
+    """
+    ends = window_end_baseline([r.removeprefix("range-") for r in source.index])
+    last = int(source[ends == 1.0].sum())
+    total = int(source.sum())
+    runs = and_list(r for r, e in zip(source.index, ends) if e == 1.0)
+    return (
+        f"In the source's seed-0 pairs, {last:,} of the {total:,} positives ({last / total:.0%}) are in the "
+        f"runs whose window ends with training (the lab's {runs})."
+    )
+
+
+def window_share(run, exposure: pd.DataFrame) -> float:
+    """Share of the rows of a run's insertion window that hold an injected copy.
+
+    ``run`` is the run's :class:`analysis.lab.config.RunConfig` (``window``,
+    ``steps``, ``batch_size``), ``exposure`` its exposure table (``copies_seen``).
+    """
+    _require(exposure, ("copies_seen",), "the exposure table")
+    lo, hi = WINDOWS[run.window or "all"]
+    rows = (hi - lo) * run.steps * run.batch_size
+    return float(exposure["copies_seen"].sum() / rows)
+
+
+# -- Experiment 3 --------------------------------------------------------------------------------
+
+
+def exp13_targets(targets: Iterable[str]) -> list[str]:
+    """The targets of Experiments 1 and 3: all but the injection-range runs of :data:`EXP2_ONLY`."""
+    return [t for t in targets if t not in EXP2_ONLY]
+
+
+def training_steps(exposures: Mapping[str, pd.DataFrame]) -> dict[str, int]:
+    """Training steps ``T`` of every run with an exposure table (its ``T`` column)."""
+    return {r: int(e["T"].iloc[0]) for r, e in exposures.items()}
+
+
+def step_bins(T: Mapping[str, int], frac: float) -> dict[str, int]:
+    """Width of a last-step stratum per target: ``max(1, round(frac * T))`` steps."""
+    if not 0 < frac <= 1:
+        raise PredictingError(f"frac must be in (0, 1], got {frac!r}")
+    return {t: max(1, round(frac * _check_T(n))) for t, n in T.items()}
+
+
+def cell_keys(cells: pd.DataFrame) -> list[tuple[str, int]]:
+    """The (target, copies) cells of :func:`matched_cells`, in order of appearance."""
+    return list(cells.groupby(["target", "copies"], sort=False).groups)
+
+
+def match_cells(
+    cells: pd.DataFrame, bins: Mapping[str, int], seed: int = 0, keys: Sequence[tuple[str, int]] | None = None
+) -> pd.DataFrame:
+    """Experiment 3's matched set: :func:`match_strata` of each cell (all, or ``keys``) with its
+    target's bin, stacked."""
+    keys = cell_keys(cells) if keys is None else list(keys)
+    parts = [
+        match_strata(cells[(cells["target"] == t) & (cells["copies"] == c)], bins[t], seed) for t, c in keys
+    ]
+    return pd.concat(parts) if parts else cells.iloc[:0]
+
+
+def exp3_aucs(
+    cells: pd.DataFrame,
+    bins: Mapping[str, int],
+    seeds: Iterable[int] = PAPER_SEEDS,
+    splits: Sequence[str] = ("group", "task"),
+) -> dict[str, dict[str, pd.DataFrame]]:
+    """Experiment 3: :func:`auc_rows` per split, per cell (``"<target> (<copies>)"``) and pooled,
+    with both hardness measures and the cross-model and random baselines.
+
+    Each seed re-draws the matched set (:func:`match_cells`). ``{split: {}}``
+    when there is no cell.
+    """
+    seeds = list(seeds)
+    base = ["cross-model baseline", "random baseline"]
+    keys = cell_keys(cells)
+    out = {}
+    for split in splits:
+        cols = {
+            f"{t} ({c})": auc_rows(
+                lambda s, k=(t, c): match_cells(cells, bins, s, [k]),
+                split,
+                base,
+                seeds,
+                hardness_rows=("full", "suffix"),
+                name=f"{t}/{c} copies",
+            )
+            for t, c in keys
+        }
+        if keys:
+            cols["pooled"] = auc_rows(
+                lambda s: match_cells(cells, bins, s),
+                split,
+                base,
+                seeds,
+                hardness_rows=("full", "suffix"),
+                name="pooled",
+            )
+        out[split] = cols
+    return out
+
+
+def exp3_dataset(cells: pd.DataFrame, bins: Mapping[str, int], seed: int = 0) -> pd.DataFrame:
+    """:func:`exp3_stats` of the seed's matched set (empty frame when nothing is matched)."""
+    matched = match_cells(cells, bins, seed)
+    return exp3_stats(matched) if len(matched) else pd.DataFrame()
+
+
+def flat_index(table: pd.DataFrame | None) -> pd.DataFrame | None:
+    """A (features, hardness) table with one-level row labels ``"features [hardness]"`` (for heatmaps)."""
+    if table is None:
+        return None
+    out = table.copy()
+    out.index = [f"{f} [{h}]" if h != "—" else f for f, h in out.index]
+    return out
+
+
+def empty_cells_sentence(cells: pd.DataFrame, bins: Mapping[str, int], seed: int = 0) -> str:
+    """Which cells matching empties (no stratum of task and last-step bin holds both classes)."""
+    if cells.empty:
+        return "No cell is left to match."
+    empty = [
+        f"{t} at {_copies_text(c)}"
+        for t, c in cell_keys(cells)
+        if not len(match_cells(cells, bins, seed, [(t, c)]))
+    ]
+    if not empty:
+        return "Every cell keeps some examples after matching."
+    return (
+        f"Matching leaves nothing of {and_list(empty)}: no stratum of task and last-step bin holds both "
+        "classes there."
+    )
+
+
+def bin_sentence(T: Mapping[str, int]) -> str:
+    """The source's stratum width as a share of training, carried over to the lab's targets' steps."""
+    src_T = PAPER_STEPS["1b-100b"]
+    share = PAPER_STEP_BIN / src_T
+    lo, hi = min(T.values()), max(T.values())
+    steps = f"{lo:,}" if lo == hi else f"{lo:,} to {hi:,}"
+    width = f"{share * lo:.2f}" if lo == hi else f"{share * lo:.2f} to {share * hi:.2f}"
+    under = " (under one step)" if share * hi < 1 else ""
+    return (
+        f"The source bins the last step in windows of {PAPER_STEP_BIN} of its {src_T:,} steps; the lab's "
+        f"targets train for {steps} steps, so a bin of the same share would be {width} steps wide{under}."
+    )
+
+
+def chance_band(n_pos: int, n_neg: int, level: float = CHANCE_LEVEL) -> float:
+    """Half-width of the interval around 0.5 inside which an AUC is not told from chance.
+
+    Under the null (scores independent of the label) the AUC, a Mann–Whitney
+    statistic over ``n_pos * n_neg`` pairs, has variance
+    ``(n_pos + n_neg + 1) / (12 n_pos n_neg)``; the half-width is ``z`` times its
+    square root, ``z`` the normal quantile of the two-sided ``level``.
+    """
+    from scipy.stats import norm
+
+    if n_pos < 1 or n_neg < 1:
+        raise PredictingError(
+            f"the chance band needs both classes, got {n_pos} positives and {n_neg} negatives"
+        )
+    z = float(norm.ppf(0.5 + level / 2))
+    return z * float(np.sqrt((n_pos + n_neg + 1) / (12 * n_pos * n_neg)))
+
+
+def evidence_sentence(
+    table: pd.DataFrame | None,
+    rows: Mapping[str, object],
+    col: str,
+    n_pos: int,
+    n_neg: int,
+    level: float = CHANCE_LEVEL,
+) -> str:
+    """Whether AUCs on ``n_pos`` positives and ``n_neg`` negatives are told from chance (:func:`chance_band`).
+
+    ``rows`` maps a label (named in the sentence) to a row key of the wide AUC
+    ``table``; its values are read in column ``col``, and missing or NaN ones
+    are left out.
+    """
+    if n_pos < 1 or n_neg < 1:
+        return "The matched set does not hold both classes, so these AUCs are not computed."
+    h = chance_band(n_pos, n_neg, level)
+    vals = {k: float(auc_cell(table, r, col).replace("—", "nan")) for k, r in rows.items()}
+    vals = {k: v for k, v in vals.items() if np.isfinite(v)}
+    outside = [k for k, v in vals.items() if abs(v - 0.5) > h]
+    band = (
+        f"With {n_pos} positives and {n_neg} negatives, an AUC is told from chance (at the {level:.0%} "
+        f"level, normal approximation) only outside {0.5 - h:.3f} to {0.5 + h:.3f}"
+    )
+    if not vals:
+        return band + "; none of these AUCs could be computed."
+    if not outside:
+        return band + ": none of these AUCs is, so on this set they carry no evidence either way."
+    if len(outside) == len(vals):
+        return band + ": all of these AUCs are."
+    verb = "is" if len(outside) == 1 else "are"
+    return band + f": only {and_list(outside)} {verb}; the others carry no evidence."
+
+
+def exp3_power_sentence(n_pos: int, n_neg: int, paper: pd.DataFrame, level: float = CHANCE_LEVEL) -> str:
+    """The source's Experiment 3 findings, and whether the lab's matched set could show its suffix gap.
+
+    ``paper`` is the source's ``exp3_group`` table indexed by (features,
+    hardness). Its feature-set AUCs span a range; its gap is the pooled
+    3-feature AUC with the suffix hardness minus that with the whole-sequence
+    one. The lab could show the gap when its :func:`chance_band` is narrower.
+    """
+    sets = paper[paper.index.get_level_values("features").isin(list(FEATURE_SETS))]
+    lo, hi = float(sets.to_numpy().min()), float(sets.to_numpy().max())
+    sfx, full = paper.loc[(THREE, "suffix"), "pooled"], paper.loc[(THREE, "full sequence"), "pooled"]
+    gap = float(sfx - full)
+    ahead = "ahead of" if gap > 0 else "behind"
+    src = (
+        f"Once frequency and recency are fixed, the source's feature sets reach AUC {lo:.2f} to {hi:.2f}, "
+        f"with the suffix hardness {ahead} the whole-sequence one ({sfx:.3f} against {full:.3f} pooled)."
+    )
+    if n_pos < 1 or n_neg < 1:
+        return src + " The lab's matched set does not hold both classes, so it cannot test this."
+    h = chance_band(n_pos, n_neg, level)
+    if h > abs(gap):
+        return (
+            src + f" The lab's matched set of {n_pos + n_neg} examples tells an AUC from chance only beyond "
+            f"±{h:.3f}, wider than that gap of {abs(gap):.3f}: its numbers check that the pipeline runs end "
+            "to end, not the claim."
+        )
+    return (
+        src + f" The lab's matched set of {n_pos + n_neg} examples tells an AUC from chance beyond ±{h:.3f}, "
+        f"narrower than that gap of {abs(gap):.3f}, so it could show a gap of that size."
+    )
+
+
+# -- the source beside the lab -------------------------------------------------------------------
+
+
+def source_headline(exp1_random: pd.DataFrame, exp3_group: pd.DataFrame) -> str:
+    """The source's two findings in numbers: frequency and recency with nothing controlled
+    (Experiment 1, random split), and what is left once both are fixed (Experiment 3, pooled, group split).
+
+    ``exp1_random`` is indexed by ``features``, ``exp3_group`` by (features, hardness).
+    """
+    fr = exp1_random.loc["log_freq + recency"]
+    three = exp1_random.loc[THREE]
+    delta = float(three.median() - fr.median())
+    sets = exp3_group[exp3_group.index.get_level_values("features").isin(list(FEATURE_SETS))]["pooled"]
+    best = float(sets.max())
+    sfx = float(exp3_group.loc[(THREE, "suffix"), "pooled"])
+    full = float(exp3_group.loc[(THREE, "full sequence"), "pooled"])
+    closer = "closer to" if abs(best - 0.5) < abs(float(three.median()) - 0.5) else "further from"
+    better = "better" if sfx > full else "no better"
+    return (
+        f"With nothing controlled, log_freq and recency together rank its memorized sequences at AUC "
+        f"{fr.min():.3f} to {fr.max():.3f} over its {len(fr)} targets (median {fr.median():.3f}), and adding "
+        f"hardness moves the median by {delta:+.3f}. Once both are held fixed, the best feature set reaches "
+        f"{best:.3f} on all cells pooled, {closer} chance than with nothing controlled, and a hardness "
+        f"measured on the suffix alone does {better} than the whole-sequence one ({sfx:.3f} against "
+        f"{full:.3f})."
+    )
+
+
+def labels_comparison(long: pd.DataFrame, paper1: pd.DataFrame, paper2: pd.DataFrame) -> str:
+    """Extraction in the source and in the lab: controls, the lowest level extracted, positives in all.
+
+    ``paper1`` is the source's ``exp1_dataset``, ``paper2`` its ``exp2_dataset``
+    (whose per-level rows give the lowest level with positives).
+    """
+    _require(long, ("copies", "extract"), "the long frame")
+    levels = paper2[(paper2["copies"] != "all") & (paper2["n_pos"] > 0)]["copies"].astype(int)
+    src = (
+        f"The source's targets extract {int(paper1['controls_pos'].sum()):,} never-inserted controls in "
+        "their Experiment 1 sets, and its injection-range runs extract sequences down to "
+        f"{_copies_text(levels.min())}"
+    )
+    n_pos = int(long["extract"].sum())
+    if n_pos == 0:
+        return src + "; the lab's targets extract nothing."
+    ctrl = int(long.loc[long["copies"] == 0, "extract"].sum())
+    return (
+        src + f"; the lab's targets extract {ctrl} controls and nothing below "
+        f"{lowest_extracted_level(long)}, {n_pos} (sequence, target) examples in all."
+    )
+
+
+def levels_sentence(levels: Iterable[int]) -> str:
+    """The lab's copy levels beside the source's (:data:`PAPER_COPY_LEVELS`)."""
+    lab = sorted({int(c) for c in levels})
+    src = list(PAPER_COPY_LEVELS)
+    if lab == src:
+        return f"The lab's copy levels are the source's ({and_list(src)})"
+    shared = [c for c in lab if c in src]
+    return (
+        f"The lab's copy levels ({and_list(lab)}) are {len(shared)} of the source's {len(src)} "
+        f"({and_list(src)})"
+    )
 
 def _check_targets(value, settings):
     from analysis.lab.ladder import check_runs
