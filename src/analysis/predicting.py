@@ -2198,10 +2198,10 @@ def window_share(run, exposure: pd.DataFrame) -> float:
     ``run`` is the run's :class:`analysis.lab.config.RunConfig` (``window``,
     ``steps``, ``batch_size``), ``exposure`` its exposure table (``copies_seen``).
     """
+    from analysis.lab.ladder import window_share as share
+
     _require(exposure, ("copies_seen",), "the exposure table")
-    lo, hi = WINDOWS[run.window or "all"]
-    rows = (hi - lo) * run.steps * run.batch_size
-    return float(exposure["copies_seen"].sum() / rows)
+    return float(share(run, int(exposure["copies_seen"].sum())))
 
 
 # -- Experiment 3 --------------------------------------------------------------------------------
