@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -344,3 +345,439 @@ def test_recentred_bootstrap_keeps_the_spread_and_moves_the_median():
     assert np.median(res.boot["intercept"]) < res.fit.intercept
     assert np.median(res.centred("intercept")) == pytest.approx(res.fit.intercept)
     assert np.std(res.centred("intercept")) == pytest.approx(np.std(res.boot["intercept"]))
+
+
+# -- the chapter's steps: settings, stream, sentences ------------------------------------------
+
+
+def fake_set(name="s", intercept=None, slope=0.5, r=0.95, boot=None, es=(2, 4, 6), pairs=30, norm=None):
+    """A SetResult with a chosen line, level sets at scores ``es`` and a chosen bootstrap."""
+    fit = E.Fit(slope, intercept, r, 0.0, len(es)) if intercept is not None else None
+    levels = pd.DataFrame({"e": list(es), "pairs": [10] * len(es),
+                           "token_space": [4 * (i + 1) for i in range(len(es))],
+                           "entropy": [1.0 + i for i in range(len(es))]})
+    boot = pd.DataFrame(boot if boot is not None else {}, columns=["slope", "intercept", "r"])
+    return E.SetResult(name, levels, fit, None, norm, boot, pairs)
+
+
+def test_method_constants_and_setup_sentences():
+    c = E.method_constants()
+    assert (c["paper_min_r"], c["paper_tau_pythia"], c["paper_tau_olmo"]) == ("0.9", "0", "3")
+    assert (c["di_quantile"], c["di_coverage"], c["paper_min_di"]) == ("5th", "95%", "1,500")
+    assert c["paper_small_intercept"] == "−6" and c["paper_table4_pairs"] == "28,000"
+    assert [E._ordinal(n) for n in (1, 2, 3, 5, 11, 12, 21)] == [
+        "1st", "2nd", "3rd", "5th", "11th", "12th", "21st"]
+    assert E.split_phrase(32, 16) == "the source's 2 : 1 split scaled down"
+    assert E.split_phrase(100, 50) == "the source's own lengths"
+    assert E.split_phrase(8, 8) == "a 1 : 1 split, where the source uses 2 : 1"
+    t4 = E.load_paper_table("table4")
+    assert E.greedy_sentence(t4) == ("The source's Table 4 finds nearly the same r greedily (0.933) as at "
+                                     "its "
+                                     "main temperature of 0.8 (0.926).")
+    far = t4.assign(r=[0.5, 0.9, 0.9, 0.9, 0.9, 0.9])
+    assert "finds a different r greedily (0.500)" in E.greedy_sentence(far)
+    smoke = E.PARAMS.resolve("smoke")
+    assert E.setup_sentences(smoke, t4) == (
+        "The lab uses |p| + |s| = 8 + 8, a 1 : 1 split, where the source uses 2 : 1. The real models use 16 "
+        "+ 16 "
+        "and decode greedily. The source's Table 4 finds nearly the same r greedily (0.933) as at its main "
+        "temperature of 0.8 (0.926). The `paper` profile runs the real models at 100 + 50, at temperature "
+        "0.8, "
+        "with 1,500 pairs per set.")
+    assert "The real models use the same lengths" in E.setup_sentences(E.PARAMS.resolve("default"), t4)
+    table = E.setup_table(smoke).set_index("parameter")
+    assert table.loc["decoding", "this run"] == "temperature 0; the lab also at temperature 0.8"
+    assert table.loc["pairs per sample", "paper"] == "240,000 (OLMo-1B), 300,000 (OLMo-2-1124-7B)"
+    assert table.loc["pairs for dataset inference", "this run"] == "60 (lab), 16 (real models)"
+
+
+def test_lab_decodings_use_the_other_temperature():
+    d = E.lab_decodings(0.0, seed=3)
+    assert list(d) == ["greedy", "temperature 0.8"]
+    assert (d["greedy"].temperature, d["temperature 0.8"].temperature, d["greedy"].seed) == (0.0, 0.8, 3)
+    assert list(E.lab_decodings(0.8)) == ["temperature 0.8", "greedy"]
+    assert list(E.lab_decodings(0.5)) == ["temperature 0.5", "temperature 0.8"]
+
+
+class WordLengths:
+    """Tokenizes a text into the lengths of its words."""
+
+    name = "lab:toy"
+
+    def tokenize(self, texts):
+        return [[len(w) for w in t.split()] for t in texts]
+
+
+def toy_lab(inject=True, max_copies=None):
+    doc = SimpleNamespace
+    corpus = SimpleNamespace(
+        documents=[doc(doc_id="background-0", text="a bb ccc", copies=1, kind="background"),
+                   doc(doc_id="knowledge-0", text="k", copies=8, kind="knowledge"),
+                   doc(doc_id="popular-x", text="dddd e", copies=4, kind="popular"),
+                   doc(doc_id="background-1", text="ff g", copies=1, kind="background"),
+                   doc(doc_id="reasoning-0", text="r", copies=1, kind="reasoning")],
+        injections=[SimpleNamespace(seq_id="qa-000-0", text="never", copies=0),
+                    SimpleNamespace(seq_id="qa-004-0", text="x yy zzz wwww", copies=4),
+                    SimpleNamespace(seq_id="qa-016-0", text="x yy", copies=16)])
+    run = SimpleNamespace(inject=inject, max_copies=max_copies)
+    return SimpleNamespace(corpus=corpus, profile=SimpleNamespace(run=lambda name: run))
+
+
+def test_training_stream_holds_what_the_run_saw():
+    s = E.training_stream(toy_lab(), "pert", WordLengths())
+    # background first, then popular, then the injections with at least one copy
+    assert list(s.tokens) == ["background-0", "background-1", "popular-x", "qa-004-0", "qa-016-0"]
+    assert s.tokens["background-0"] == [1, 2, 3] and s.tokens["qa-004-0"] == [1, 2, 3, 4]
+    assert s.copies == {"background-0": 1, "background-1": 1, "popular-x": 4, "qa-004-0": 4, "qa-016-0": 16}
+    assert s.source["popular-x"] == "popular" and s.source["qa-016-0"] == "injected"
+    assert s.left_out == {"knowledge": 1, "reasoning": 1}
+    assert list(E.training_stream(toy_lab(max_copies=4), "r", WordLengths()).tokens)[-1] == "qa-004-0"
+    assert "qa-004-0" not in E.training_stream(toy_lab(inject=False), "std", WordLengths()).tokens
+    comp = E.stream_composition(s)
+    assert comp.to_dict("list") == {"source": ["background", "popular", "injected"], "documents": [2, 1, 2],
+                                    "fewest": [1, 4, 4], "most": [1, 4, 16], "tokens": [5, 2, 6],
+                                    "tokens in stream": [5, 8, 48]}
+    assert E.stream_sentence(s) == (
+        "The stream it is drawn from holds 2 background passages (one copy each), 1 popular-text excerpts "
+        "(4 copies each) and 2 inserted sequences (4 to 16 copies). The run's other training documents "
+        "(1 knowledge, 1 reasoning) are not sampled.")
+    assert E.window_sentence(s, 3) == ("The inserted sequences are 3 tokens long (median), so 1 of 2 hold a "
+                                       "whole window of |p| + |s| = 3 tokens.")
+    no_inj = E.training_stream(toy_lab(inject=False), "std", WordLengths())
+    assert E.window_sentence(no_inj, 3).startswith("This run inserts no sequences")
+
+
+def scored_frame(rows):
+    """Scored pairs from (doc_id, score, trivial) triples, answers of 4 tokens."""
+    return pd.DataFrame([{"doc_id": d, "prefix": [0], "suffix": [1, 2, 3, 4], "score": float(sc),
+                          "error": None,
+                          "trivial": t, "suffix_text": "t"} for d, sc, t in rows])
+
+
+def test_source_table_and_low_scores():
+    stream = E.Stream(tokens={}, copies={}, left_out={},
+                      source={"b": "background", "p": "popular", "i": "injected"})
+    scored = scored_frame([("b", 4, False), ("b", 3, False), ("b", 1, True), ("p", 4, False),
+                           ("i", 0, False), ("i", 1, False), ("i", 4, False)])
+    table = E.source_table(scored, stream)
+    assert table.to_dict("list") == {"source": ["background", "popular", "injected"],
+                                     "pairs drawn": [3, 1, 3],
+                                     "pairs kept": [2, 1, 3], "mean score": [3.5, 4.0, 5 / 3],
+                                     "median score": [3.5, 4.0, 1.0]}
+    # |s| = 4: low is below 2 edits; the trivial background pair with score 1 does not count
+    assert E.low_score_sentence(scored, stream) == (
+        "2 of 6 kept pairs score below |s|/2 = 2 edits, and all of them come from the inserted sequences. "
+        "Low scores are rarer than high ones, as in the source, where they are exponentially rarer.")
+    mixed = scored_frame([("b", 0, False), ("i", 1, False), ("p", 1, False), ("b", 4, False)])
+    assert E.low_score_sentence(mixed, stream) == (
+        "3 of 4 kept pairs score below |s|/2 = 2 edits, and only 1 of them come from the inserted sequences. "
+        "Low scores are not rarer than high ones here, unlike the source, where they are exponentially "
+        "rarer.")
+    assert E.low_score_sentence(scored_frame([("b", 4, False)]), stream) == (
+        "No kept pair scores below |s|/2 = 2 edits, so there is no low score to trace to its source: low "
+        "scores are absent here, and in the source they are exponentially rarer than high ones.")
+
+
+def test_verbatim_sentence_leads_with_the_first_decoding():
+    greedy = scored_frame([("b", 0, False)] + [("b", 4, False)] * 19)  # 1 of 20: 5%, "some"
+    sampled = scored_frame([("b", 3, False), ("b", 4, False), ("b", 0, True)])
+    assert E.verbatim_sentence({"greedy": greedy, "temperature 0.8": sampled}) == (
+        "The lab model reproduces some of its training stream verbatim: under greedy decoding 1 of 20 kept "
+        "answers come back verbatim and the median score is 4 edits out of |s| = 4; under temperature 0.8 "
+        "decoding 0 of 2 kept answers come back verbatim and the median score is 4 edits out of |s| = 4.")
+    assert E.verbatim_sentence({"t": sampled}).startswith("The lab model reproduces nothing of")
+    assert E.verbatim_sentence({"t": scored_frame([("b", 0, False)] + [("b", 4, False)] * 20)}).startswith(
+        "The lab model reproduces little of")
+
+
+def test_fit_formatting_and_tables():
+    fit = E.Fit(0.25, 1.5, 0.9123, 0.0, 3)
+    assert E.fit_value(fit, "r") == "0.912" and E.fit_value(fit, "intercept", 2) == "1.50"
+    assert E.fit_value(None, "r") == "undefined (fewer than 3 level sets)"
+    table = pd.DataFrame({"set": ["a", "b"], "r": [0.5, np.nan], "r lo": [0.25, np.nan],
+                          "r hi": [0.75, np.nan],
+                          "pairs": [3, 4]})
+    merged = E.merge_intervals(table, digits=2)
+    assert list(merged.columns) == ["set", "r", "pairs"]
+    assert list(merged["r"]) == ["0.50 [0.25, 0.75]", "no line"]
+    a = fake_set("a", intercept=1.0, boot={"slope": [0.5] * 3, "intercept": [1.0] * 3, "r": [0.95] * 3})
+    a.zlib_fit = E.Fit(0.1, 0.2, 0.8, 0.0, 3)
+    t = E.fit_table({"a": a, "b": fake_set("b")}, other_lines=True)
+    assert list(t["set"]) == ["a", "b"] and t.loc[0, "zlib r"] == 0.8
+    assert np.isnan(t.loc[0, "normalized r"]) and np.isnan(t.loc[1, "r"]) and t.loc[1, "level sets"] == 3
+    assert "zlib r" not in E.fit_table({"a": a})
+
+
+def test_correlation_words_and_which_line_is_stronger():
+    assert [E.strength(r) for r in (0.1, -0.5, 0.95, 0.0, np.nan)] == [
+        "weak positive", "moderate negative", "strong positive", "no", "undefined"]
+    fits = {"entropy": E.Fit(1, 0, 0.123, 0, 9), "zlib": E.Fit(1, 0, -0.5, 0, 9)}
+    assert E.instance_sentence(fits) == (
+        "Instance by instance, Pearson r is 0.12 for entropy and -0.50 for the zlib ratio: a weak positive "
+        "and a moderate negative correlation. The source finds “a positive, yet weak” r of about 0.6 on "
+        "OLMo-1B.")
+    same = {"entropy": E.Fit(1, 0, 0.1, 0, 9), "zlib": E.Fit(1, 0, 0.2, 0, 9)}
+    assert "zlib ratio: a weak positive correlation for both. The source" in E.instance_sentence(same)
+    assert E.stronger_line(0.97, 0.95) == "the entropy line is the stronger"
+    assert E.stronger_line(0.9, 0.95) == "the zlib line is the stronger"
+    assert E.stronger_line(0.9, 0.9001) == "the two lines are equally strong"
+    assert E.stronger_line(np.nan, 0.9).startswith("one of the two has no line")
+    # the source's Figure 2, read in panel order: zlib 0.972, entropy 0.945
+    assert E.paper_lines_sentence().endswith(
+        "so by r the zlib line is the stronger there, although its text calls entropy the better "
+        "approximator.")
+
+
+def test_linearity_sentences_with_and_without_a_line():
+    boot = {"slope": [0.5] * 4, "intercept": [2.0] * 4, "r": [0.91, 0.95, 0.95, 0.99]}
+    main = fake_set("greedy", intercept=2.0, slope=-0.25, r=0.95, boot=boot)
+    main.zlib_fit = E.Fit(0.1, 0.2, 0.97, 0.0, 3)
+    other = fake_set("t", intercept=1.0, r=0.5)
+    # r's bootstrap has median 0.95, the estimate, so re-centring keeps it; its 2.5% and 97.5% points
+    # interpolate to 0.91 + 0.075 x 0.04 = 0.913 and 0.95 + 0.925 x 0.04 = 0.987
+    assert E.linearity_sentences(main, "temperature 0.8", other) == (
+        "Pooled into 3 level sets, the entropy falls with the score along a line with r = 0.950 (bootstrap "
+        "95% "
+        "interval 0.913 to 0.987), above the 0.9 the source reports on every model. The line is "
+        "M_ent(s_e) ≈ 2.00 − 0.250·e bits. Under temperature 0.8 decoding r = 0.500. The zlib ratio of the "
+        "same "
+        "level sets gives r = 0.970: by r, the zlib line is the stronger here.")
+    low = fake_set("g", intercept=2.0, r=0.5)
+    assert "r = 0.500 (no bootstrap interval), below the 0.9" in E.linearity_sentences(low, "x", other)
+    none = E.linearity_sentences(fake_set("g", es=(4, 5)), "x", fake_set("t"))
+    assert none.startswith("The main sample falls into 2 level sets, too few for a line")
+    assert none.endswith("r = undefined (fewer than 3 level sets): by r, one of the two has no line, so they "
+                         "cannot be compared here.")
+
+
+def test_token_space_and_normalized_entropy_sentences():
+    levels = pd.DataFrame({"e": [3, 5, 8], "pairs": [2, 10, 40], "token_space": [7, 30, 300]})
+    assert E.token_space_sentence(levels) == (
+        "The lowest level set here (e = 3, 2 pairs) spans 7 distinct tokens and the highest (e = 8, 40 "
+        "pairs) "
+        "spans 300: the token space grows with the score.")
+    shrinking = levels.assign(token_space=[300, 30, 7])
+    assert E.token_space_sentence(shrinking).endswith("shrinks as the score grows.")
+    assert E.normalized_sentence(E.Fit(-0.01, 1, -0.8, 0, 5)) == (
+        "The normalized entropy falls with e here (r = -0.800), as in the source, which reports a "
+        "decreasing line.")
+    assert E.normalized_sentence(E.Fit(0.02, 1, 0.6, 0, 5)).startswith(
+        "The normalized entropy does not fall with e here (r = 0.600, slope 0.0200), unlike the source")
+    assert E.normalized_sentence(None).startswith("The normalized entropy has no line here")
+
+
+def test_answer_length_sentences():
+    table = pd.DataFrame({"set": ["|s| = 4", "|s| = 8", "|s| = 16"], "r": [0.95, 0.85, np.nan],
+                          "intercept": [1.0, 2.0, np.nan]})
+    assert E.length_r_sentence(table) == (
+        "Across answer lengths, r ranges from 0.85 to 0.95 (1 of 3 lengths have no line): above 0.9 at 1 of "
+        "3 "
+        "lengths. In the source it ranges from 0.92 to 0.98 for 10 to 50 tokens.")
+    assert E.length_r_sentence(table.assign(r=[0.91, 0.95, 0.99])).startswith(
+        "Across answer lengths, r ranges from 0.91 to 0.99: above 0.9 at every length.")
+    assert E.intercept_trend_sentence(table) == (
+        "Here the trend cannot be read, since not every length has a line: 1.00 at |s| = 4, 2.00 at |s| = 8, "
+        "no line at |s| = 16.")
+    assert E.intercept_trend_sentence(table.assign(intercept=[1.0, 2.0, 3.0])) == (
+        "Here it grows too, at every step: 1.00 at |s| = 4, 2.00 at |s| = 8, 3.00 at |s| = 16.")
+    assert E.intercept_trend_sentence(table.assign(intercept=[1.0, 3.0, 2.0])).startswith(
+        "Here it grows from the shortest to the longest answers, though not at every step")
+    flat = table.assign(intercept=[1.0, 0.9, 1.3])
+    assert E.intercept_trend_sentence(flat).startswith("Here it hardly moves")
+    assert E.intercept_trend_sentence(table.assign(intercept=[3.0, 2.0, 1.0])).startswith(
+        "Here it goes the other way")
+    # level sets at e = 4 and e = 8 (the lengths), one missing at 16
+    a = fake_set(es=(1, 4)).levels.assign(entropy=[0.5, 3.0])
+    b = fake_set(es=(2, 8)).levels.assign(entropy=[0.5, 3.8])
+    c = fake_set(es=(3, 9)).levels
+    results = {k: E.SetResult(k, lv, None, None, None, pd.DataFrame(), 1)
+               for k, lv in zip(["a", "b", "c"], [a, b, c])}
+    assert E.end_entropy_sentence(results, [4, 8, 16]) == (
+        "The source's other observation, that every line ends near the same entropy at e = |s| (about 11 "
+        "bits "
+        "for OLMo-2), holds here too: the level set at e = |s| has 3.0 to 3.8 bits across lengths (1 of 3 "
+        "lengths have no level set at e = |s|).")
+    b2 = E.SetResult("b", b.assign(entropy=[0.5, 4.5]), None, None, None, pd.DataFrame(), 1)
+    assert "does not hold here: the level set at e = |s| has 3.0 to 4.5 bits" in E.end_entropy_sentence(
+        {"a": results["a"], "b": b2}, [4, 8])
+    assert "cannot be checked here" in E.end_entropy_sentence({"c": results["c"]}, [16])
+
+
+def test_strategy_table_and_sentence():
+    t4 = E.load_paper_table("table4")
+    results = {"Temp=0": fake_set("Temp=0", intercept=1.5, slope=0.2, r=0.95, pairs=40),
+               "Temp=0.5": fake_set("Temp=0.5", pairs=40)}
+    table = E.strategy_table(results, t4)
+    assert list(table.columns) == ["strategy", "pairs", "r", "intercept", "slope", "paper r",
+                                   "paper intercept",
+                                   "paper slope"]
+    assert table.iloc[0][["r", "intercept", "slope", "paper r", "paper intercept"]].tolist() == [
+        0.95, 1.5, 0.2, 0.933, 5.490]
+    assert np.isnan(table.loc[1, "r"]) and table.loc[1, "paper slope"] == 0.106
+    assert E.strategy_sentence(table) == (
+        "On the lab model r ranges from 0.95 to 0.95 across the 2 strategies (1 of 2 have no line): it is "
+        "above 0.9 under 1 of 2, where the source's r is at least 0.933 under every strategy.")
+    both = table.assign(r=[0.95, 0.91])
+    assert E.strategy_sentence(both).endswith(
+        "it stays above 0.9 under every one, as in the source, where the source's r is at least 0.933 under "
+        "every strategy.")
+    assert E.strategy_sentence(table.assign(r=np.nan)).startswith("No strategy gives a line on the lab model")
+
+
+def test_sample_size_summary_and_sentence():
+    sens = pd.DataFrame({"size": [10] * 11 + [20] * 11, "repeat": list(range(11)) * 2,
+                         "intercept": list(np.arange(11.0)) + list(10 + np.arange(11) / 10), "slope": 0.0,
+                         "r": 0.9})
+    s = E.sample_size_summary(sens)
+    assert s["size"].tolist() == [10, 20] and s["subsamples"].tolist() == [11, 11]
+    assert s["mean"].tolist() == [5.0, 10.5] and s["spread"].round(6).tolist() == [8.0, 0.8]
+    assert E.sample_size_sentence(sens) == (
+        "Small samples move the intercept more than large ones: between the 10th and 90th percentile of "
+        "subsamples it spans 8.00 bits at 10 pairs and 0.80 at 20. The mean intercept goes from 5.00 to "
+        "10.50: "
+        "lower at the smallest size, as in the source, where it falls from a plateau towards −6 below about "
+        "1,500 pairs.")
+    flipped = sens.assign(size=sens["size"].map({10: 20, 20: 10}))
+    assert E.sample_size_sentence(flipped).startswith(
+        "Here small samples do not move the intercept more than large ones")
+    assert "not lower at the smallest size, unlike the source" in E.sample_size_sentence(flipped)
+    assert E.sample_size_sentence(sens.iloc[:0]).startswith("No subsample has a line")
+
+
+def test_candidate_sets():
+    doc = SimpleNamespace
+    corpus = SimpleNamespace(
+        documents=[doc(doc_id=f"background-{i}", text=f"b{i}", copies=1, kind="background") for i in range(5)]
+        + [doc(doc_id="popular-x", text="p", copies=4, kind="popular")],
+        heldout=[doc(doc_id="h-pop", text="hp", source="popular"),
+                 doc(doc_id="h-new", text="hn", source="baseline")])
+    sets = E.lab_candidate_sets(corpus)
+    assert [c.label for c in sets] == ["training: background A (reference)", "training: background B",
+                                       "training: popular excerpts (4 copies)",
+                                       "held out: popular-text windows",
+                                       "held out: 2024–26 stories"]
+    assert list(sets[0].docs) == ["background-0", "background-2", "background-4"]
+    assert list(sets[1].docs) == ["background-1", "background-3"]
+    assert [c.truth for c in sets] == [1, 1, 1, 0, 0]
+    assert [c.balance for c in sets] == [False] * 3 + [True] * 2
+    assert [c.reference for c in sets] == [True] + [False] * 4
+    assert sets[3].docs == {"h-pop": "hp"} and "12-word shingles" in sets[4].assumption
+    real = E.real_candidate_sets({"c": "C", "a": "A", "b": "B"}, {"s": "S"})
+    assert [list(c.docs) for c in real] == [["a", "c"], ["b"], ["s"]]
+    assert [c.truth for c in real] == [1, 1, 0] and all(c.balance for c in real) and real[0].reference
+
+
+def test_decide_membership_sets_tau_from_the_reference():
+    ref = fake_set("ref", intercept=50.0, boot={"slope": [0.1] * 101, "intercept": np.arange(101.0),
+                                                "r": [0.9] * 101})
+    high = fake_set("high", intercept=6.0, boot={"slope": [0.1] * 11, "intercept": np.arange(11.0),
+                                                 "r": [0.9] * 11})
+    low = fake_set("low", intercept=4.0)
+    flat = fake_set("flat")
+    sets = [E.CandidateSet("ref", {}, 1, "known", reference=True), E.CandidateSet("high", {}, 0, "x"),
+            E.CandidateSet("low", {}, 0, "y"), E.CandidateSet("flat", {}, 1, "z")]
+    table = E.decide_membership({"ref": ref, "high": high, "low": low, "flat": flat}, sets, "m")
+    # tau: the 5th percentile of 0..100 (re-centred on 50, their median) = 5
+    assert table["tau"].tolist() == [5.0] * 4
+    assert table["role"].tolist() == ["reference", "candidate", "candidate", "candidate"]
+    assert table["prediction"].tolist()[:3] == [1, 1, 0] and np.isnan(table["prediction"].iloc[3])
+    # "high": 0..10 re-centred on 6 is 1..11; 6 of 11 resamples are above tau = 5, as is the call
+    assert table.loc[1, "agreement"] == pytest.approx(6 / 11)
+    assert np.isnan(table.loc[2, "agreement"]) and np.isnan(table.loc[3, "agreement"])
+    with pytest.raises(E.EntropyError, match="exactly one set must be the reference"):
+        E.decide_membership({"high": high}, [E.CandidateSet("high", {}, 0, "x")], "m")
+    no_ref_line = E.decide_membership({"ref": flat, "high": high, "low": low, "flat": flat}, sets, "m")
+    assert no_ref_line["tau"].isna().all() and no_ref_line["prediction"].isna().all()
+
+    table["kind"] = ["lab", "lab", "lab", "lab"]
+    other = table.assign(kind="real", model="n")
+    di = E.di_table([E.Inference("m", {}, table), E.Inference("n", {}, other)])
+    assert di["correct"].tolist() == [1, 0, 1, 0] * 2  # an undecided set counts as wrong
+    assert E.correct_count(di) == "2 of 6" and E.correct_count(di, "lab") == "1 of 3"
+    assert E.correct_count(di.iloc[:0], "real") == "0 of 0"
+    assert E.paper_correct_count(E.load_paper_table("table1")) == "8 of 10"
+    assert E.tau_sentence(di) == "This run's τ is 5.00 for m; 5.00 for n."
+    assert E.tau_sentence(no_ref_line.assign(model="m")) == (
+        "This run's τ is undefined for m (its reference set has no line).")
+    assert E.agreement_sentence(di) == (
+        "0 of 2 calls are made by at least 95% of the re-centred resamples; a different sample of the same "
+        "size "
+        "could flip the other 2.")
+    assert E.agreement_sentence(di.assign(agreement=np.nan)).startswith("No candidate set was decided")
+    lines = E.model_lines(di, "real")
+    assert lines.startswith("**n**: ref: r = 0.95, intercept 50.00 [")
+    assert "flat: no line (3 level sets)" in lines
+    assert E.model_lines(di, "api") == "No model of this kind was run."
+
+
+def test_extrapolation_and_intercept_slope_sentences():
+    slopes = np.linspace(0, 1, 101)  # a bootstrap 95% interval of width 0.95
+    boot = {"slope": slopes, "intercept": 5 - 4 * slopes, "r": [0.9] * 101}
+    a = fake_set("a", intercept=3.0, boot=boot, es=(2, 4, 6))  # mean score 4: 0.95 x 4 = 3.8 bits
+    b = fake_set("b", intercept=1.0, boot=boot, es=(3, 4, 5, 8))
+    table = pd.DataFrame({"kind": "lab", "role": ["reference", "candidate"], "correct": [1, 0],
+                          "level sets": [3, 4]})
+    inf = E.Inference("m", {"a": a, "b": b}, table)
+    assert E.lowest_score([inf]) == 2
+    text = E.extrapolation_sentence([inf], table)
+    assert text.startswith("Why the rule does no better here: in every lab set the lowest populated score "
+                           "is 2 "
+                           "or more, and a set has 4 to 4 level sets.")
+    # "b" has mean score 5: 0.95 x 5 = 4.75; the median of 3.8 and 4.75 is 4.275
+    assert text.endswith("moves the intercept by 4.3 bits (median over the lab's sets).")
+    good = table.assign(correct=1)
+    assert E.extrapolation_sentence([inf], good).startswith(
+        "Right or wrong, the lab's calls rest on a thin base:")
+    zero = E.Inference("m", {"a": fake_set("a", intercept=3.0, es=(0, 1, 2))}, table)
+    assert "some lab set reaches e = 0" in E.extrapolation_sentence([zero], table)
+    assert E.extrapolation_sentence([E.Inference("n", {}, table.assign(kind="real"))], table) == (
+        "No lab model was decided.")
+    assert E.intercept_slope_sentence([a, b]) == (
+        "Within a set, the bootstrap's intercepts and slopes move in opposite directions (median r = -1.00 "
+        "over "
+        "2 sets), as the source notes for a fixed model and dataset (Appendix C.7).")
+    together = fake_set("c", intercept=1.0, boot={"slope": slopes, "intercept": slopes, "r": [0.9] * 101})
+    assert E.intercept_slope_sentence([together]).startswith(
+        "Within a set, the bootstrap's intercepts and slopes move in the same direction (median r = 1.00 "
+        "over 1 "
+        "sets), where the source sees the intercept rise as the slope falls")
+    assert E.intercept_slope_sentence([fake_set("d")]).startswith("No set has enough bootstrap lines")
+
+
+def test_pooling_sentence():
+    inst = {"entropy": E.Fit(0.1, 0.0, 0.2, 0.0, 100)}
+    assert E.pooling_sentence(inst, fake_set(intercept=1.0, r=0.93)) == (
+        "On the lab model, entropy taken one answer at a time correlates with the score at r = 0.20; pooled "
+        "into "
+        "level sets, at r = 0.930: pooling strengthens the relation, as the source's central contrast says.")
+    assert E.pooling_sentence(inst, fake_set(intercept=1.0, r=-0.1)).endswith(
+        "pooling does not strengthen the relation here, against the source's central contrast.")
+    assert E.pooling_sentence(inst, fake_set()).endswith("so pooling cannot be judged here.")
+
+
+class EchoTokens(EchoModel):
+    """EchoModel with a tokenizer: a text's words as integers."""
+
+    def tokenize(self, texts):
+        return [[int(w) for w in t.split()] for t in texts]
+
+
+def test_runs_over_lengths_strategies_and_sets(tmp_path):
+    model = EchoTokens("lab:echo", cache=QueryCache(tmp_path / "q.sqlite"))
+    pairs = pd.DataFrame({"prefix": [[1, 2, 3, 4], [5, 6, 7, 8]], "suffix": [[9, 9, 9], [8, 8, 8]]})
+    by_len = E.by_suffix_length(model, pairs, [1, 3], GenerationSettings(), "none", n_boot=5)
+    assert list(by_len) == ["|s| = 1", "|s| = 3"]
+    assert [r.pairs for r in by_len.values()] == [2, 2]
+    # the echo answers the last |s| prompt tokens: with |s| = 1, 4 vs 9 and 8 vs 8
+    assert sorted(by_len["|s| = 1"].levels["e"]) == [0, 1]
+    by_s = E.by_strategy(model, pairs, ["Temp=0", "Temp=0.5"], "none", n_boot=5)
+    assert list(by_s) == ["Temp=0", "Temp=0.5"]
+    docs = {str(k): " ".join(str(10 * k + i) for i in range(12)) for k in range(1, 4)}
+    sets = [E.CandidateSet("A", docs, 1, "known", reference=True), E.CandidateSet("B", docs, 0, "new")]
+    inf = E.dataset_inference(model, sets, 4, 2, 5, GenerationSettings(), "none", n_boot=5, seed=0,
+                              sample_seed=7)
+    assert inf.model == "echo" and list(inf.results) == ["A", "B"]
+    assert inf.table["kind"].tolist() == ["lab", "lab"] and inf.table["set"].tolist() == ["A", "B"]
+    tokens = dict(zip(docs, model.tokenize(list(docs.values()))))
+    # set k is sampled with seed sample_seed + k
+    assert inf.results["B"].pairs == len(E.sample_pairs(tokens, 4, 2, 5, seed=8))

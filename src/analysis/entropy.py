@@ -52,6 +52,37 @@ PAPER_STRATEGIES = (
 )
 #: Appendix E.1's sample sizes
 PAPER_SAMPLE_SIZES = (250, 500, 1000, 2000, 4000, 8000)
+#: the abstract and Section 4: Pearson r of the level-set entropy line on every model tried
+PAPER_MIN_R = 0.9
+#: Figure 1 (Section 3.1): instance-level r, "a positive, yet weak" correlation "around 0.6"
+PAPER_INSTANCE_R = 0.6
+PAPER_INSTANCE_MODEL = "OLMo-1B"
+#: Figure 2 (Section 4) on OLMo-2-1124-7B: "r = 0.972 and 0.945 respectively" for its panels
+#: (a) zlib and (b) entropy. Read in panel order; Appendix C's base-model entropy line
+#: (intercept 3.724, slope 0.142, as in Table 1) has r = 0.945, which confirms that reading.
+PAPER_SET_R = {"entropy": 0.945, "zlib": 0.972}
+PAPER_SET_MODEL = "OLMo-2-1124-7B"
+#: Figure 4 (Section 4): continuation lengths and the range of r across them
+PAPER_LENGTHS = (10, 20, 30, 40, 50)
+PAPER_LENGTH_R = (0.92, 0.98)
+#: Figure 4 and Appendix C.7: every line reaches M(s_50) ≈ 11 at e = |s| = 50 (OLMo-2)
+PAPER_END_ENTROPY = 11.0
+#: Appendix C.1: Table 4's sample (the DCLM1 subset of OLMo-2-1124-Mix), about this many pairs
+PAPER_TABLE4_PAIRS = 28_000
+#: Appendix E.1: below the minimum sample, the intercept falls from a plateau towards this value
+PAPER_SMALL_SAMPLE_INTERCEPT = -6.0
+#: sample sizes of the main experiments: Figure 1 (OLMo-1B) and Appendix E.1 (OLMo-2's dataset)
+PAPER_N_PAIRS = {"OLMo-1B": 240_000, "OLMo-2-1124-7B": 300_000}
+#: this chapter's rule for tau: this quantile of the reference set's re-centred bootstrap intercepts
+DI_QUANTILE = 0.05
+#: a call is stable when at least this share of re-centred resamples makes it too
+AGREEMENT_LEVEL = 0.95
+#: a change of the intercept across answer lengths below this many bits "hardly moves"
+FLAT_INTERCEPT_BITS = 0.5
+#: level-set entropies at e = |s| within this many bits of each other "end near the same entropy"
+SAME_END_BITS = 1.0
+#: a pair "scores low" below this share of |s| edits
+LOW_SCORE_SHARE = 0.5
 #: how the trivial-memorization filter reads LCS: as written, LCS(p, s); as the
 #: text describes it, overlap of the response with the prompt, LCS(p, r); or off
 LCS_FILTERS = ("written", "described", "none")
@@ -516,7 +547,7 @@ def di_predict(intercept: float, tau: float) -> int:
     return int(intercept > tau)
 
 
-def reference_threshold(reference_intercepts, quantile: float = 0.05) -> float:
+def reference_threshold(reference_intercepts, quantile: float = DI_QUANTILE) -> float:
     """A threshold from a set known to be training data (the auditor's step 2):
     the ``quantile`` of that set's (re-centred) bootstrap intercepts, so a member
     set like it clears the threshold in ``1 - quantile`` of resamples. (The source sets its
@@ -704,6 +735,783 @@ def load_paper_table(name: str) -> pd.DataFrame:
     if name not in PAPER_TABLES:
         raise EntropyError(f"name must be one of {sorted(PAPER_TABLES)}, got {name!r}")
     return pd.read_csv(DATA_DIR / PAPER_TABLES[name], comment="#")
+
+
+# ---------------------------------------------------------------------------
+# The chapter's steps: settings, the lab's training stream, runs
+# ---------------------------------------------------------------------------
+
+
+def _ordinal(n: int) -> str:
+    n = int(n)
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def method_constants() -> dict[str, str]:
+    """The source's and the method's constants as the chapter's prose states them
+    (formatted for glue), so no number is typed by hand."""
+    return {
+        "paper_min_r": f"{PAPER_MIN_R:g}",
+        "paper_tau_pythia": f"{PAPER_TAU['Pythia']:g}",
+        "paper_tau_olmo": f"{PAPER_TAU['OLMo-2']:g}",
+        "di_quantile": _ordinal(round(100 * DI_QUANTILE)),
+        "di_coverage": f"{1 - DI_QUANTILE:.0%}",
+        "paper_min_di": f"{PAPER_MIN_DI_SAMPLES:,}",
+        "paper_suffix": str(PAPER_SUFFIX_TOKENS),
+        "paper_table4_pairs": f"{PAPER_TABLE4_PAIRS:,}",
+        "paper_instance_r": f"{PAPER_INSTANCE_R:g}",
+        "paper_small_intercept": f"{PAPER_SMALL_SAMPLE_INTERCEPT:g}".replace("-", "−"),
+    }
+
+
+def split_phrase(prefix_tokens: int, suffix_tokens: int) -> str:
+    """How a run's ``|p| : |s|`` compares with the source's (100 : 50): its own
+    lengths, its split scaled down (or up), or another split."""
+    from fractions import Fraction
+
+    ours, paper = Fraction(prefix_tokens, suffix_tokens), Fraction(PAPER_PREFIX_TOKENS, PAPER_SUFFIX_TOKENS)
+    theirs = f"{paper.numerator} : {paper.denominator}"
+    if (prefix_tokens, suffix_tokens) == (PAPER_PREFIX_TOKENS, PAPER_SUFFIX_TOKENS):
+        return "the source's own lengths"
+    if ours == paper:
+        return f"the source's {theirs} split scaled {'down' if prefix_tokens < PAPER_PREFIX_TOKENS else 'up'}"
+    return f"a {ours.numerator} : {ours.denominator} split, where the source uses {theirs}"
+
+
+def decoding_phrase(temperature: float) -> str:
+    """``"greedily"`` at temperature 0, else ``"at temperature t"``."""
+    return "greedily" if temperature == 0 else f"at temperature {temperature:g}"
+
+
+def greedy_sentence(table4: pd.DataFrame) -> str:
+    """What the source's Table 4 says about greedy decoding against its main
+    temperature: nearly the same r (within 0.01) or not."""
+    t4 = table4.set_index("strategy")["r"]
+    greedy, main = float(t4["Temp=0"]), float(t4[f"Temp={PAPER_TEMPERATURE:g}"])
+    how = "nearly the same r" if abs(greedy - main) < 0.01 else "a different r"
+    return (f"The source's Table 4 finds {how} greedily ({greedy:.3f}) as at its main temperature of "
+            f"{PAPER_TEMPERATURE:g} ({main:.3f}).")
+
+
+def setup_table(params: Mapping) -> pd.DataFrame:
+    """The Setup table: this run's lengths, sample sizes, decoding, filter and
+    bootstrap beside the source's."""
+    return pd.DataFrame({
+        "parameter": ["prompt |p| / answer |s| (tokens)", "pairs per sample", "decoding", "trivial filter",
+                      "entropy unit", "pairs for dataset inference", "bootstrap resamples"],
+        "this run": [f"lab {params['lab_prefix_tokens']} / {params['lab_suffix_tokens']}; real models "
+                     f"{params['prefix_tokens']} / {params['suffix_tokens']}",
+                     f"lab {params['n_lab']:,} (main), {params['n_di_lab']:,} per set; real models "
+                     f"{params['n_real']:,} per set",
+                     f"temperature {params['temperature']:g}; the lab also "
+                     f"{decoding_phrase(other_temperature(params['temperature']))}",
+                     params["lcs_filter"], "bits",
+                     f"{params['n_di_lab']:,} (lab), {params['n_real']:,} (real models)",
+                     str(params["n_boot"])],
+        "paper": [f"{PAPER_PREFIX_TOKENS} / {PAPER_SUFFIX_TOKENS}",
+                  ", ".join(f"{n:,} ({m})" for m, n in PAPER_N_PAIRS.items()),
+                  f"temperature {PAPER_TEMPERATURE:g}; Table 4 varies it", "written: LCS(p, s) ≥ |s|/2",
+                  "not stated", f"at least {PAPER_MIN_DI_SAMPLES:,}", "none"],
+    })
+
+
+def setup_sentences(params: Mapping, table4: pd.DataFrame) -> str:
+    """The Setup section's paragraph: this run's lengths and decoding against the
+    source's, and what the ``paper`` profile runs."""
+    P, S = params["lab_prefix_tokens"], params["lab_suffix_tokens"]
+    p, s = params["prefix_tokens"], params["suffix_tokens"]
+    same = (p, s) == (P, S)
+    paper = PARAMS.profiles["paper"]
+    lengths = "the same lengths" if same else f"{p} + {s}"
+    return (f"The lab uses |p| + |s| = {P} + {S}, {split_phrase(P, S)}. The real models use {lengths} and "
+            f"decode {decoding_phrase(params['temperature'])}. {greedy_sentence(table4)} The `paper` profile "
+            f"runs the real models at {paper['prefix_tokens']} + {paper['suffix_tokens']}, "
+            f"{decoding_phrase(paper['temperature'])}, with {paper['n_real']:,} pairs per set.")
+
+
+def decoding_label(temperature: float) -> str:
+    """How the chapter names a decoding: ``"greedy"`` at temperature 0, else ``"temperature t"``."""
+    return "greedy" if temperature == 0 else f"temperature {temperature:g}"
+
+
+def other_temperature(temperature: float) -> float:
+    """The lab's second decoding: the source's main temperature, or greedy decoding
+    when the run already decodes at the source's temperature."""
+    return PAPER_TEMPERATURE if temperature != PAPER_TEMPERATURE else 0.0
+
+
+def lab_decodings(temperature: float, seed: int = 0) -> dict:
+    """The two decodings of the lab's main sample, by label: the run's
+    ``temperature`` first, then :func:`other_temperature`."""
+    from analysis.models import GenerationSettings
+
+    return {decoding_label(t): GenerationSettings(temperature=float(t), seed=seed)
+            for t in (temperature, other_temperature(temperature))}
+
+
+@dataclass
+class Stream:
+    """The part of a lab run's training stream the chapter samples windows from.
+
+    ``tokens`` maps a document (or injected sequence) id to its token ids,
+    ``copies`` to how often the stream holds it and ``source`` to
+    ``"background"``, ``"popular"`` or ``"injected"``; ``left_out`` counts the
+    stream's documents of other kinds (facts, problems), which are not sampled.
+    """
+
+    tokens: dict[str, list[int]]
+    copies: dict[str, int]
+    source: dict[str, str]
+    left_out: dict[str, int]
+
+
+def training_stream(lab, run: str, model) -> Stream:
+    """The background passages, popular-text excerpts and (for a perturbed run) the
+    injected sequences with at least one copy that lab run ``run`` trained on,
+    tokenized by ``model`` (a lab model: the lab's tokenizer)."""
+    from analysis.lab.ladder import run_injections
+
+    corpus = lab.corpus
+    cfg = lab.profile.run(run)
+    docs = [(d.doc_id, d.text, d.copies, d.kind) for d in corpus.documents if d.kind == "background"]
+    docs += [(d.doc_id, d.text, d.copies, d.kind) for d in corpus.documents if d.kind == "popular"]
+    if cfg.inject:
+        docs += [(d.seq_id, d.text, d.copies, "injected") for d in run_injections(cfg, corpus.injections)
+                 if d.copies > 0]
+    ids = model.tokenize([text for _, text, _, _ in docs])
+    left_out = Counter(d.kind for d in corpus.documents if d.kind not in ("background", "popular"))
+    return Stream(tokens={d[0]: t for d, t in zip(docs, ids)}, copies={d[0]: d[2] for d in docs},
+                  source={d[0]: d[3] for d in docs}, left_out=dict(left_out))
+
+
+def stream_composition(stream: Stream) -> pd.DataFrame:
+    """One row per source of the sampled stream: documents, fewest and most copies,
+    and tokens (once, and counting copies)."""
+    frame = pd.DataFrame({"source": list(stream.source.values()), "copies": list(stream.copies.values()),
+                          "tokens": [len(t) for t in stream.tokens.values()]})
+    frame["tokens in stream"] = frame["tokens"] * frame["copies"]
+    out = frame.groupby("source", sort=False).agg(
+        documents=("copies", "size"), fewest=("copies", "min"), most=("copies", "max"),
+        tokens=("tokens", "sum"), **{"tokens in stream": ("tokens in stream", "sum")})
+    return out.reset_index()
+
+
+_SOURCE_NOUNS = {"background": "background passages", "popular": "popular-text excerpts",
+                 "injected": "inserted sequences"}
+
+
+def _copies_phrase(fewest: int, most: int) -> str:
+    if fewest == most:
+        return "one copy each" if most == 1 else f"{most} copies each"
+    return f"{fewest} to {most} copies"
+
+
+def stream_sentence(stream: Stream) -> str:
+    """What the lab's main sample is drawn from, with counts and copies."""
+    comp = stream_composition(stream)
+    parts = [f"{r.documents:,} {_SOURCE_NOUNS.get(r.source, r.source)} ({_copies_phrase(r.fewest, r.most)})"
+             for r in comp.itertuples(index=False)]
+    text = "The stream it is drawn from holds " + (", ".join(parts[:-1]) + " and " + parts[-1]
+                                                   if len(parts) > 1 else parts[0]) + "."
+    if stream.left_out:
+        others = ", ".join(f"{n:,} {kind}" for kind, n in stream.left_out.items())
+        text += f" The run's other training documents ({others}) are not sampled."
+    return text
+
+
+def window_sentence(stream: Stream, window: int) -> str:
+    """How long the inserted sequences are, and how many hold a whole window of
+    ``window = |p| + |s|`` tokens (a window never crosses a document)."""
+    lengths = [len(t) for k, t in stream.tokens.items() if stream.source[k] == "injected"]
+    if not lengths:
+        return "This run inserts no sequences: every pair comes from the base corpus."
+    fits = sum(n >= window for n in lengths)
+    return (f"The inserted sequences are {np.median(lengths):.0f} tokens long (median), so {fits} of "
+            f"{len(lengths)} hold a whole window of |p| + |s| = {window} tokens.")
+
+
+def source_table(scored: pd.DataFrame, stream: Stream) -> pd.DataFrame:
+    """Per source of the stream: pairs drawn, pairs kept, and the mean and median
+    memorization score of the kept pairs."""
+    source = scored["doc_id"].map(stream.source)
+    keep = scored.index.isin(kept(scored).index)
+    frame = pd.DataFrame({"source": source, "kept": keep, "score": scored["score"].where(keep)})
+    out = frame.groupby("source", sort=False).agg(
+        **{"pairs drawn": ("kept", "size"), "pairs kept": ("kept", "sum"), "mean score": ("score", "mean"),
+           "median score": ("score", "median")})
+    order = [s for s in ("background", "popular", "injected") if s in out.index]
+    return out.loc[order + [s for s in out.index if s not in order]].reset_index()
+
+
+def low_score_sentence(scored: pd.DataFrame, stream: Stream) -> str:
+    """Where the low scores (below ``LOW_SCORE_SHARE · |s|`` edits) come from, and
+    whether they are rarer than high ones, as in the source."""
+    k = kept(scored)
+    if k.empty:
+        return "No pair survives the errors and the trivial filter, so there are no scores to trace."
+    cut = LOW_SCORE_SHARE * len(k["suffix"].iloc[0])
+    low = k[k["score"] < cut]
+    n_low, n = len(low), len(k)
+    if n_low == 0:
+        return (f"No kept pair scores below |s|/2 = {cut:g} edits, so there is no low score to trace to "
+                "its source: low scores are absent here, and in the source they are exponentially rarer than "
+                "high ones.")
+    n_inj = int((low["doc_id"].map(stream.source) == "injected").sum())
+    where = ("all of them" if n_inj == n_low else "almost all of them" if n_inj >= 0.8 * n_low else
+             "most of them" if n_inj > 0.5 * n_low else f"only {n_inj} of them" if n_inj else "none of them")
+    rarer = n_low < n - n_low
+    rarity = ("Low scores are rarer than high ones, as in the source, where they are exponentially rarer."
+              if rarer else
+              "Low scores are not rarer than high ones here, unlike the source, where they are exponentially "
+              "rarer.")
+    return (f"{n_low} of {n:,} kept pairs score below |s|/2 = {cut:g} edits, and {where} come from the "
+            f"inserted sequences. {rarity}")
+
+
+def verbatim_sentence(scored_by_decoding: Mapping[str, pd.DataFrame]) -> str:
+    """How much the model reproduces verbatim (score 0) under each decoding, and the
+    median score; the lead says "nothing", "little" (under 5% of kept answers),
+    "some" (under 25%) or "much", by the first decoding."""
+    parts, lead = [], None
+    for label, scored in scored_by_decoding.items():
+        k = kept(scored)
+        if k.empty:
+            parts.append(f"under {label} decoding no answer is kept")
+            lead = lead or "nothing that can be scored"
+            continue
+        n0 = int((k["score"] == 0).sum())
+        share = n0 / len(k)
+        lead = lead or ("nothing" if n0 == 0 else "little" if share < 0.05 else
+                        "some" if share < 0.25 else "much")
+        parts.append(f"under {label} decoding {n0:,} of {len(k):,} kept answers come back verbatim and the "
+                     f"median score is {k['score'].median():.0f} edits out of "
+                     f"|s| = {len(k['suffix'].iloc[0])}")
+    return f"The lab model reproduces {lead} of its training stream verbatim: " + "; ".join(parts) + "."
+
+
+# ---------------------------------------------------------------------------
+# Lines and their verdicts
+# ---------------------------------------------------------------------------
+
+
+def fit_value(fit: Fit | None, field: str, digits: int = 3) -> str:
+    """A fitted value for prose, or a plain statement that there is no line."""
+    return f"{getattr(fit, field):.{digits}f}" if fit is not None else "undefined (fewer than 3 level sets)"
+
+
+def merge_intervals(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+    """For display: merge each ``x``, ``x lo``, ``x hi`` triple of columns into one
+    ``x`` column reading ``"v [lo, hi]"`` (``"no line"`` where ``v`` is NaN)."""
+    out = table.copy()
+    for col in [c for c in table.columns if f"{c} lo" in table.columns and f"{c} hi" in table.columns]:
+        out[col] = [f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]" if np.isfinite(v) else "no line"
+                    for v, lo, hi in zip(table[col], table[f"{col} lo"], table[f"{col} hi"])]
+        out = out.drop(columns=[f"{col} lo", f"{col} hi"])
+    return out
+
+
+def fit_table(results: Mapping[str, SetResult], other_lines: bool = False) -> pd.DataFrame:
+    """One row per sample: :meth:`SetResult.row`, and with ``other_lines`` the r of
+    its zlib and normalized-entropy lines."""
+    rows = []
+    for res in results.values():
+        row = res.row()
+        if other_lines:
+            row["zlib r"] = res.zlib_fit.r if res.zlib_fit else np.nan
+            row["normalized r"] = res.norm_fit.r if res.norm_fit else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def strength(r: float) -> str:
+    """A correlation in words: weak (|r| < 0.3), moderate (< 0.7) or strong,
+    positive or negative."""
+    if not np.isfinite(r):
+        return "undefined"
+    if r == 0:
+        return "no"
+    size = "weak" if abs(r) < 0.3 else "moderate" if abs(r) < 0.7 else "strong"
+    return f"{size} {'positive' if r > 0 else 'negative'}"
+
+
+def instance_sentence(fits: Mapping[str, Fit]) -> str:
+    """Algorithm 2's result in words, beside the source's "positive, yet weak" r."""
+    e, z = fits["entropy"].r, fits["zlib"].r
+    words = (f"a {strength(e)} correlation for both" if strength(e) == strength(z) else
+             f"a {strength(e)} and a {strength(z)} correlation")
+    return (f"Instance by instance, Pearson r is {e:.2f} for entropy and {z:.2f} for the zlib ratio: "
+            f"{words}. The source finds “a positive, yet weak” r of about {PAPER_INSTANCE_R:g} on "
+            f"{PAPER_INSTANCE_MODEL}.")
+
+
+def stronger_line(r_entropy: float, r_zlib: float) -> str:
+    """Which set-level line is the stronger by r (the larger r)."""
+    if not (np.isfinite(r_entropy) and np.isfinite(r_zlib)):
+        return "one of the two has no line, so they cannot be compared"
+    if round(r_entropy, 3) == round(r_zlib, 3):
+        return "the two lines are equally strong"
+    return "the entropy line is the stronger" if r_entropy > r_zlib else "the zlib line is the stronger"
+
+
+def paper_lines_sentence() -> str:
+    """The source's Figure 2 in words: both r, and which line is the stronger by r."""
+    e, z = PAPER_SET_R["entropy"], PAPER_SET_R["zlib"]
+    both = "both are strong" if min(e, z) > PAPER_MIN_R else "not both are strong"
+    verdict = stronger_line(e, z)
+    text = (f"In the source, on {PAPER_SET_MODEL}, {both}: its Figure 2 gives r = {z:.3f} and {e:.3f} for "
+            f"the zlib and entropy panels, in that order (its Appendix C gives {e:.3f} for the same entropy "
+            f"line), so by r {verdict} there")
+    return text + (", although its text calls entropy the better approximator." if "zlib line" in verdict
+                   else ", as its text says.")
+
+
+def _r(fit: Fit | None) -> float:
+    return fit.r if fit is not None else np.nan
+
+
+def linearity_sentences(main: SetResult, other_label: str, other: SetResult) -> str:
+    """The set-level result in words: the entropy line's direction, r against the
+    source's 0.9 with its bootstrap interval, the equation, r under the other
+    decoding, and the zlib line against the entropy line."""
+    if main.fit is None:
+        text = (f"The main sample falls into {len(main.levels)} level sets, too few for a line (a line needs "
+                "3), so this run has no entropy line to test.")
+    else:
+        f = main.fit
+        direction = "rises" if f.slope > 0 else "falls" if f.slope < 0 else "stays flat"
+        lo, hi = interval(np.clip(main.centred("r"), -1, 1))
+        ci = f"bootstrap 95% interval {lo:.3f} to {hi:.3f}" if np.isfinite(lo) else "no bootstrap interval"
+        side = "above" if f.r > PAPER_MIN_R else "below"
+        sign = "+" if f.slope >= 0 else "−"
+        text = (f"Pooled into {len(main.levels)} level sets, the entropy {direction} with the score along a "
+                f"line with r = {f.r:.3f} ({ci}), {side} the {PAPER_MIN_R:g} the source reports on every "
+                f"model. The line is M_ent(s_e) ≈ {f.intercept:.2f} {sign} {abs(f.slope):.3f}·e bits.")
+    verdict = stronger_line(_r(main.fit), _r(main.zlib_fit))
+    text += (f" Under {other_label} decoding r = {fit_value(other.fit, 'r')}. The zlib ratio of the same "
+             f"level sets gives r = {fit_value(main.zlib_fit, 'r')}: by r, {verdict} here.")
+    return text
+
+
+def token_space_sentence(levels: pd.DataFrame) -> str:
+    """The token space |T_e| of the lowest and highest level set, and whether it
+    grows with the score."""
+    if levels.empty:
+        return "There are no level sets."
+    lo, hi = levels.iloc[0], levels.iloc[-1]
+    if len(levels) == 1:
+        return (f"The main sample has one level set (e = {int(lo['e'])}), spanning "
+                f"{int(lo['token_space']):,} tokens.")
+    trend = ("grows with the score" if hi["token_space"] > lo["token_space"] else
+             "shrinks as the score grows" if hi["token_space"] < lo["token_space"] else
+             "is the same at both ends")
+    return (f"The lowest level set here (e = {int(lo['e'])}, {int(lo['pairs']):,} pairs) spans "
+            f"{int(lo['token_space']):,} distinct tokens and the highest (e = {int(hi['e'])}, "
+            f"{int(hi['pairs']):,} pairs) spans {int(hi['token_space']):,}: the token space {trend}.")
+
+
+def normalized_sentence(norm_fit: Fit | None) -> str:
+    """The normalized-entropy line against the source's decreasing one."""
+    if norm_fit is None:
+        return ("The normalized entropy has no line here (fewer than 3 level sets with more than one "
+                "distinct token); the source reports a decreasing one.")
+    if norm_fit.slope < 0:
+        return (f"The normalized entropy falls with e here (r = {norm_fit.r:.3f}), as in the source, which "
+                "reports a decreasing line.")
+    return (f"The normalized entropy does not fall with e here (r = {norm_fit.r:.3f}, slope "
+            f"{norm_fit.slope:.4f}), unlike the source, which reports a decreasing line.")
+
+
+# ---------------------------------------------------------------------------
+# Answer length, sampling strategy, sample size
+# ---------------------------------------------------------------------------
+
+
+def by_suffix_length(model, pairs: pd.DataFrame, lengths: Sequence[int], settings,
+                     lcs_filter: str = "written", n_boot: int = 1000, seed: int = 0) -> dict[str, SetResult]:
+    """The source's varying continuation lengths: the same prompts, each answer cut
+    to its first ``L`` tokens for every ``L`` in ``lengths``, scored and analysed.
+    Keys read ``"|s| = L"``."""
+    out = {}
+    for n in lengths:
+        label = f"|s| = {n}"
+        cut = pairs.assign(suffix=[s[:n] for s in pairs["suffix"]])
+        out[label] = analyse_set(label, discoverable(model, cut, settings, lcs_filter, progress=label),
+                                 n_boot=n_boot, seed=seed)
+    return out
+
+
+def length_r_sentence(table: pd.DataFrame) -> str:
+    """r across answer lengths, beside the source's range, and at how many lengths r
+    is above the source's 0.9."""
+    r = table["r"]
+    ok = r.dropna()
+    paper = (f"In the source it ranges from {PAPER_LENGTH_R[0]:g} to {PAPER_LENGTH_R[1]:g} for "
+             f"{PAPER_LENGTHS[0]} to {PAPER_LENGTHS[-1]} tokens.")
+    if ok.empty:
+        return f"No answer length gives a line here (each has fewer than 3 level sets). {paper}"
+    high = int((ok > PAPER_MIN_R).sum())
+    missing = f" ({len(r) - len(ok)} of {len(r)} lengths have no line)" if len(ok) < len(r) else ""
+    verdict = (f"above {PAPER_MIN_R:g} at every length" if high == len(r) else
+               f"above {PAPER_MIN_R:g} at {high} of {len(r)} lengths")
+    return (f"Across answer lengths, r ranges from {ok.min():.2f} to {ok.max():.2f}{missing}: {verdict}. "
+            f"{paper}")
+
+
+def intercept_trend_sentence(table: pd.DataFrame) -> str:
+    """Whether the intercept grows with |s| as in the source: it "hardly moves"
+    (first to last within ``FLAT_INTERCEPT_BITS``), "grows" (at every step or only
+    overall) or "goes the other way"; then each length's intercept."""
+    values = table["intercept"].to_numpy(dtype=float)
+    listing = ", ".join(f"{v:.2f} at {s}" if np.isfinite(v) else f"no line at {s}"
+                        for v, s in zip(values, table["set"]))
+    if len(values) < 2 or not np.isfinite(values).all():
+        return f"Here the trend cannot be read, since not every length has a line: {listing}."
+    change = values[-1] - values[0]
+    if abs(change) < FLAT_INTERCEPT_BITS:
+        verdict = "Here it hardly moves"
+    elif change > 0:
+        verdict = "Here it grows too, at every step" if (np.diff(values) > 0).all() else \
+            "Here it grows from the shortest to the longest answers, though not at every step"
+    else:
+        verdict = "Here it goes the other way"
+    return f"{verdict}: {listing}."
+
+
+def end_entropy_sentence(results: Mapping[str, SetResult], lengths: Sequence[int]) -> str:
+    """Whether every line ends near the same entropy at e = |s|: the level-set
+    entropies at ``e = L`` agree within ``SAME_END_BITS``, as the source's M(s_50) ≈ 11."""
+    top = np.array([res.levels.set_index("e")["entropy"].get(n, np.nan)
+                    for n, res in zip(lengths, results.values())], dtype=float)
+    lead = (f"The source's other observation, that every line ends near the same entropy at e = |s| (about "
+            f"{PAPER_END_ENTROPY:g} bits for OLMo-2),")
+    finite = top[np.isfinite(top)]
+    if finite.size == 0:
+        return f"{lead} cannot be checked here: no answer length has a level set at e = |s|."
+    missing = len(top) - finite.size
+    holds = "holds here too" if np.ptp(finite) <= SAME_END_BITS else "does not hold here"
+    note = f" ({missing} of {len(top)} lengths have no level set at e = |s|)" if missing else ""
+    return (f"{lead} {holds}: the level set at e = |s| has {finite.min():.1f} to {finite.max():.1f} bits "
+            f"across lengths{note}.")
+
+
+def by_strategy(model, pairs: pd.DataFrame, strategies: Sequence[str], lcs_filter: str = "written",
+                n_boot: int = 1000, seed: int = 0) -> dict[str, SetResult]:
+    """The source's Table 4 on one model: the same pairs decoded under each of
+    Appendix C.1's strategies (:func:`strategy_settings`), scored and analysed."""
+    return {name: analyse_set(name, discoverable(model, pairs, strategy_settings(name, seed=seed), lcs_filter,
+                                                 progress=name), n_boot=n_boot, seed=seed)
+            for name in strategies}
+
+
+def strategy_table(results: Mapping[str, SetResult], table4: pd.DataFrame) -> pd.DataFrame:
+    """One row per strategy: this run's pairs, r, intercept and slope beside the
+    source's Table 4."""
+    paper = table4.set_index("strategy")
+    rows = []
+    for name, res in results.items():
+        row = res.row()
+        rows.append({"strategy": name, "pairs": res.pairs, "r": row["r"], "intercept": row["intercept"],
+                     "slope": row["slope"], "paper r": paper.loc[name, "r"],
+                     "paper intercept": paper.loc[name, "intercept"],
+                     "paper slope": paper.loc[name, "slope"]})
+    return pd.DataFrame(rows)
+
+
+def strategy_sentence(table: pd.DataFrame) -> str:
+    """Whether r stays above the source's 0.9 under every strategy, on this run and
+    in the source's Table 4."""
+    ok = table["r"].dropna()
+    paper_min = float(table["paper r"].min())
+    paper = (f"the source's r is at least {paper_min:.3f} under every strategy" if paper_min > PAPER_MIN_R
+             else f"the source's r falls to {paper_min:.3f}")
+    if ok.empty:
+        return f"No strategy gives a line on the lab model (each has fewer than 3 level sets), where {paper}."
+    high = int((ok > PAPER_MIN_R).sum())
+    n = len(table)
+    missing = f" ({n - len(ok)} of {n} have no line)" if len(ok) < n else ""
+    verdict = (f"it stays above {PAPER_MIN_R:g} under every one, as in the source, where {paper}" if high == n
+               else f"it is above {PAPER_MIN_R:g} under {high} of {n}, where {paper}")
+    return (f"On the lab model r ranges from {ok.min():.2f} to {ok.max():.2f} across the {n} strategies"
+            f"{missing}: {verdict}.")
+
+
+def sample_size_summary(sens: pd.DataFrame) -> pd.DataFrame:
+    """Per subsample size: subsamples with a line, and the mean, 10th and 90th
+    percentile and 10–90 spread of their intercepts."""
+    g = sens.groupby("size")["intercept"]
+    out = pd.DataFrame({"subsamples": g.size(), "mean": g.mean(), "p10": g.quantile(0.1),
+                        "p90": g.quantile(0.9)})
+    out["spread"] = out["p90"] - out["p10"]
+    return out.reset_index()
+
+
+def sample_size_sentence(sens: pd.DataFrame) -> str:
+    """Appendix E.1 in words: whether small samples move the intercept more than
+    large ones, and whether the mean intercept is lower at the smallest size, as the
+    source's falls towards −6."""
+    paper = (f"the source, where it falls from a plateau towards {PAPER_SMALL_SAMPLE_INTERCEPT:g} below "
+             f"about {PAPER_MIN_DI_SAMPLES:,} pairs").replace("-", "−")
+    if sens.empty:
+        return ("No subsample has a line (each has fewer than 3 level sets), so the sample-size check says "
+                "nothing here.")
+    s = sample_size_summary(sens)
+    small, large = s.iloc[0], s.iloc[-1]
+    if len(s) == 1:
+        return (f"Only subsamples of {int(small['size']):,} pairs have a line; between their 10th and 90th "
+                f"percentile the intercept spans {small['spread']:.2f} bits.")
+    verdict = ("Small samples move the intercept more than large ones" if small["spread"] > large["spread"]
+               else "Here small samples do not move the intercept more than large ones")
+    lower = (f"lower at the smallest size, as in {paper}" if small["mean"] < large["mean"] else
+             f"not lower at the smallest size, unlike {paper}")
+    return (f"{verdict}: between the 10th and 90th percentile of subsamples it spans {small['spread']:.2f} "
+            f"bits at {int(small['size']):,} pairs and {large['spread']:.2f} at {int(large['size']):,}. The "
+            f"mean intercept goes from {small['mean']:.2f} to {large['mean']:.2f}: {lower}.")
+
+
+# ---------------------------------------------------------------------------
+# Dataset inference, run and read
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CandidateSet:
+    """A set of documents for dataset inference: its label, its documents (id →
+    text), whether it is training data (``truth``), why we believe so, whether to
+    share its windows evenly among documents, and whether it is the reference that
+    sets τ."""
+
+    label: str
+    docs: Mapping[str, str]
+    truth: int
+    assumption: str
+    balance: bool = False
+    reference: bool = False
+
+
+def lab_candidate_sets(corpus) -> list[CandidateSet]:
+    """The lab's sets: two halves of the background (the first is the reference),
+    the popular-text excerpts, and the held-out popular windows and 2024–26 stories,
+    which no training document overlaps."""
+    from analysis.lab.corpus import SHINGLE_WORDS
+
+    background = [d for d in corpus.documents if d.kind == "background"]
+    popular = [d for d in corpus.documents if d.kind == "popular"]
+    member = "in the training stream (logged)"
+    never = f"never in the training stream (checked by {SHINGLE_WORDS}-word shingles)"
+
+    def docs(items):
+        return {d.doc_id: d.text for d in items}
+
+    copies = sorted({d.copies for d in popular})
+    excerpts = f"{copies[0]} copies" if len(copies) == 1 else f"{copies[0]} to {copies[-1]} copies"
+    return [
+        CandidateSet("training: background A (reference)", docs(background[0::2]), 1, member, reference=True),
+        CandidateSet("training: background B", docs(background[1::2]), 1, member),
+        CandidateSet(f"training: popular excerpts ({excerpts})", docs(popular), 1, member),
+        CandidateSet("held out: popular-text windows",
+                     docs(d for d in corpus.heldout if d.source == "popular"), 0, never, balance=True),
+        CandidateSet("held out: 2024–26 stories", docs(d for d in corpus.heldout if d.source == "baseline"),
+                     0, never, balance=True),
+    ]
+
+
+def real_candidate_sets(popular: Mapping[str, str], baseline: Mapping[str, str]) -> list[CandidateSet]:
+    """The real models' sets: the popular texts in two halves by sorted id (the
+    first is the reference), likely members, and the 2024–26 stories, likely
+    non-members; windows shared evenly among the texts of a set."""
+    ids = sorted(popular)
+    likely = "likely member: public-domain classics in every web corpus"
+    return [
+        CandidateSet("popular texts A (reference)", {k: popular[k] for k in ids[0::2]}, 1, likely, True,
+                     True),
+        CandidateSet("popular texts B", {k: popular[k] for k in ids[1::2]}, 1, likely, True),
+        CandidateSet("2024–26 stories", dict(baseline), 0,
+                     "likely non-member: published after the models' training data were collected", True),
+    ]
+
+
+@dataclass
+class Inference:
+    """One model's dataset inference: each set's :class:`SetResult` and the decision table."""
+
+    model: str
+    results: dict[str, SetResult]
+    table: pd.DataFrame
+
+
+def decide_membership(results: Mapping[str, SetResult], sets: Sequence[CandidateSet], model: str
+                      ) -> pd.DataFrame:
+    """The source's decision rule with this chapter's τ: τ is the
+    :data:`DI_QUANTILE` quantile of the reference set's re-centred bootstrap
+    intercepts (:func:`reference_threshold`); every set with a line is predicted a
+    member when its intercept exceeds τ (:func:`di_predict`). ``agreement`` is the
+    share of its re-centred resamples that make the same call. A set without a line,
+    or a model whose reference has none, gets NaN."""
+    reference = [c.label for c in sets if c.reference]
+    if len(reference) != 1:
+        raise EntropyError(f"exactly one set must be the reference, got {reference}")
+    ref = results[reference[0]].centred("intercept")
+    tau = reference_threshold(ref) if len(ref) else np.nan
+    rows = []
+    for cand in sets:
+        res = results[cand.label]
+        row = res.row()
+        decidable = res.fit is not None and np.isfinite(tau)
+        prediction = di_predict(res.fit.intercept, tau) if decidable else np.nan
+        boot = res.centred("intercept")
+        agreement = float(np.mean((boot > tau) == bool(prediction))) if decidable and len(boot) else np.nan
+        row.update(model=model, truth=cand.truth, assumption=cand.assumption, tau=tau,
+                   role="reference" if cand.reference else "candidate", prediction=prediction,
+                   agreement=agreement)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def dataset_inference(model, sets: Sequence[CandidateSet], prefix_tokens: int, suffix_tokens: int, n: int,
+                      settings, lcs_filter: str = "written", n_boot: int = 1000, seed: int = 0,
+                      sample_seed: int | None = None) -> Inference:
+    """The auditor's procedure (Section 6.4) on one model: tokenize each set with
+    the model, draw ``n`` pairs from it (set ``k`` with seed ``sample_seed + k``),
+    score them, fit each set's line with a bootstrap (seed ``seed``) and decide
+    every set against τ from the reference set (:func:`decide_membership`)."""
+    sample_seed = seed if sample_seed is None else sample_seed
+    name = model.name.removeprefix("lab:")
+    results = {}
+    for k, cand in enumerate(sets):
+        tokens = dict(zip(cand.docs, model.tokenize(list(cand.docs.values()))))
+        pairs = sample_pairs(tokens, prefix_tokens, suffix_tokens, n, seed=sample_seed + k,
+                             balance=cand.balance)
+        scored = discoverable(model, pairs, settings, lcs_filter, progress=f"{name}: {cand.label}")
+        results[cand.label] = analyse_set(cand.label, scored, n_boot=n_boot, seed=seed)
+    table = decide_membership(results, sets, name)
+    table["kind"] = "lab" if model.name.startswith("lab:") else "real"
+    return Inference(name, results, table)
+
+
+def di_table(inferences: Sequence[Inference]) -> pd.DataFrame:
+    """Every model's decision table in one, with ``correct`` (1 when the prediction
+    matches the truth; a set left undecided counts as wrong)."""
+    table = pd.concat([i.table for i in inferences], ignore_index=True)
+    table["correct"] = (table["prediction"] == table["truth"]).astype(int)
+    return table
+
+
+def correct_count(table: pd.DataFrame, kind: str | None = None) -> str:
+    """``"k of n"`` candidate sets decided correctly (of kind ``"lab"`` or ``"real"``, or all)."""
+    c = table[table["role"] == "candidate"]
+    if kind is not None:
+        c = c[c["kind"] == kind]
+    return f"{int(c['correct'].sum())} of {len(c)}"
+
+
+def paper_correct_count(table1: pd.DataFrame) -> str:
+    """``"k of n"`` rows of the source's Table 1 whose prediction matches the ground truth."""
+    return f"{int((table1['prediction'] == table1['ground_truth']).sum())} of {len(table1)}"
+
+
+def extrapolation_sentence(inferences: Sequence[Inference], table: pd.DataFrame) -> str:
+    """Why the lab's calls rest on a thin base: how far the intercept is
+    extrapolated (the lowest populated score), how many level sets a set holds,
+    and how many bits the slope's bootstrap interval moves the intercept. The lead
+    reads "Why the rule does no better here" below 75% correct lab calls."""
+    lab = [i for i in inferences if i.table["kind"].eq("lab").all()]
+    cands = table[(table["kind"] == "lab") & (table["role"] == "candidate")]
+    if not lab or cands.empty:
+        return "No lab model was decided."
+    lead = ("Why the rule does no better here:" if cands["correct"].mean() < 0.75 else
+            "Right or wrong, the lab's calls rest on a thin base:")
+    results = [res for i in lab for res in i.results.values()]
+    lowest = min(int(res.levels["e"].min()) for res in results)
+    levels = f"{int(cands['level sets'].min())} to {int(cands['level sets'].max())}"
+    if lowest == 0:
+        return (f"{lead} some lab set reaches e = 0, so its intercept rests on a measured level set; a set "
+                f"has {levels} level sets.")
+    shifts = [(res.row()["slope hi"] - res.row()["slope lo"]) * res.levels["e"].mean()
+              for res in results if res.fit is not None]
+    shifts = [s for s in shifts if np.isfinite(s)]
+    shift = (f" The line passes through the mean score of its level sets, so moving the slope across its "
+             f"bootstrap 95% interval moves the intercept by {np.median(shifts):.1f} bits (median over the "
+             "lab's sets)." if shifts else "")
+    return (f"{lead} in every lab set the lowest populated score is {lowest} or more, and a set has {levels} "
+            "level sets. The intercept is the line's value at e = 0, so it is an extrapolation across every "
+            f"score that no answer reached.{shift}")
+
+
+def intercept_slope_sentence(results: Sequence[SetResult]) -> str:
+    """Whether a set's intercept and slope move against each other, as the source
+    notes for a fixed model and dataset (Appendix C.7): the median over sets of the
+    Pearson r between their bootstrap intercepts and slopes (below −0.5: "in
+    opposite directions"; above 0.5: "together"; else "loosely")."""
+    rs = [float(np.corrcoef(r.boot["intercept"], r.boot["slope"])[0, 1]) for r in results
+          if len(r.boot) >= 3 and r.boot["slope"].std() > 0 and r.boot["intercept"].std() > 0]
+    if not rs:
+        return "No set has enough bootstrap lines to say how its intercept and slope move."
+    m = float(np.median(rs))
+    how = ("move in opposite directions" if m < -0.5 else "move in the same direction" if m > 0.5 else
+           "are only loosely tied")
+    agree = "as" if m < -0.5 else "where"
+    source = "notes" if m < -0.5 else "sees the intercept rise as the slope falls"
+    return (f"Within a set, the bootstrap's intercepts and slopes {how} (median r = {m:.2f} over {len(rs)} "
+            f"sets), {agree} the source {source} for a fixed model and dataset (Appendix C.7).")
+
+
+def tau_sentence(table: pd.DataFrame) -> str:
+    """Each model's τ in this run."""
+    taus = table.groupby("model", sort=False)["tau"].first()
+    parts = [f"{t:.2f} for {m}" if np.isfinite(t) else f"undefined for {m} (its reference set has no line)"
+             for m, t in taus.items()]
+    return "This run's τ is " + "; ".join(parts) + "."
+
+
+def model_lines(table: pd.DataFrame, kind: str = "real") -> str:
+    """One Markdown paragraph per model of ``kind``: each set's r and intercept with
+    its bootstrap interval."""
+    sub = table[table["kind"] == kind]
+    if sub.empty:
+        return "No model of this kind was run."
+    lines = []
+    for model, rows in sub.groupby("model", sort=False):
+        lines.append(f"**{model}**: " + "; ".join(
+            f"{r.set}: no line ({r['level sets']} level sets)" if not np.isfinite(r.r) else
+            f"{r.set}: r = {r.r:.2f}, intercept {r.intercept:.2f} "
+            f"[{r['intercept lo']:.2f}, {r['intercept hi']:.2f}]"
+            for _, r in rows.iterrows()) + ".")
+    return "\n\n".join(lines)
+
+
+def lowest_score(inferences: Sequence[Inference]) -> int:
+    """The lowest memorization score any set of these models reached."""
+    return min(int(res.levels["e"].min()) for i in inferences for res in i.results.values())
+
+
+# ---------------------------------------------------------------------------
+# What the run shows
+# ---------------------------------------------------------------------------
+
+
+def pooling_sentence(instance: Mapping[str, Fit], main: SetResult) -> str:
+    """The source's central contrast: does pooling into level sets strengthen the
+    relation of entropy to the score (a larger |r| than instance by instance)?"""
+    ri = instance["entropy"].r
+    head = f"On the lab model, entropy taken one answer at a time correlates with the score at r = {ri:.2f}"
+    if main.fit is None:
+        return head + "; the level sets are too few for a line, so pooling cannot be judged here."
+    rs = main.fit.r
+    verdict = ("pooling strengthens the relation, as the source's central contrast says" if abs(rs) > abs(ri)
+               else "pooling does not strengthen the relation here, against the source's central contrast")
+    return f"{head}; pooled into level sets, at r = {rs:.3f}: {verdict}."
+
+
+def agreement_sentence(table: pd.DataFrame) -> str:
+    """How many candidate calls at least ``AGREEMENT_LEVEL`` of the re-centred
+    resamples make too, and so how many a different sample could flip."""
+    c = table[(table["role"] == "candidate") & table["agreement"].notna()]
+    if c.empty:
+        return "No candidate set was decided, so there is no call for a resample to flip."
+    stable = int((c["agreement"] >= AGREEMENT_LEVEL).sum())
+    return (f"{stable} of {len(c)} calls are made by at least {AGREEMENT_LEVEL:.0%} of the re-centred "
+            f"resamples; a different sample of the same size could flip the other {len(c) - stable}.")
 
 
 def _check_lab_model(value, settings):
