@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 from execute_chapters import chapters, execute, glued_values  # noqa: E402
 
+# the venv's jupyter-book, also when pytest runs without the venv on PATH
+JUPYTER_BOOK = shutil.which("jupyter-book") or str(Path(sys.executable).with_name("jupyter-book"))
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not os.environ.get("MEMBOOK_DATA_MIRROR"), reason="MEMBOOK_DATA_MIRROR is unset"),
@@ -60,7 +62,7 @@ def test_phrases_smoke_glues_real_numbers(smoke_book):
 def test_book_builds_from_the_executed_chapters(smoke_book):
     site, _ = smoke_book
     proc = subprocess.run(
-        [shutil.which("jupyter-book") or "jupyter-book", "build", str(site), "-W", "--keep-going"],
+        [JUPYTER_BOOK, "build", str(site), "-W", "--keep-going"],
         capture_output=True, text=True, timeout=900,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
