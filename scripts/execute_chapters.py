@@ -122,13 +122,14 @@ def _commit() -> str:
     return head + ("-dirty" if dirty else "")
 
 
-def write_results(name: str, profile: str, params: dict, seconds: float, values: dict,
+def write_results(name: str, profile: str, params: dict, seconds: float, values: dict, commit: str,
                   results_dir: Path = RESULTS) -> Path:
-    """``results/<name>.json``: the chapter's glued values, profile, parameters and commit."""
+    """``results/<name>.json``: the chapter's glued values, profile, parameters and the
+    commit it was executed from."""
     results_dir.mkdir(parents=True, exist_ok=True)
     path = results_dir / f"{name}.json"
     usage = {k.removeprefix("run_"): _value(values[k]) for k in USAGE_KEYS if k in values}
-    record = {"chapter": name, "profile": profile, "params": params, "commit": _commit(),
+    record = {"chapter": name, "profile": profile, "params": params, "commit": commit,
               "executed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": round(seconds, 1),
               "usage": usage, "values": dict(sorted(values.items()))}
     path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
@@ -180,6 +181,7 @@ def main(argv=None) -> int:
     for name in names:
         params = {"profile": args.profile, **per_chapter[name]}
         row = {"chapter": name}
+        commit = _commit()  # the code this execution runs, read before it starts
         try:
             seconds = execute(name, params, args.out)
         except pm.PapermillExecutionError as err:
@@ -195,7 +197,7 @@ def main(argv=None) -> int:
                          "usage": {k: row[k] for k in ("queries", "calls", "hits", "errors")}}
         timings_file.write_text(json.dumps(timings, indent=1))
         if args.profile == "default":
-            write_results(name, args.profile, params, seconds, values, args.results)
+            write_results(name, args.profile, params, seconds, values, commit, args.results)
         print(f"{name}: {seconds:.1f} s", file=sys.stderr)
     print(summary_table(rows))
     errors = sum(int(r["errors"]) for r in rows if str(r.get("errors", "")).isdigit())
