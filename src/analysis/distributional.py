@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.params import Declaration, Param
+from analysis.report import fmt_pct
 
 
 class DistributionalError(ValueError):
@@ -615,7 +616,7 @@ def filter_counts(filters: pd.DataFrame, task: str, n: int) -> dict[str, int]:
 
 
 def _share(k: int, total: int) -> str:
-    return f"{100 * k / total:.1f}%" if total else "—"
+    return fmt_pct(k / total) if total else "—"
 
 
 def filter_verdict(counts: Mapping[str, int], label: str) -> str:
@@ -782,10 +783,6 @@ def trend_words(rho: float) -> str:
     return "shows no monotone trend with size"
 
 
-def _pct(x: float) -> str:
-    return "—" if not np.isfinite(x) else f"{100 * float(x):.1f}%"
-
-
 def accuracy_sentence(acc: pd.DataFrame) -> str:
     """The accuracy paragraph: the largest and the smallest model's knowledge
     accuracy, whether it rises with size (:func:`trend_words`) and the best
@@ -795,9 +792,9 @@ def accuracy_sentence(acc: pd.DataFrame) -> str:
     trend = (f"knowledge accuracy {trend_words(rho)} (Spearman ρ with size {rho:+.2f})" if np.isfinite(rho)
              else "knowledge accuracy is the same for every model" if acc["knowledge accuracy"].nunique() == 1
              else f"knowledge accuracy {trend_words(rho)}")
-    return (f"The largest model, {big['model']}, answers {_pct(big['knowledge accuracy'])} of the facts "
-            f"and the smallest, {small['model']}, {_pct(small['knowledge accuracy'])}; across the ladder "
-            f"{trend}. No model solves more than {_pct(acc['reasoning accuracy'].max())} of the new "
+    return (f"The largest model, {big['model']}, answers {fmt_pct(big['knowledge accuracy'])} of the facts "
+            f"and the smallest, {small['model']}, {fmt_pct(small['knowledge accuracy'])}; across the ladder "
+            f"{trend}. No model solves more than {fmt_pct(acc['reasoning accuracy'].max())} of the new "
             "arithmetic problems.")
 
 
@@ -814,7 +811,7 @@ def copies_verdict(by_copies: pd.DataFrame, ladder: pd.DataFrame) -> str:
         return "No model has a scorable answer on the most-copied facts."
     if col.max() == 0:
         best_any = by_copies[bins].astype(float).max().max()
-        return (f"no model recalls any of the facts seen {top} times, and none more than {_pct(best_any)} "
+        return (f"no model recalls any of the facts seen {top} times, and none more than {fmt_pct(best_any)} "
                 "of any bin: the lab shows none of the source's rise of accuracy with the count.")
     best = col.idxmax()
     hi, lo = float(by_copies.loc[best, top]), float(by_copies.loc[best, low])
@@ -823,7 +820,7 @@ def copies_verdict(by_copies: pd.DataFrame, ladder: pd.DataFrame) -> str:
              else "unlike the source, recall does not rise with the count")
     fam = ladder.set_index("model")["family"]
     fam_best = col.groupby(fam.reindex(col.index).to_numpy()).max()
-    by_family = "; ".join(f"{f} family at most {_pct(v)}" for f, v in fam_best.sort_index().items())
+    by_family = "; ".join(f"{f} family at most {fmt_pct(v)}" for f, v in fam_best.sort_index().items())
     rho = size_trend(by_copies["params"], col)
     order = ("recall on them rises with size across the whole ladder" if rho == 1
              else f"size alone does not order the ladder's recall (Spearman ρ {rho:+.2f})" if np.isfinite(rho)
@@ -833,7 +830,7 @@ def copies_verdict(by_copies: pd.DataFrame, ladder: pd.DataFrame) -> str:
     if tokens.nunique() > 1:
         budgets = "; the families were trained on " + " and ".join(
             f"{v:,} tokens ({f})" for f, v in tokens.items())
-    return (f"{best} recalls {_pct(hi)} of the facts seen {top} times and {_pct(lo)} of those seen "
+    return (f"{best} recalls {fmt_pct(hi)} of the facts seen {top} times and {fmt_pct(lo)} of those seen "
             f"{low_words}: {rises}. By family, on the most-copied facts: {by_family}; {order}{budgets}.")
 
 
@@ -1070,7 +1067,7 @@ def ties_sentence(share: float, t: Trend, task: str, n: int) -> str:
     """Why (or whether) the task-gram LM leaves Mem_n little to order: the share of
     tied pairs (:func:`tied_share`), "most" above :data:`MOST`, and whether Mem_n
     stays within :data:`NEAR_ZERO` of zero."""
-    head = (f"{_pct(share)} of the {task} task's {n}-gram test pairs have P(s^y | s^x) = 1: their input "
+    head = (f"{fmt_pct(share)} of the {task} task's {n}-gram test pairs have P(s^y | s^x) = 1: their input "
             "n-gram occurs only in documents that also hold the output n-gram, so C(s^x) = C((s^x, s^y)) "
             "whatever the copies.")
     if not np.isfinite(share):
@@ -1136,8 +1133,8 @@ def knowledge_verdict(t: Trend, share: float, c: Trend, n: int) -> str:
     text = (f"The lab's knowledge {name} ranges from {t.range_text()}, significant for {t.sig_text()} "
             f"models{moves}: this part of the paper's pattern does not reproduce on the lab")
     if np.isfinite(share) and share >= MOST and c.defined and c.n_sig > MOST * c.n_models:
-        text += (f", and the reason is the corpus, not the models: {_pct(share)} of the test pairs are tied, "
-                 f"while the pair counts correlate significantly for {c.sig_text()} models")
+        text += (f", and the reason is the corpus, not the models: {fmt_pct(share)} of the test pairs "
+                 f"are tied, while the pair counts correlate significantly for {c.sig_text()} models")
     return text + "."
 
 

@@ -172,7 +172,7 @@ def check_model(name: str, *, param: str = "models", api: bool = True) -> str:
     """The backend of model ``name``, or a :class:`ParameterError` naming ``param``:
     an unknown name, an API model where the chapter needs token-level access, or an
     API model with no key in the environment. Loads nothing."""
-    from analysis.models import ModelError, api_key_problem, check_model_name
+    from analysis.models import ModelError, check_model_name
 
     try:
         backend = check_model_name(name)
@@ -184,6 +184,8 @@ def check_model(name: str, *, param: str = "models", api: bool = True) -> str:
                 f"{param}: {name!r} is an API model, but this chapter needs token-level access "
                 "(log-probabilities or token ids of the model's own tokenizer); use a local model, "
                 "a Hugging Face id or a lab run (lab:<run>)")
+        from analysis.models.api import api_key_problem
+
         problem = api_key_problem()
         if problem:
             raise ParameterError(f"{param}: {name!r} needs an API key: {problem}")

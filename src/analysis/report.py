@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -46,8 +47,9 @@ def glue_usage() -> pd.DataFrame:
 
 
 def fmt_pct(x: float, digits: int = 1) -> str:
-    """A proportion as a percentage string, e.g. ``0.0432 -> '4.3%'``."""
-    return f"{100 * float(x):.{digits}f}%"
+    """A proportion as a percentage string, e.g. ``0.0432 -> '4.3%'``; "—" when undefined."""
+    x = float(x)
+    return f"{100 * x:.{digits}f}%" if math.isfinite(x) else "—"
 
 
 def fmt_interval(lo: float, hi: float, digits: int = 1) -> str:

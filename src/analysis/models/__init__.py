@@ -30,15 +30,8 @@ LAB_PREFIX = "lab:"
 
 __all__ = [
     "Answer", "GenerationSettings", "Model", "ModelError", "Request",
-    "BUILTIN_MODELS", "api_key_problem", "check_model_name", "describe_model_names", "load_model", "usage",
+    "BUILTIN_MODELS", "check_model_name", "describe_model_names", "load_model", "usage",
 ]
-
-
-def api_key_problem() -> str | None:
-    """What an API model lacks to run here (a key in the environment), or None."""
-    from analysis.models.api import api_key_problem as problem
-
-    return problem()
 
 
 def describe_model_names(api: bool = True) -> str:
