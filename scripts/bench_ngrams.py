@@ -74,7 +74,8 @@ def main() -> None:
 
         # -- exact document index ---------------------------------------------
         docs = corpus.documents
-        items = [(d.meta["question"], d.meta["answer"]) for d in docs if d.kind == "knowledge"]
+        items = list(dict.fromkeys((d.meta["question"], d.meta["answer"]) for d in docs
+                                   if d.kind == "knowledge" and d.meta["role"] == "fact"))
         weights = [d.copies for d in docs]
         for drop in (True, False):
             t0 = time.perf_counter()

@@ -103,13 +103,16 @@ def test_lab_tasks_are_built_from_the_corpus():
     corpus = build_corpus(ladder.get_profile("smoke").corpus)
     know = D.knowledge_task(corpus)
     assert len(know) == ladder.get_profile("smoke").corpus.n_facts
-    docs = {d.doc_id: d for d in corpus.documents}
+    stream = "\n".join(d.text for d in corpus.documents)
+    facts = [d for d in corpus.documents if d.kind == "knowledge" and d.meta["role"] == "fact"]
     for row in know.itertuples():
-        text = docs[row.doc_id].text
-        # the prompt starts the training document and the answer follows it
-        assert text.startswith(row.prompt)
-        assert text[len(row.prompt):].strip().startswith(row.answer.removesuffix(".")[:10])
-    assert (know["copies"] >= 1).all()
+        # asked in the source's instruction, a wording no training document holds
+        assert row.prompt == f"Answer the following question: {row.question} Answer:"
+        assert row.prompt not in stream
+        mine = [d for d in facts if d.meta["question_id"] == row.question_id]
+        assert row.copies == sum(d.copies for d in mine) == mine[0].meta["fact_copies"]
+        assert row.mentions == mine[0].meta["mentions"]
+    assert (know["copies"] >= 1).all() and (know["mentions"] >= 0).all()
     reason = D.reasoning_task(corpus, 30, seed=0)
     corpus_questions = {d.meta["question"] for d in corpus.documents if d.kind == "reasoning"}
     assert len(reason) == 30 and reason["question"].is_unique
@@ -119,6 +122,30 @@ def test_lab_tasks_are_built_from_the_corpus():
     assert D.reasoning_task(corpus, 30, seed=0).equals(reason)
     with pytest.raises(D.DistributionalError, match="n must be a positive integer"):
         D.reasoning_task(corpus, 0)
+
+
+def test_knowledge_task_by_hand():
+    from types import SimpleNamespace
+
+    from analysis.lab.corpus import Document
+
+    meta = {"question_id": 7, "question": "Who wrote Hamlet?", "answer": "Shakespeare", "role": "fact",
+            "mentions": 1, "fact_copies": 5}
+    docs = [Document("k-0", "knowledge", "triviaqa", "Q: Who wrote Hamlet? A: Shakespeare.", 2, dict(meta)),
+            Document("k-1", "knowledge", "triviaqa", "Who wrote Hamlet? It is Shakespeare.", 3, dict(meta)),
+            Document("q-0", "knowledge", "triviaqa", "Round 1. 1. Who wrote Hamlet?", 1,
+                     {"role": "quiz", "question_ids": "[7]"}),
+            Document("b-0", "background", "popular", "To be or not to be.", 1, {})]
+    know = D.knowledge_task(SimpleNamespace(documents=docs))
+    assert know.to_dict("records") == [{
+        "question_id": 7, "question": "Who wrote Hamlet?", "answer": "Shakespeare", "copies": 5,
+        "mentions": 1, "prompt": "Answer the following question: Who wrote Hamlet? Answer:"}]
+    docs.append(Document("b-1", "background", "popular",
+                         "She said: Answer the following question: Who wrote Hamlet? Answer: Bacon.", 1, {}))
+    with pytest.raises(D.DistributionalError, match="occurs in a training document"):
+        D.knowledge_task(SimpleNamespace(documents=docs))
+    with pytest.raises(D.DistributionalError, match="no knowledge documents"):
+        D.knowledge_task(SimpleNamespace(documents=docs[3:]))
 
 
 def test_answer_checks():

@@ -12,6 +12,7 @@ import os
 import re
 from collections import Counter
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -158,22 +159,138 @@ def test_composition_counts_copies(small):
     assert comp["share"].sum() == pytest.approx(1.0)
     assert comp.loc["background", "words"] == SMALL.background_words
     assert comp.loc["popular", "copies"] == 37 * SMALL.popular_copies
-    assert comp.loc["knowledge", "documents"] == SMALL.n_facts
+    facts = manifest.query("kind == 'knowledge' and role == 'fact'")
+    assert facts["question_id"].nunique() == SMALL.n_facts
+    assert comp.loc["knowledge", "documents"] == len(facts) + len(manifest.query("role == 'quiz'"))
     assert comp.loc["reasoning", "words"] == comp.loc["reasoning", "unique_words"]
 
 
+def fact_docs(corpus):
+    return [d for d in corpus.documents if d.kind == "knowledge" and d.meta["role"] == "fact"]
+
+
+def quiz_docs(corpus):
+    return [d for d in corpus.documents if d.kind == "knowledge" and d.meta["role"] == "quiz"]
+
+
 def test_fact_copies_are_zipfian(small):
-    facts = [d for d in small.documents if d.kind == "knowledge"]
-    copies = [d.copies for d in facts]
+    docs = fact_docs(small)
+    assert all(d.meta["copies"] == d.copies >= 1 for d in docs)
+    by_fact = {}
+    for d in docs:  # the renderings of a fact: distinct templates, copies summing to the fact's
+        by_fact.setdefault(d.meta["question_id"], []).append(d)
+    assert len(by_fact) == SMALL.n_facts
+    copies = []
+    for renderings in by_fact.values():
+        total = renderings[0].meta["fact_copies"]
+        assert sum(d.copies for d in renderings) == total
+        assert len({d.meta["template"] for d in renderings}) == len(renderings) <= total
+        assert {d.meta["mentions"] for d in renderings} == {renderings[0].meta["mentions"]}
+        copies.append(total)
     assert all(1 <= c <= SMALL.fact_max_copies for c in copies)
-    assert all(d.meta["copies"] == d.copies for d in facts)
     counts = Counter(copies)
     assert counts[1] > counts[2] > 0
     low = sum(c <= 4 for c in copies)
     high = sum(c > SMALL.fact_max_copies - 4 for c in copies)
     assert low > 3 * high
-    for doc in facts:  # the rendered fact holds its question and answer
-        assert doc.meta["question"] in doc.text and doc.meta["answer"] in doc.text
+    for doc in docs:  # the rendered fact holds its question, then its answer
+        assert doc.meta["question"] in doc.text
+        assert doc.text.index(doc.meta["question"]) < doc.text.rindex(doc.meta["answer"].removesuffix("."))
+        assert doc.text == lab_corpus._render_fact(lab_corpus.FACT_TEMPLATES[doc.meta["template"]],
+                                                   doc.meta["question"], doc.meta["answer"])
+
+
+def test_quiz_rounds_list_each_question_its_mentions(small):
+    mentions = {d.meta["question_id"]: d.meta["mentions"] for d in fact_docs(small)}
+    question = {d.meta["question_id"]: d.meta["question"] for d in fact_docs(small)}
+    listed = Counter()
+    rounds = quiz_docs(small)
+    for doc in rounds:
+        ids = json.loads(doc.meta["question_ids"])
+        assert doc.copies == 1
+        assert len(ids) == len(set(ids)) <= lab_corpus.QUIZ_ROUND_QUESTIONS
+        for j, qid in enumerate(ids, 1):
+            assert f"{j}. {question[qid]}" in doc.text
+        listed.update(ids)
+    assert {q: listed[q] for q in mentions} == mentions
+    assert sum(listed.values()) == sum(mentions.values())
+    ms = list(mentions.values())
+    assert min(ms) >= 0 and max(ms) <= SMALL.fact_mentions_max
+    assert 0 < ms.count(0) < len(ms) / 2  # some questions never appear without their answer, most do
+
+
+def test_taskgram_conditional_is_copies_over_copies_plus_mentions(small):
+    # A question 3-gram found in no other fact's question or template occurs in the
+    # fact's e renderings (with the answer) and its m quiz rounds (without): P = e / (e + m).
+    from analysis import ngrams
+
+    docs = small.documents
+    index = ngrams.build_doc_index([d.text for d in docs], 3, drop_stopwords=True,
+                                   weights=[d.copies for d in docs])
+    facts = {d.meta["question_id"]: d for d in fact_docs(small)}
+    owner = Counter(g for d in facts.values() for g in set(ngrams.ngrams(d.meta["question"], 3)))
+    rounds = {}
+    for doc in quiz_docs(small):
+        for qid in json.loads(doc.meta["question_ids"]):
+            rounds.setdefault(qid, []).append(doc.text)
+    qids = list(facts)
+    pairs = ngrams.task_gram_pairs([facts[q].meta["question"] for q in qids],
+                                   [facts[q].meta["answer"] for q in qids], 3)  # the chapter's candidates
+    checked = 0
+    for i, x, y in pairs.itertuples(index=False):
+        d = facts[qids[i]]
+        e, m = d.meta["fact_copies"], d.meta["mentions"]
+        if owner[x] > 1 or set(x) & set(y):
+            continue
+        if ngrams.doc_count(index, [x])[0] != e + m:  # x also occurs elsewhere (in a template, say)
+            continue
+        # rounds that list this question and, by chance, hold its answer in another question
+        by_chance = sum(y in set(ngrams._grams(ngrams._filter(ngrams.words(t), True), len(y)))
+                        for t in rounds.get(qids[i], []))
+        assert ngrams.pair_count(index, [x], [y])[0] == e + by_chance
+        assert ngrams.taskgram_prob(index, [x], [y])[0] == pytest.approx((e + by_chance) / (e + m))
+        checked += 1
+    assert checked > 2 * SMALL.n_facts  # most facts have several such n-grams
+
+
+def test_zipf_counts_by_hand():
+    class Recorder:
+        def choice(self, support, size, p):
+            self.support, self.p = list(support), list(p)
+            return np.zeros(size, dtype=int)
+
+    r = Recorder()
+    lab_corpus._zipf_counts(5, 1.0, 0, 2, r)
+    assert r.support == [0, 1, 2]
+    assert r.p == pytest.approx([6 / 11, 3 / 11, 2 / 11])  # 1, 1/2, 1/3 normalized
+    lab_corpus._zipf_copies(5, 2.0, 2, r)
+    assert r.support == [1, 2] and r.p == pytest.approx([4 / 5, 1 / 5])  # 1, 1/4 normalized
+
+
+def test_quiz_rounds_by_hand():
+    # slots in order: 0 0 2 3 3 3; 3 rounds (6 slots / 2, and fact 3's 3 mentions): dealt in turn
+    assert lab_corpus._quiz_rounds([2, 0, 1, 3], 2, [0, 1, 2, 3]) == [[0, 3], [0, 3], [2, 3]]
+    # slots 3 3 3 2 0 0: rounds 0 1 2 0 1 2
+    assert lab_corpus._quiz_rounds([2, 0, 1, 3], 2, [3, 2, 1, 0]) == [[3, 2], [3, 0], [3, 0]]
+    # one fact in 5 rounds needs 5 rounds, though 6 slots fit in 2 of 4
+    assert lab_corpus._quiz_rounds([5, 1], 4, [1, 0]) == [[1, 0], [0], [0], [0], [0]]
+    assert lab_corpus._quiz_rounds([0, 0], 4, [0, 1]) == []
+
+
+def test_no_quiz_rounds_without_mentions():
+    corpus = build_corpus(CorpusConfig(**{**SMALL.as_dict(), "fact_mentions_max": 0}))
+    assert not quiz_docs(corpus)
+    assert {d.meta["mentions"] for d in fact_docs(corpus)} == {0}
+    # the facts and their copies do not depend on the quiz rounds
+    key = lambda c: sorted((d.doc_id, d.copies, d.text) for d in fact_docs(c))  # noqa: E731
+    assert key(corpus) == key(build_corpus(SMALL))
+
+
+@pytest.mark.parametrize("field,value", [("fact_mentions_max", -1), ("fact_mentions_max", 2.5),
+                                         ("fact_mentions_zipf_a", -0.5), ("fact_mentions_zipf_a", "1")])
+def test_bad_mention_fields_name_the_field(field, value):
+    with pytest.raises(LabConfigError, match=field):
+        CorpusConfig(**{**SMALL.as_dict(), field: value})
 
 
 def test_injections_per_task_and_level(small):
@@ -228,7 +345,7 @@ def test_passages_are_book_text(small, popular):
 
 
 def test_qa_items_are_not_knowledge_items(small):
-    facts = {d.meta["question_id"] for d in small.documents if d.kind == "knowledge"}
+    facts = {d.meta["question_id"] for d in fact_docs(small)}
     qa = {s.meta["question_id"] for s in small.injections if s.task == "qa"}
     assert len(qa) == SMALL.per_task_per_level * len(SMALL.duplicate_levels)
     assert not facts & qa
@@ -285,7 +402,7 @@ def test_default_corpus_is_fast_and_as_configured():
     comp = corpus.composition().set_index("kind")
     default = CorpusConfig()
     assert comp.loc["background", "words"] == default.background_words
-    assert comp.loc["knowledge", "documents"] == default.n_facts
+    assert len({d.meta["question_id"] for d in fact_docs(corpus)}) == default.n_facts
     assert comp.loc["reasoning", "documents"] == default.n_problems
     assert len(corpus.injections) == len(default.injection_tasks) * len(default.duplicate_levels) * \
         default.per_task_per_level

@@ -234,6 +234,88 @@ def test_bad_injections_fail_before_training(tok, monkeypatch):
         lt.train(_run(True), TEXTS, INJECTIONS + INJECTIONS[:1], tok, CORPUS_KEY, progress=False)
 
 
+# -- resuming and forking ------------------------------------------------------------------------
+
+
+class _Killed(Exception):
+    pass
+
+
+def _assert_same_weights(a, b):
+    from safetensors.torch import load_file
+
+    wa, wb = load_file(a / "model.safetensors"), load_file(b / "model.safetensors")
+    assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def test_an_interrupted_run_resumes_from_its_checkpoint_bit_identical(runs, tok, monkeypatch):
+    step, calls = lt.train_step, []
+
+    def dies_at_step_13(*args, **kw):
+        if len(calls) == 13:
+            raise _Killed
+        calls.append(1)
+        return step(*args, **kw)
+
+    monkeypatch.setattr(lt, "train_step", dies_at_step_13)
+    with pytest.raises(_Killed):
+        lt.train(_run(True), TEXTS, INJECTIONS, tok, CORPUS_KEY, progress=False, checkpoint_every=5)
+    path = lt.run_path(_run(True), INJECTIONS, tok, CORPUS_KEY)
+    assert (lt.partial_path(path) / "state.pt").exists() and not path.exists()
+    monkeypatch.setattr(lt, "train_step", step)
+    resumed = lt.train(_run(True), TEXTS, INJECTIONS, tok, CORPUS_KEY, progress=False, checkpoint_every=5)
+    assert resumed.resumed_from_step == 10 and resumed.forked_from_step == 0
+    assert not lt.partial_path(path).exists()
+    whole = runs["injected"]
+    assert whole.resumed_from_step == 0
+    _assert_same_weights(resumed.path, whole.path)
+    pd.testing.assert_frame_equal(resumed.curve, whole.curve, check_exact=True)
+    pd.testing.assert_frame_equal(resumed.exposure, whole.exposure)
+
+
+def _q3():
+    return RunConfig("tiny-q3", MODEL, STEPS * BATCH * MODEL.context, family="range", inject=True,
+                     window="q3", batch_size=BATCH)
+
+
+def test_an_injected_run_forks_from_its_standard_twin(runs, tok, monkeypatch, tmp_path):
+    standard = runs["standard"]
+    assert lt.fork_steps(STEPS) == [6, 12, 18]
+    assert sorted(p.name for p in (standard.path / "forks").iterdir()) == ["step-12.pt", "step-18.pt",
+                                                                           "step-6.pt"]
+    # the standard twin's key ignores the name, window and copy cap of the injected run
+    q3 = _q3()
+    monkeypatch.setenv("MEMBOOK_CACHE", str(standard.path.parents[1]))
+    assert lt.run_path(lt.standard_twin(q3), [], tok, CORPUS_KEY) == standard.path
+    forked = lt.train(q3, TEXTS, INJECTIONS, tok, CORPUS_KEY, progress=False)
+    assert forked.forked_from_step == 12
+    assert forked.curve.loss[:12].tolist() == standard.curve.loss[:12].tolist()
+    monkeypatch.setenv("MEMBOOK_CACHE", str(tmp_path / "scratch"))
+    scratch = lt.train(q3, TEXTS, INJECTIONS, tok, CORPUS_KEY, progress=False, fork=False)
+    assert scratch.forked_from_step == 0
+    _assert_same_weights(forked.path, scratch.path)
+    pd.testing.assert_frame_equal(forked.curve, scratch.curve, check_exact=True)
+    pd.testing.assert_frame_equal(forked.exposure, scratch.exposure)
+    assert forked.exposure.copies_seen.sum() == 21
+    # the injected run of window "all" inserts from the start: it cannot fork
+    assert runs["injected"].forked_from_step == 0
+
+
+def test_no_fork_from_a_twin_whose_logged_order_differs(runs, tok, tmp_path):
+    import shutil
+
+    standard = runs["standard"]
+    twin = lt.run_path(lt.standard_twin(_q3()), [], tok, CORPUS_KEY)  # in this test's cache
+    assert twin.name == standard.path.name and twin.parent != standard.path.parent
+    shutil.copytree(standard.path, twin)
+    order = standard.order()
+    order.blocks = order.blocks[::-1].copy()
+    order.save(twin / "order.npz")
+    with pytest.warns(UserWarning, match="trained on other rows"):
+        result = lt.train(_q3(), TEXTS, INJECTIONS, tok, CORPUS_KEY, progress=False)
+    assert result.forked_from_step == 0 and result.trained
+
+
 # -- the checkpoint ------------------------------------------------------------------------------
 
 

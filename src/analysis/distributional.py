@@ -308,37 +308,53 @@ def instance_pair_counts(table: pd.DataFrame, n_instances: int) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
+#: the knowledge task's prompt: the source's instruction ("Answer the following
+#: question:") before the question and a minimal output cue after it, a wording no
+#: training document holds (:func:`knowledge_task` checks it)
+KNOWLEDGE_PROMPT = "Answer the following question: {question} Answer:"
+
+
 def knowledge_task(corpus) -> pd.DataFrame:
     """The knowledge task: every TriviaQA fact the lab corpus states.
 
-    Each fact is in the corpus as one document rendered with one of the lab's
-    fact templates and repeated ``copies`` times (Zipfian, 1 to 32). The task
-    prompt is that template cut just before the answer, so a model is asked in
-    the words it was trained on.
+    Each fact is stated in ``copies`` training documents (Zipfian, the question
+    followed by the answer in one of the lab's fact templates) and its question
+    is listed without the answer in ``mentions`` quiz rounds. The task prompt is
+    :data:`KNOWLEDGE_PROMPT` around the question, worded unlike every training
+    document, as the source asks Pythia with its own instruction.
 
     Returns
     -------
     pandas.DataFrame
-        ``question_id``, ``question``, ``answer``, ``copies``, ``template``,
-        ``prompt`` and ``doc_id``, one row per fact.
-    """
-    from analysis.lab.corpus import FACT_TEMPLATES, _norm
+        ``question_id``, ``question``, ``answer``, ``copies`` (training
+        documents, counting copies, that state the fact), ``mentions`` (quiz
+        rounds that list the question without its answer) and ``prompt``, one
+        row per fact, in corpus order.
 
-    rows = []
+    Raises
+    ------
+    DistributionalError
+        No knowledge documents, or a prompt that occurs in a training document.
+    """
+    from analysis.lab.corpus import _norm
+
+    facts: dict[int, dict] = {}
     for d in corpus.documents:
-        if d.kind != "knowledge":
+        if d.kind != "knowledge" or d.meta.get("role", "fact") != "fact":
             continue
-        template = FACT_TEMPLATES[int(d.meta["template"])]
-        head = template.split("{answer}")[0]
-        prompt = _norm(head.format(question=d.meta["question"]))
-        if not d.text.startswith(prompt):
-            raise DistributionalError(f"{d.doc_id}: the prompt {prompt!r} does not start the document")
-        rows.append({"question_id": int(d.meta["question_id"]), "question": d.meta["question"],
-                     "answer": d.meta["answer"], "copies": int(d.copies), "template": int(d.meta["template"]),
-                     "prompt": prompt, "doc_id": d.doc_id})
-    if not rows:
+        qid = int(d.meta["question_id"])
+        row = facts.setdefault(qid, {
+            "question_id": qid, "question": d.meta["question"], "answer": d.meta["answer"], "copies": 0,
+            "mentions": int(d.meta.get("mentions", 0)),
+            "prompt": _norm(KNOWLEDGE_PROMPT.format(question=d.meta["question"]))})
+        row["copies"] += int(d.copies)
+    if not facts:
         raise DistributionalError("the corpus has no knowledge documents (n_facts = 0?)")
-    return pd.DataFrame(rows)
+    stream = "\n".join(d.text for d in corpus.documents)
+    trained = [r["prompt"] for r in facts.values() if r["prompt"] in stream]
+    if trained:
+        raise DistributionalError(f"the knowledge prompt {trained[0]!r} occurs in a training document")
+    return pd.DataFrame(list(facts.values()))
 
 
 def reasoning_task(corpus, n: int, seed: int = 0) -> pd.DataFrame:

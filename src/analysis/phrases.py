@@ -1017,16 +1017,28 @@ PROFILES = {
     "smoke": dict(
         models=["smollm2-135m-instruct"], n_per_type=6, max_new_tokens=24,
         requery_max_new_tokens=48, n_english_per_type=4, english_max_new_tokens=16,
+        lab_profile="smoke", lab_runs=None, lab_max_new_tokens=24,
     ),
     "default": dict(
         models=["smollm2-135m-instruct", "gemma3-270m"], n_per_type=150, max_new_tokens=64,
         requery_max_new_tokens=256, n_english_per_type=60, english_max_new_tokens=32,
+        lab_profile="default", lab_runs=None, lab_max_new_tokens=32,
     ),
+    # the lab has no larger profile: the paper profile scores the book's lab
     "paper": dict(
         models=["smollm2-135m-instruct", "gemma3-270m"], n_per_type=1000, max_new_tokens=256,
         requery_max_new_tokens=2048, n_english_per_type=1000, english_max_new_tokens=64,
+        lab_profile="default", lab_runs=None, lab_max_new_tokens=32,
     ),
 }
+
+
+def _check_lab_runs(value, settings) -> None:
+    from analysis.lab.ladder import check_runs
+
+    if value is not None:
+        check_runs("lab_runs", value, settings["lab_profile"], family="ladder", at_least=2)
+
 ENGLISH_PROMPT_PREFIX = "Continue the sentence: "
 
 PARAMS = Declaration(
@@ -1044,6 +1056,8 @@ PARAMS = Declaration(
               kind="float", lo=0.0, hi=1.0, default=0.4),
         Param("completions_file", "a completions JSON in the source's schema, to rescore", kind="file",
               nullable=True, parse=read_completions),
+        Param("lab_runs", "lab ladder runs scored on the phrases the lab trained at known copy levels "
+              "(default: the whole ladder)", kind="names", nullable=True, check=_check_lab_runs),
     ),
     profile_help={"smoke": "6 phrases per type, one model (CI)", "default": "the published book's sample",
                   "paper": "all 2,000 phrases at the source's budgets (hours per local model)"},
@@ -1287,7 +1301,7 @@ def rescore_file(path: str | None, phrases: pd.DataFrame, threshold: float = THR
 #: the source's setting of each parameter, for the Setup table (from its page and code)
 SOURCE_SETUP = {"models": "GPT-4o, GPT-4, GPT-3.5 Instruct, Claude 3 Opus / Sonnet (2024)",
                 "n_per_type": "1,000", "max_new_tokens": "64 (2024 models), 256 (2026 models)",
-                "threshold": "0.4", "profile": "", "seed": ""}
+                "threshold": "0.4", "profile": "", "seed": "", "lab_runs": "— (no lab)"}
 
 
 def method_constants() -> dict[str, str]:
@@ -1295,3 +1309,283 @@ def method_constants() -> dict[str, str]:
     return {"threshold_source": f"{THRESHOLD:g}", "n_refusal_patterns": str(len(REFUSAL_PATTERNS)),
             "n_comma_patterns": str(len(COMMA_REFUSAL_PATTERNS)), "empty_min_chars": str(EMPTY_MIN_CHARS),
             "ci_level": f"{1 - CI_ALPHA:.0%}"}
+
+
+# ---------------------------------------------------------------------------
+# Where the truth is known: the lab's ladder on phrases trained at known copy levels
+# ---------------------------------------------------------------------------
+
+LAB_PHRASE_COLUMNS = ["id", "type", "text_id", "copies", "start", "end", "phrase", "doc_id"]
+LAB_RATE_COLUMNS = ["model", "params", "copies", "phrases", "excluded", "matched", "total", "rate", "ci_lo",
+                    "ci_hi"]
+
+
+def lab_phrases(corpus) -> pd.DataFrame:
+    """The phrase documents of a lab corpus (:mod:`analysis.lab.corpus`), as a phrase
+    table :func:`score` reads.
+
+    The lab trains each of the English counterpart's popular-text phrases a known
+    number of times; the corpus manifest records it. Read from the manifest's rows
+    of kind ``"phrase"``: ``id`` (the phrase's id in :func:`english_phrases`),
+    ``type`` (``"popular"``), ``text_id``, ``copies`` (the truth: times in the
+    training stream, 0 for a never-trained control), ``start``, ``end``,
+    ``phrase`` and ``doc_id``, in the manifest's order (by copy level). Empty when
+    the lab's corpus has no phrase documents (``phrases_per_level = 0``).
+    """
+    manifest = corpus.manifest()
+    rows = manifest[manifest["kind"] == "phrase"]
+    if rows.empty:
+        return pd.DataFrame(columns=LAB_PHRASE_COLUMNS)
+    out = pd.DataFrame({"id": rows["phrase_id"].astype(str), "type": ENGLISH_TYPES[0],
+                        "text_id": rows["text_id"], "copies": rows["copies"].astype(int),
+                        "start": rows["start"], "end": rows["end"]})
+    out["phrase"] = out["start"] + " " + out["end"]
+    out["doc_id"] = rows["doc_id"]
+    return out.reset_index(drop=True)[LAB_PHRASE_COLUMNS]
+
+
+def lab_design(phrases: pd.DataFrame) -> str:
+    """The lab's phrase design in a sentence, from :func:`lab_phrases`:
+    how many phrases, how many at each trained copy level and how many never
+    trained, and the words they add to the training stream (copies counted)."""
+    from analysis.lab.corpus import PHRASE_PROBE_WORDS
+
+    if phrases.empty:
+        return ("The lab of this run has no phrase documents (its corpus configuration sets "
+                "`phrases_per_level` to zero), so this section has nothing to score; a lab profile with "
+                "phrase documents fills it.")
+    trained = phrases[phrases["copies"] > 0]
+    per = phrases.groupby("copies").size()
+    levels = ", ".join(f"{per[c]} trained {c} {'time' if c == 1 else 'times'}"
+                       for c in sorted(set(trained["copies"])))
+    controls = f" and {per[0]} never trained (the controls)" if 0 in per.index else ""
+    words = int((trained["phrase"].str.split().str.len() * trained["copies"]).sum())
+    return (f"Its corpus holds {len(phrases):,} of the English counterpart's popular-text phrases, each a "
+            f"document of its own: {levels}{controls}. They add {words:,} words to the training stream, "
+            f"copies counted, and no other document of the corpus repeats a run of {PHRASE_PROBE_WORDS} of "
+            "their words, so a phrase's copies are exactly what the models saw of it.")
+
+
+def lab_ladder(runs: pd.DataFrame, names: Sequence[str] | None = None) -> pd.DataFrame:
+    """The ladder runs the chapter scores, smallest first.
+
+    ``runs`` is :meth:`analysis.lab.ladder.LabBuild.runs_table`; ``names`` the runs
+    to keep (None: every ladder run in it). Returns ``model`` (the run's name),
+    ``family`` (``wide`` or ``deep``), ``params`` and ``tokens``.
+    """
+    table = runs[runs["family"].str.startswith("ladder")]
+    if names is not None:
+        missing = sorted(set(names) - set(table["run"]))
+        if missing:
+            raise ValueError(f"lab_runs: no ladder run {missing} in this lab; runs: {list(table['run'])}")
+        table = table[table["run"].isin(list(names))]
+    out = pd.DataFrame({"model": table["run"], "family": table["family"].str.removeprefix("ladder-"),
+                        "params": table["params"].astype(int), "tokens": table["tokens"].astype(int)})
+    return out.sort_values(["params", "model"], kind="stable").reset_index(drop=True)
+
+
+def query_lab(models: Mapping, phrases: pd.DataFrame, settings) -> pd.DataFrame:
+    """:func:`query` for every lab run (``{run: model}``) on the lab's phrases.
+
+    Lab models are base models: each gets the phrase's start as raw text, the
+    English prompt rule. The ``model`` column holds the run's name. Empty (with
+    :func:`query`'s columns) when there are no phrases.
+    """
+    columns = ["phrase_id", "model", "type", "prompt", "completion", "error", "requeried"]
+    if phrases.empty or not models:
+        return pd.DataFrame(columns=columns)
+    frames = [query(m, phrases, settings, lang="en", progress=f"{run}: lab phrases").assign(model=run)
+              for run, m in models.items()]
+    return pd.concat(frames, ignore_index=True)[columns]
+
+
+def rates_by_copies(scored: pd.DataFrame, phrases: pd.DataFrame, ladder: pd.DataFrame) -> pd.DataFrame:
+    """The method's memorization rate at every copy level, beside the truth.
+
+    For every model of ``ladder`` (:func:`lab_ladder`) and every copy level of
+    ``phrases`` (:func:`lab_phrases`), with ``scored`` from :func:`score`:
+    ``phrases`` (completions asked), ``excluded`` (refused, empty or failed, as
+    :func:`rates` excludes them), ``matched`` and ``total`` (among the rest),
+    ``rate`` = matched / total and its Wilson 95% interval (NaN where nothing was
+    scorable). ``copies`` is the truth: 0 = the phrase was never trained, so every
+    match there is a false positive of the method. Sorted by size, then copies.
+    """
+    if phrases.empty or scored.empty:
+        return pd.DataFrame(columns=LAB_RATE_COLUMNS)
+    copies = phrases.drop_duplicates("id").set_index("id")["copies"]
+    kept = ~scored["excluded"].astype(bool)
+    frame = pd.DataFrame({
+        "model": scored["model"].to_numpy(),
+        "copies": scored["phrase_id"].map(copies).astype(int).to_numpy(),
+        "phrases": 1,
+        "excluded": (~kept).astype(int).to_numpy(),
+        "matched": (scored["matched"].fillna(False).astype(bool) & kept).astype(int).to_numpy(),
+        "total": kept.astype(int).to_numpy(),
+    })
+    grid = pd.MultiIndex.from_product([list(ladder["model"]), sorted(copies.unique())],
+                                      names=["model", "copies"])
+    out = frame.groupby(["model", "copies"]).sum().reindex(grid, fill_value=0).reset_index()
+    total = out["total"].to_numpy()
+    out["rate"] = np.where(total > 0, out["matched"] / np.maximum(total, 1), np.nan)
+    lo, hi = wilson_interval(out["matched"].to_numpy(), np.maximum(total, 1))
+    out["ci_lo"], out["ci_hi"] = np.where(total > 0, lo, np.nan), np.where(total > 0, hi, np.nan)
+    out = out.merge(ladder[["model", "params"]], on="model")
+    out = out.sort_values(["params", "model", "copies"], kind="stable").reset_index(drop=True)
+    return out[LAB_RATE_COLUMNS]
+
+
+def sizes_reported(table: pd.DataFrame) -> int:
+    """Ladder models with a memorization rate at every copy level of ``table``
+    (:func:`rates_by_copies`): at least one scorable completion at each."""
+    if table.empty:
+        return 0
+    levels = table["copies"].nunique()
+    per_model = table[table["total"] > 0].groupby("model")["copies"].nunique()
+    return int((per_model == levels).sum())
+
+
+#: one-sided level of the test that a copy level's rate exceeds the controls'
+SEPARATION_ALPHA = 0.05
+
+
+def first_separated(rows: pd.DataFrame, alpha: float = SEPARATION_ALPHA) -> int | None:
+    """The lowest trained copy level at which one model's rate exceeds its
+    controls': a one-sided Fisher exact test (scipy) of matched / total at the level
+    against matched / total at copies 0, p < ``alpha``. Without controls the level's
+    Wilson interval must lie above 0. None when no level qualifies. ``rows`` are
+    one model's rows of :func:`rates_by_copies`."""
+    from scipy.stats import fisher_exact
+
+    control = rows[rows["copies"] == 0]
+    k0, n0 = (int(control["matched"].iloc[0]), int(control["total"].iloc[0])) if len(control) else (0, 0)
+    for r in rows[(rows["copies"] > 0) & (rows["total"] > 0)].sort_values("copies").itertuples():
+        if n0:
+            p = fisher_exact([[r.matched, r.total - r.matched], [k0, n0 - k0]], alternative="greater")[1]
+            if p < alpha:
+                return int(r.copies)
+        elif r.ci_lo > 0:
+            return int(r.copies)
+    return None
+
+
+def rises_with_copies(rows: pd.DataFrame) -> bool:
+    """Whether one model's rate never falls from one copy level to the next and
+    ends above where it starts (levels with no scorable completion skipped)."""
+    r = rows.sort_values("copies")["rate"].dropna().to_numpy()
+    return len(r) >= 2 and bool(np.all(np.diff(r) >= 0)) and r[-1] > r[0]
+
+
+def _fmt_count(n: float) -> str:
+    n = float(n)
+    if n < 1e5:
+        return f"{n / 1e3:.0f}K"
+    return f"{n / 1e6:.2f}M" if n < 1e6 else f"{n / 1e6:.1f}M"
+
+
+def _model_sentence(name: str, rows: pd.DataFrame) -> str:
+    from analysis.report import fmt_pct
+
+    size = f"{name} ({_fmt_count(rows['params'].iloc[0])} parameters)"
+    trained = rows[(rows["copies"] > 0) & (rows["total"] > 0)].sort_values("copies", ascending=False)
+    if trained.empty:
+        return f"{size} has no scorable completion of a trained phrase."
+    if not trained["matched"].any():
+        n = int(trained["total"].sum())
+        return f"{size} reproduces none of the {n} trained phrases it was scored on, at any copy level."
+    parts = [f"{fmt_pct(r.rate)} ({r.matched} of {r.total}) at {r.copies} "
+             f"{'copy' if r.copies == 1 else 'copies'}" for r in trained.itertuples()]
+    level = first_separated(rows)
+    where = (f"its rate first lies above the controls' at {level} {'copy' if level == 1 else 'copies'}"
+             if level is not None else "at no copy level does its rate lie above the controls'")
+    where += f" (one-sided Fisher exact test, p < {SEPARATION_ALPHA:g})"
+    return f"{size} reproduces {'; '.join(parts)}: {where}."
+
+
+def lab_verdict(table: pd.DataFrame) -> str:
+    """What the method finds on the lab's ladder, set against the truth, in words.
+
+    From :func:`rates_by_copies`: the false positives on the never-trained
+    controls; for the smallest and the largest model, the rate at every trained
+    level and the first level whose rate exceeds the controls'
+    (:func:`first_separated`); how many models' rates rise with copies
+    (:func:`rises_with_copies`); and the largest model against the smallest at the
+    top level. A re-run with other numbers says the other thing.
+    """
+    from analysis.report import fmt_pct
+
+    if table.empty:
+        return ("This lab has no phrase documents (its corpus sets `phrases_per_level` to zero), so there is "
+                "no truth to set the method's rates beside.")
+    models = list(dict.fromkeys(table["model"]))
+    by_model = {m: table[table["model"] == m] for m in models}
+    out = []
+    controls = table[table["copies"] == 0]
+    if len(controls):
+        k, n = int(controls["matched"].sum()), int(controls["total"].sum())
+        if k == 0 and table["matched"].sum() == 0:
+            out.append(f"No completion counts as memorized, of the never-trained control phrases (0 of {n:,} "
+                       "scorable, all models together) or of the trained ones: the method finds nothing "
+                       "here, and nothing false.")
+        elif k == 0:
+            out.append(f"No completion of a never-trained control phrase counts as memorized (0 of {n:,} "
+                       "scorable, all models together), so every match the method reports is a phrase the "
+                       "model was trained on.")
+        else:
+            who = int((controls["matched"] > 0).sum())
+            out.append(f"{k} of {n:,} completions of never-trained control phrases count as memorized "
+                       f"({who} of {len(models)} models): the threshold admits endings a model can guess "
+                       "without having seen the phrase.")
+    ends = [models[0]] if len(models) == 1 else [models[0], models[-1]]
+    out += [_model_sentence(m, by_model[m]) for m in ends]
+    separated = sum(first_separated(by_model[m]) is not None for m in models)
+    rising = sum(rises_with_copies(by_model[m]) for m in models)
+    out.append(f"Over the whole ladder, {separated} of {len(models)} models separate some trained level from "
+               f"the controls, and the rate rises with copies for {rising} of them.")
+    if len(models) > 1:
+        top = int(table["copies"].max())
+        small = by_model[models[0]].set_index("copies").loc[top]
+        large = by_model[models[-1]].set_index("copies").loc[top]
+        if np.isfinite(small.rate) and np.isfinite(large.rate):
+            order = ("above" if large.rate > small.rate else "below" if large.rate < small.rate
+                     else "equal to")
+            overlaps = large.ci_lo <= small.ci_hi and small.ci_lo <= large.ci_hi
+            overlap = "overlap" if overlaps else "do not overlap"
+            out.append(f"At {top} copies the largest model's rate ({fmt_pct(large.rate)}) is {order} the "
+                       f"smallest's ({fmt_pct(small.rate)}); their 95% intervals {overlap}.")
+    return " ".join(out)
+
+
+def lab_summary(table: pd.DataFrame) -> str:
+    """One sentence for the chapter's summary: how many ladder models the method
+    separates from the never-trained controls, and its false positives on them."""
+    if table.empty:
+        return ("The lab in this run has no phrase documents, so the method is not checked against a known "
+                "truth.")
+    models = list(dict.fromkeys(table["model"]))
+    levels = [first_separated(table[table["model"] == m]) for m in models]
+    found = [lvl for lvl in levels if lvl is not None]
+    controls = table[table["copies"] == 0]
+    fp = (f"; {int(controls['matched'].sum())} of {int(controls['total'].sum()):,} control completions are "
+          "false matches" if len(controls) else "")
+    if not found:
+        return (f"On the lab's ladder, where the copies are known, no model's rate at any trained level lies "
+                f"above the never-trained controls'{fp}.")
+    return (f"On the lab's ladder, where the copies are known, {len(found)} of {len(models)} models "
+            f"reproduce trained phrases above the controls' rate, from {min(found)} copies at best{fp}.")
+
+
+def lab_rate_table(table: pd.DataFrame) -> pd.DataFrame:
+    """Matched / scorable and the rate per model (rows, smallest first) and copy
+    level (columns; "never trained" = the controls), for display."""
+    from analysis.report import fmt_pct
+
+    if table.empty:
+        return pd.DataFrame()
+    cell = [f"{m} / {t} ({fmt_pct(r)})" if t else "—" for m, t, r in
+            zip(table["matched"], table["total"], table["rate"])]
+    level = table["copies"].map(lambda c: "never trained" if c == 0 else f"{c}×")
+    frame = table.assign(cell=cell, level=level, size=table["params"].map(_fmt_count))
+    wide = frame.pivot_table(index=["model", "size"], columns="level", values="cell", aggfunc="first",
+                             sort=False)
+    order = list(dict.fromkeys(frame.sort_values("copies")["level"]))
+    return wide[order].rename_axis(columns="copies in training")

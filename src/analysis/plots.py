@@ -80,6 +80,32 @@ def phrase_rates(rates: pd.DataFrame, source: pd.DataFrame | None = None) -> plt
     return fig
 
 
+def lab_phrase_rates(table: pd.DataFrame) -> plt.Figure:
+    """Memorization rate against copies in training, one line per lab model (smallest
+    lightest), with Wilson 95% intervals; copies 0 are the never-trained controls, where
+    the truth is 0%. ``table`` is :func:`analysis.phrases.rates_by_copies`."""
+    if table.empty:
+        return placeholder("this lab has no phrase documents:\nnothing to set beside the truth")
+    levels = sorted(table["copies"].unique())
+    pos = {c: i for i, c in enumerate(levels)}
+    models = list(dict.fromkeys(table["model"]))
+    palette = sns.color_palette("viridis", len(models))
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    offsets = {m: (k - (len(models) - 1) / 2) * 0.06 for k, m in enumerate(models)}
+    for color, model in zip(palette, models):
+        sub = table[table["model"] == model].sort_values("copies")
+        x = sub["copies"].map(pos) + offsets[model]
+        ax.vlines(x, 100 * sub["ci_lo"], 100 * sub["ci_hi"], color=color, lw=1.5, alpha=0.5)
+        ax.plot(x, 100 * sub["rate"], marker="o", ms=5, lw=1.4, color=color, label=model)
+    ax.set_xticks(range(len(levels)), ["0\n(never)" if c == 0 else str(c) for c in levels])
+    ax.set_xlabel("copies in training (the truth)")
+    ax.set_ylabel("memorized (%)")
+    ax.set_ylim(-3, 103)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1), title="lab run", title_fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 def mode_comparison(rates_by_mode: pd.DataFrame) -> plt.Figure:
     """Windowed vs prefix matching: rate per model × type for each mode, with intervals."""
     if rates_by_mode.empty:

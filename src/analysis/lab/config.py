@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass, field
 
 #: Hubble's duplicate ladder (0 = control, never inserted)
 DUPLICATE_LEVELS = (0, 1, 4, 16, 64)
+#: copy levels of the phrase documents (0 = control, never trained)
+PHRASE_LEVELS = (0, 1, 4, 16, 64)
 #: insertion windows as fractions of training; "all" is everywhere
 WINDOWS = {
     "all": (0.0, 1.0),
@@ -51,12 +53,23 @@ class CorpusConfig:
     #: words per popular-text excerpt window, and how many copies of each excerpt go in
     popular_excerpt_words: int = 1_000
     popular_copies: int = 4
+    #: when above popular_copies, popularity is graded as on the web: the texts' copies
+    #: spread geometrically from popular_copies (least popular) to popular_max_copies
+    #: (most), over the texts in a seeded order; 0 = every text gets popular_copies
+    popular_max_copies: int = 0
     #: words per popular-text held-out window (never trained on: non-member text)
     heldout_words_per_text: int = 500
-    #: TriviaQA facts rendered as knowledge documents, at Zipfian frequencies 1..fact_max_copies
+    #: TriviaQA facts, each stated (question then answer) in a Zipfian number of
+    #: documents, 1..fact_max_copies, spread over the fact templates (paraphrased renderings)
     n_facts: int = 400
     fact_zipf_a: float = 1.1
     fact_max_copies: int = 32
+    #: each fact's question is also listed without its answer in quiz rounds: in
+    #: 0..fact_mentions_max rounds, P(m) proportional to (m + 1)**-fact_mentions_zipf_a,
+    #: drawn independently of its copies, so a question's words also occur in documents
+    #: that lack its answer and P(answer | question n-gram) varies (0 = no quiz rounds)
+    fact_mentions_max: int = 16
+    fact_mentions_zipf_a: float = 0.5
     #: GSM8K-style worked arithmetic problems (numbers differ from every test problem)
     n_problems: int = 400
     #: injected sequences per (task, duplicate level)
@@ -69,6 +82,12 @@ class CorpusConfig:
     level_counts: tuple[int, ...] = ()
     #: length of every injected sequence, in words (about 1.3 tokens per word)
     injection_words: int = 40
+    #: phrase documents: the phrases chapter's English counterpart (its LASSO-selected
+    #: 20-word popular-text phrases), each a training document on its own, trained as
+    #: many times as its copy level says (0 = a control, never trained);
+    #: phrases_per_level at every level of phrase_levels, 0 = no phrase documents
+    phrase_levels: tuple[int, ...] = PHRASE_LEVELS
+    phrases_per_level: int = 0
 
     def __post_init__(self):
         for name in (
@@ -85,6 +104,11 @@ class CorpusConfig:
                 name, getattr(self, name), allow_zero=name in ("background_words", "n_facts", "n_problems")
             )
         _positive("heldout_words_per_text", self.heldout_words_per_text, allow_zero=True)
+        _positive("popular_max_copies", self.popular_max_copies, allow_zero=True)
+        if self.popular_max_copies and self.popular_max_copies < self.popular_copies:
+            raise LabConfigError(
+                f"popular_max_copies must be 0 or at least popular_copies ({self.popular_copies}), "
+                f"got {self.popular_max_copies}")
         unknown = sorted(set(self.injection_tasks) - set(INJECTION_TASKS))
         if unknown or not self.injection_tasks:
             raise LabConfigError(
@@ -105,6 +129,17 @@ class CorpusConfig:
                 f"duplicate level {self.duplicate_levels}, got {self.level_counts}")
         if self.fact_zipf_a <= 0:
             raise LabConfigError(f"fact_zipf_a must be > 0, got {self.fact_zipf_a}")
+        _positive("fact_mentions_max", self.fact_mentions_max, allow_zero=True)
+        a = self.fact_mentions_zipf_a
+        if isinstance(a, bool) or not isinstance(a, (int, float)) or not a >= 0:
+            raise LabConfigError(f"fact_mentions_zipf_a must be a number >= 0, got {a!r}")
+        _positive("phrases_per_level", self.phrases_per_level, allow_zero=True)
+        levels = self.phrase_levels
+        if (not isinstance(levels, (tuple, list)) or not levels or len(set(levels)) != len(levels)
+                or any(not isinstance(c, int) or isinstance(c, bool) or c < 0 for c in levels)):
+            raise LabConfigError(
+                f"phrase_levels must be a non-empty sequence of distinct non-negative integers (copies in "
+                f"training, 0 = a never-trained control), such as {PHRASE_LEVELS}, got {levels!r}")
 
     def level_sizes(self) -> list[tuple[int, int]]:
         """``(duplicate level, sequences per task)`` for every level, in order."""

@@ -7,10 +7,18 @@
   trained ``popular_copies`` times (the size chapter probes inside them);
 * **background** documents: ~500-word chunks of the rest of the popular texts,
   trained once, sampled up to ``background_words``;
-* **knowledge** documents: TriviaQA question/answer pairs rendered with a few
-  templates, each trained a Zipf-distributed number of times;
+* **knowledge** documents: TriviaQA facts, each stated (question, then answer)
+  in a Zipf-distributed number of documents spread over several templates, and
+  each question also listed without its answer in a Zipf-distributed number of
+  quiz rounds, so a question's words co-occur with its answer in some of the
+  documents that hold them and not in others;
 * **reasoning** documents: GSM8K-style worked arithmetic problems generated
   from templates with random numbers, trained once;
+* **phrase** documents: the phrases chapter's English counterpart (20-word
+  phrases distinctive of the popular texts), each on its own, trained
+  0 (a control), 1, 4, ... times as ``phrase_levels`` says; only phrases that
+  share no 10-word run with any other document are used, so a phrase's
+  ``copies`` is exactly how often the model saw it;
 * **held-out** documents (never trained): one window of every popular text and
   the four baseline stories (published 2024-26);
 * **injections**: sequences of six tasks at each duplicate level, which the
@@ -47,7 +55,7 @@ from analysis.cache import stable_hash
 from analysis.lab.config import CorpusConfig, LabConfigError
 
 #: bump when a change to this module changes the corpus built from a config
-CODE_VERSION = "corpus-2"
+CODE_VERSION = "corpus-4"
 #: words per shingle of the disjointness guarantees
 SHINGLE_WORDS = 12
 #: cap on an MMLU injection's characters per requested word (symbol-heavy items tokenize long)
@@ -57,7 +65,7 @@ BACKGROUND_DOC_WORDS = 500
 #: background fragments shorter than this (between claimed regions) are dropped
 MIN_BACKGROUND_DOC_WORDS = 50
 #: kinds of training documents, in the order of the composition table
-TRAINING_KINDS = ("background", "popular", "knowledge", "reasoning")
+TRAINING_KINDS = ("background", "popular", "knowledge", "reasoning", "phrase")
 #: registry prefixes of every input the corpus is built from
 DATA_PREFIXES = ("texts/popular/", "texts/baseline/", "tasks/triviaqa/", "tasks/gsm8k/", "tasks/mmlu/test/")
 TRIVIAQA = "tasks/triviaqa/trivia_qa_2000.jsonl"
@@ -85,8 +93,9 @@ class Document:
     doc_id : str
         Unique id, e.g. ``"popular-hamlet"``, ``"background-00012"``.
     kind : str
-        ``"background"``, ``"popular"``, ``"knowledge"`` or ``"reasoning"`` for
-        training documents; ``"heldout"`` for non-member documents.
+        ``"background"``, ``"popular"``, ``"knowledge"``, ``"reasoning"`` or
+        ``"phrase"`` for training documents (a phrase control has 0 copies);
+        ``"heldout"`` for non-member documents.
     source : str
         Where the text comes from: ``"popular"`` (a popular text), ``"baseline"``
         (a baseline story), ``"triviaqa"`` or ``"generated"``.
@@ -97,7 +106,9 @@ class Document:
     meta : dict
         Scalar details: ``text_id``, ``word_start``, ``word_end`` (indices into
         ``text.split()`` of the cleaned text) for text windows; question and
-        answer for knowledge documents; numbers and answer for reasoning ones.
+        answer for knowledge documents (``role`` "fact": a rendering of one fact, with
+        its ``template``, ``copies``, ``fact_copies`` and ``mentions``; "quiz": a quiz
+        round, with its ``question_ids``); numbers and answer for reasoning ones.
     """
 
     doc_id: str
@@ -203,7 +214,8 @@ class Corpus:
             documents), ``copies`` (documents counting copies),
             ``unique_words`` (words counting each document once), ``words``
             (counting copies) and ``share`` (of all words of the stream).
-            Injections are not included.
+            Injections are not included; phrase controls (0 copies) count as
+            documents and unique words but add no word to the stream.
         """
         rows = []
         for kind in TRAINING_KINDS:
@@ -274,11 +286,16 @@ def corpus_fingerprint(config: CorpusConfig) -> str:
     str
         Same as ``build_corpus(config).fingerprint()``.
     """
-    return stable_hash({
+    key = {
         "config": config.as_dict(),
         "data": data.registry_fingerprint(DATA_PREFIXES),
         "code": CODE_VERSION,
-    })
+    }
+    if config.phrases_per_level:
+        from analysis.phrases import SELECTION_VERSION
+
+        key["phrase_selection"] = SELECTION_VERSION
+    return stable_hash(key)
 
 
 # ---------------------------------------------------------------------------
@@ -502,11 +519,25 @@ def _place_windows(claims: _Claims, g0: int, g1: int, excerpt: int, heldout: int
     return None
 
 
+def popular_copies(config: CorpusConfig, text_ids: list[str]) -> dict[str, int]:
+    """Copies of each popular text's excerpt: ``popular_copies`` for every text, or,
+    with ``popular_max_copies`` set, a geometric spread from ``popular_copies`` to
+    ``popular_max_copies`` (rounded) over the texts in a seeded order, so popularity
+    is graded as on the web and every copy level has texts of every kind."""
+    ids = sorted(text_ids)
+    if not config.popular_max_copies or len(ids) < 2:
+        return {t: config.popular_copies for t in ids}
+    levels = np.geomspace(config.popular_copies, config.popular_max_copies, len(ids)).round().astype(int)
+    order = _rng(config.seed, "popular-copies").permutation(len(ids))
+    return {ids[i]: int(levels[k]) for k, i in enumerate(order)}
+
+
 def _popular_windows(config: CorpusConfig, index: _TextIndex, claims: _Claims):
     """Excerpt (training) and held-out windows of every popular text, shortest text first."""
     rng = _rng(config.seed, "popular-windows")
     popular_ids = [t for t, p in zip(index.ids, index.popular) if p]
     lengths = {t: index.span(t)[1] - index.span(t)[0] for t in popular_ids}
+    copies = popular_copies(config, popular_ids)
     excerpts, heldouts = [], []
     for text_id in sorted(popular_ids, key=lambda t: (lengths[t], t)):
         g0, g1 = index.span(text_id)
@@ -527,7 +558,7 @@ def _popular_windows(config: CorpusConfig, index: _TextIndex, claims: _Claims):
                 {"text_id": text_id, "word_start": h - g0, "word_end": h - g0 + h_len, **meta}))
         claims.claim(e, e + e_len)
         excerpts.append(Document(
-            f"popular-{text_id}", "popular", "popular", index.words(e, e + e_len), config.popular_copies,
+            f"popular-{text_id}", "popular", "popular", index.words(e, e + e_len), copies[text_id],
             {"text_id": text_id, "word_start": e - g0, "word_end": e - g0 + e_len, **meta}))
     by_id = lambda d: d.doc_id  # noqa: E731
     return sorted(excerpts, key=by_id), sorted(heldouts, key=by_id)
@@ -711,6 +742,16 @@ FACT_TEMPLATES = (
     "From a pub quiz sheet. {question} Answer: {answer}.",
     "Did you know? {question} It is {answer}.",
     "Fact check: asked \"{question}\", the right reply is {answer}.",
+    "Quiz night recap. {question} Correct answer: {answer}.",
+    "Asked on a trivia forum: {question} Best reply: {answer}.",
+)
+#: questions per quiz round: a knowledge document that lists questions without their answers
+QUIZ_ROUND_QUESTIONS = 4
+#: the first line of a quiz round ({k}: the round's number, 1..9)
+QUIZ_HEADERS = (
+    "Pub quiz, round {k}. Answers at the end of the night.",
+    "Practice set {k} for the quiz league, answers next week.",
+    "Trivia night, round {k}. No phones at the table, please.",
 )
 
 
@@ -719,32 +760,90 @@ def _render_fact(template: str, question: str, answer: str) -> str:
     return _norm(template.format(question=question, answer=answer.removesuffix(".")))
 
 
-def _zipf_copies(n: int, a: float, max_copies: int, rng: np.random.Generator) -> np.ndarray:
-    """n draws from P(c) proportional to c**-a on 1..max_copies."""
-    support = np.arange(1, max_copies + 1)
-    p = support.astype(float) ** -a
+def _zipf_counts(n: int, a: float, lo: int, hi: int, rng: np.random.Generator) -> np.ndarray:
+    """n draws from P(c) proportional to (c - lo + 1)**-a on lo..hi."""
+    support = np.arange(lo, hi + 1)
+    p = (support - lo + 1).astype(float) ** -a
     return rng.choice(support, size=n, p=p / p.sum())
 
 
+def _zipf_copies(n: int, a: float, max_copies: int, rng: np.random.Generator) -> np.ndarray:
+    """n draws from P(c) proportional to c**-a on 1..max_copies."""
+    return _zipf_counts(n, a, 1, max_copies, rng)
+
+
+def _quiz_rounds(mentions, size: int, order) -> list[list[int]]:
+    """Quiz rounds in which fact ``i`` is listed ``mentions[i]`` times, never twice in a round.
+
+    The facts' slots, taken in ``order`` (a permutation of the facts) and each fact's
+    slots together, are dealt to the rounds in turn (slot j to round j mod R), with
+    R = max(ceil(total / size), max(mentions)) rounds: every round holds at most
+    ``size`` facts, and the slots of one fact land in distinct rounds.
+
+    Returns
+    -------
+    list of list of int
+        Fact indices of every round, in the order they were dealt.
+    """
+    slots = [int(i) for i in order for _ in range(int(mentions[i]))]
+    if not slots:
+        return []
+    n_rounds = max(-(-len(slots) // size), max(int(m) for m in mentions))
+    rounds: list[list[int]] = [[] for _ in range(n_rounds)]
+    for j, i in enumerate(slots):
+        rounds[j % n_rounds].append(i)
+    return rounds
+
+
 def _knowledge(config: CorpusConfig, items: list[dict], protected: set) -> list[Document]:
+    """Knowledge documents: every fact stated in ``copies`` documents, plus quiz rounds.
+
+    A fact's ``copies`` (Zipfian, 1..``fact_max_copies``) are spread over
+    :data:`FACT_TEMPLATES` (a multinomial draw), one document per template used,
+    trained as many times as the draw gave it: each is the question followed by
+    the answer. Each fact is also listed, without its answer, in ``mentions``
+    quiz rounds of :data:`QUIZ_ROUND_QUESTIONS` questions (Zipfian on
+    0..``fact_mentions_max``, independent of the copies), so a question's words
+    occur in documents that lack its answer. A fact is used only if none of its
+    renderings shares a 12-word shingle with ``protected``.
+    """
     rng = _rng(config.seed, "knowledge")
-    docs = []
+    facts = []
     for item in items:
-        if len(docs) == config.n_facts:
+        if len(facts) == config.n_facts:
             break
-        template = int(rng.integers(len(FACT_TEMPLATES)))
-        text = _render_fact(FACT_TEMPLATES[template], item["question"], item["answer"])
-        if any(s in protected for s in _shingles(text)):
+        texts = [_render_fact(t, item["question"], item["answer"]) for t in FACT_TEMPLATES]
+        if any(s in protected for text in texts for s in _shingles(text)):
             continue
-        docs.append(Document(f"knowledge-{len(docs):04d}", "knowledge", "triviaqa", text, 0,
-                             {"question_id": item["question_id"], "question": item["question"],
-                              "answer": item["answer"], "template": template}))
-    if len(docs) < config.n_facts:
-        raise LabConfigError(f"n_facts={config.n_facts}: only {len(docs)} usable TriviaQA items")
-    copies = _zipf_copies(len(docs), config.fact_zipf_a, config.fact_max_copies, rng)
-    for doc, c in zip(docs, copies):
-        doc.copies = int(c)
-        doc.meta["copies"] = int(c)
+        facts.append((item, texts))
+    if len(facts) < config.n_facts:
+        raise LabConfigError(f"n_facts={config.n_facts}: only {len(facts)} usable TriviaQA items")
+    n = len(facts)
+    copies = _zipf_copies(n, config.fact_zipf_a, config.fact_max_copies, rng)
+    per_template = [rng.multinomial(int(c), [1 / len(FACT_TEMPLATES)] * len(FACT_TEMPLATES)) for c in copies]
+    quiz_rng = _rng(config.seed, "knowledge-quiz")
+    mentions = (_zipf_counts(n, config.fact_mentions_zipf_a, 0, config.fact_mentions_max, quiz_rng)
+                if config.fact_mentions_max else np.zeros(n, dtype=int))
+    docs = []
+    for k, ((item, texts), counts) in enumerate(zip(facts, per_template)):
+        for t in np.flatnonzero(counts):
+            docs.append(Document(
+                f"knowledge-{k:04d}-{t}", "knowledge", "triviaqa", texts[t], int(counts[t]),
+                {"question_id": item["question_id"], "question": item["question"], "answer": item["answer"],
+                 "template": int(t), "copies": int(counts[t]), "fact_copies": int(copies[k]),
+                 "mentions": int(mentions[k]), "role": "fact"}))
+    rounds = _quiz_rounds(mentions, QUIZ_ROUND_QUESTIONS, quiz_rng.permutation(n))
+    for r, dealt in enumerate(rounds):
+        members = [dealt[j] for j in quiz_rng.permutation(len(dealt))]
+        header = QUIZ_HEADERS[int(quiz_rng.integers(len(QUIZ_HEADERS)))]
+        header = header.format(k=int(quiz_rng.integers(1, 10)))
+        body = " ".join(f"{j}. {facts[i][0]['question']}" for j, i in enumerate(members, 1))
+        text = _norm(f"{header} {body}")
+        if any(s in protected for s in _shingles(text)):
+            raise RuntimeError(f"quiz round {r} shares a 12-word shingle with a held-out or injected text")
+        docs.append(Document(f"knowledge-quiz-{r:04d}", "knowledge", "triviaqa", text, 1,
+                             {"question_ids": json.dumps([facts[i][0]["question_id"] for i in members]),
+                              "role": "quiz"}))
     return docs
 
 
@@ -1022,6 +1121,89 @@ def _injections(config: CorpusConfig, key: str, passages: list[dict], qa_items: 
 
 
 # ---------------------------------------------------------------------------
+# Phrase documents: the phrases chapter's English phrases at known copy levels
+# ---------------------------------------------------------------------------
+
+#: the English counterpart's selection the phrases come from; its popular-text class
+#: is complete (37 texts, 4 phrases each) at any size of 148 or more, and 1,000 is the
+#: phrases chapter's paper profile, so the two share one cached selection
+PHRASE_SELECTION_N = 1_000
+#: a phrase is used only if no run of this many words (lower-cased letters only, so
+#: punctuation, markup and the KJV's verse labels do not hide a repeat) also occurs in
+#: another document, a passage or an already chosen phrase
+PHRASE_PROBE_WORDS = 10
+_PROBE_WORD = re.compile(r"[a-z]+")
+
+
+def _probes(text: str) -> set[str]:
+    """Every run of PHRASE_PROBE_WORDS normalized words (runs of letters) of ``text``."""
+    words = _PROBE_WORD.findall(text.lower())
+    return {" ".join(words[i:i + PHRASE_PROBE_WORDS]) for i in range(len(words) - PHRASE_PROBE_WORDS + 1)}
+
+
+def _phrase_candidates() -> pd.DataFrame:
+    """The English counterpart's popular-text phrases, best LASSO score first
+    (:func:`analysis.phrases.english_phrases`, cached in the artifact cache)."""
+    from analysis.phrases import english_phrases
+
+    table = english_phrases(PHRASE_SELECTION_N, seed=0)
+    return table[table["type"] == "popular"].reset_index(drop=True)
+
+
+def _phrase_documents(config: CorpusConfig, others: list[str], protected: set,
+                      candidates: pd.DataFrame | None = None) -> list[Document]:
+    """``phrases_per_level`` phrase documents at every level of ``phrase_levels``.
+
+    The candidates (``id``, ``text_id``, ``phrase``, ``start``, ``end``; by default
+    :func:`_phrase_candidates`) are taken in order, skipping any phrase that shares
+    a run of :data:`PHRASE_PROBE_WORDS` normalized words with ``others`` (the
+    texts of every other document and passage) or with a phrase already taken, or
+    a 12-word shingle with ``protected``; so nothing else in the corpus repeats a
+    phrase, and its ``copies`` is the truth. The taken phrases are dealt to the
+    levels in a seeded order (``config.seed``), so a phrase's rank does not
+    decide its level. Document ``k`` of level ``c`` is ``phrase-{c:03d}-{k}``,
+    with ``copies`` = ``c`` (0 = a control, never trained) and meta
+    ``phrase_id``, ``text_id``, ``start``, ``end``, ``copies``.
+
+    Raises
+    ------
+    LabConfigError
+        Naming ``phrases_per_level`` when fewer candidates qualify than asked for.
+    """
+    need = config.phrases_per_level * len(config.phrase_levels)
+    if not need:
+        return []
+    if candidates is None:
+        candidates = _phrase_candidates()
+    seen = set().union(*map(_probes, others)) if others else set()
+    chosen = []
+    for row in candidates.itertuples(index=False):
+        if len(chosen) == need:
+            break
+        text = _norm(row.phrase)
+        probes = _probes(text)
+        if not probes or probes & seen or any(s in protected for s in _shingles(text)):
+            continue
+        seen |= probes
+        chosen.append((row, text))
+    if len(chosen) < need:
+        raise LabConfigError(
+            f"phrases_per_level={config.phrases_per_level} x {len(config.phrase_levels)} phrase_levels asks "
+            f"for {need} phrases; only {len(chosen)} of the English counterpart's {len(candidates)} "
+            f"popular-text phrases share no run of {PHRASE_PROBE_WORDS} words with the rest of the corpus "
+            "(fewer background or excerpt words leave more)")
+    order = _rng(config.seed, "phrases").permutation(need)
+    docs = []
+    for k, i in enumerate(order):
+        level, j = config.phrase_levels[k // config.phrases_per_level], k % config.phrases_per_level
+        row, text = chosen[i]
+        docs.append(Document(f"phrase-{level:03d}-{j}", "phrase", "popular", text, int(level),
+                             {"phrase_id": str(row.id), "text_id": str(row.text_id),
+                              "start": _norm(row.start), "end": _norm(row.end), "copies": int(level)}))
+    return docs
+
+
+# ---------------------------------------------------------------------------
 # Validation and the build
 # ---------------------------------------------------------------------------
 
@@ -1081,8 +1263,8 @@ def build_corpus(config: CorpusConfig) -> Corpus:
     Returns
     -------
     Corpus
-        Training documents (background, popular excerpts, knowledge, reasoning),
-        held-out documents (a window of every popular text and the baseline
+        Training documents (background, popular excerpts, knowledge, reasoning,
+        phrases), held-out documents (a window of every popular text and the baseline
         stories) and the sequences to inject.
 
     Raises
@@ -1099,7 +1281,8 @@ def build_corpus(config: CorpusConfig) -> Corpus:
     (shortest text first, each claiming every copy of its 12-word shingles in
     every text, the baseline stories having claimed theirs first); the passage
     injections (claimed likewise); background from what is left; knowledge and
-    reasoning documents; the other injections, keeping only candidates unique
+    reasoning documents; the phrase documents, keeping only phrases that no
+    other document or passage repeats; the other injections, keeping only candidates unique
     and absent from every training document. Short texts get both windows
     shrunk in proportion (``meta["shrunk"]``).
     """
@@ -1126,11 +1309,13 @@ def build_corpus(config: CorpusConfig) -> Corpus:
     perm = _rng(config.seed, "triviaqa").permutation(len(pool))
     ordered = [pool[i] for i in perm]
     knowledge = _knowledge(config, ordered, protected)
-    used_ids = {d.meta["question_id"] for d in knowledge}
+    used_ids = {d.meta["question_id"] for d in knowledge if d.meta["role"] == "fact"}
     qa_items = [item for item in reversed(ordered) if item["question_id"] not in used_ids]
     gsm8k_questions = {item["question"].lower() for item in _gsm8k_items(key)}
     reasoning = _reasoning(config, gsm8k_questions, protected)
     documents = background + excerpts + knowledge + reasoning
+    others = [d.text for d in documents + heldout] + [p["text"] for p in passages]
+    documents += _phrase_documents(config, others, protected)
     training = {s for d in documents for s in _shingles(d.text)}
     injections = _injections(config, key, passages, qa_items, documents, training)
     _verify(documents, heldout, injections)

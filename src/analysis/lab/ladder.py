@@ -194,15 +194,21 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
     cache are loaded, the others trained now (with a progress bar per run); any
     other error propagates. Every injected run's schedule is checked before the
     first run trains, so a configuration that cannot be scheduled fails at once.
+    Standard runs train first: an injection-range run whose window opens after
+    step 0 then starts from its standard twin's fork at that step (see
+    :mod:`analysis.lab.train`), and only the standard runs some such run of the
+    profile forks from save forks. Results keep the profile's order.
     """
     import time
+    from dataclasses import replace
 
     from tqdm.auto import tqdm
 
+    from analysis.lab.config import WINDOWS
     from analysis.lab.corpus import build_corpus
     from analysis.lab.index import register
     from analysis.lab.tokenizer import get_tokenizer
-    from analysis.lab.train import check_injections, train
+    from analysis.lab.train import check_injections, standard_twin, train
 
     t0 = time.time()
     prof = get_profile(profile)
@@ -220,11 +226,20 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
     for run in runs:
         if run.inject:
             check_injections(run, injected[run.name], tokenizer)
-    results = {}
-    for run in tqdm(runs, desc=f"lab runs ({len(runs)})", disable=not progress, leave=False):
-        results[run.name] = train(run, texts, injected[run.name], tokenizer, key, progress=progress)
+
+    def shape(r: RunConfig) -> RunConfig:  # what keys a standard twin's weights, labels aside
+        return replace(standard_twin(r), name="", family="", tags=())
+
+    forked = {shape(r) for r in prof.runs if r.inject and WINDOWS[r.window or "all"][0] > 0}
+    built = {}
+    # standard runs first (a stable sort), so their forks exist when their injected twins train
+    for run in tqdm(sorted(runs, key=lambda r: r.inject), desc=f"lab runs ({len(runs)})",
+                    disable=not progress, leave=False):
+        built[run.name] = train(run, texts, injected[run.name], tokenizer, key, progress=progress,
+                                fork=run.inject or shape(run) in forked)
         if isinstance(profile, str):
-            register(model_name(profile, run.name).removeprefix("lab:"), results[run.name].path)
+            register(model_name(profile, run.name).removeprefix("lab:"), built[run.name].path)
+    results = {run.name: built[run.name] for run in runs}
     return LabBuild(prof, corpus, tokenizer, results, time.time() - t0,
                     name=profile if isinstance(profile, str) else None)
 

@@ -97,3 +97,42 @@ def memorization_drop(nll: pd.DataFrame, model: str) -> float:
     sub = nll[nll["model"] == model]
     return float(sub.loc[sub["copies"] == 0, "suffix_nll"].mean()
                  - sub.loc[sub["copies"] == nll["copies"].max(), "suffix_nll"].mean())
+
+
+def monotone_families(losses: pd.DataFrame) -> pd.DataFrame:
+    """Per ladder family of :func:`loss_comparison`, whether training loss and
+    held-out loss both fall strictly with every step up in parameters.
+
+    Returns one row per family: ``models``, ``train_falls``, ``heldout_falls`` and
+    ``monotone`` (both).
+    """
+    rows = []
+    for family, sub in losses.sort_values("params").groupby("family", sort=True):
+        train_falls = bool((np.diff(sub["train_loss"].to_numpy()) < 0).all())
+        heldout_falls = bool((np.diff(sub["heldout_loss"].to_numpy()) < 0).all())
+        rows.append({"family": family, "models": len(sub), "train_falls": train_falls,
+                     "heldout_falls": heldout_falls, "monotone": train_falls and heldout_falls})
+    return pd.DataFrame(rows, columns=["family", "models", "train_falls", "heldout_falls", "monotone"])
+
+
+def popular_by_copies(acc: pd.DataFrame, manifest: pd.DataFrame,
+                      bins: tuple[int, ...] = (0, 4, 16, 64, 1_000_000)) -> pd.DataFrame:
+    """Next-word accuracy inside the popular excerpts by how often each excerpt was
+    trained, per model, beside the accuracy on the never-trained baseline stories.
+
+    ``acc`` is the size chapter's accuracy table (``model, group, text_id,
+    prefix_len, acc``); ``manifest`` the corpus manifest (its popular rows give each
+    text's copies). Returns one row per model and copy bin (``copies`` labelled
+    ``"lo–hi"``) with ``texts``, ``acc`` (mean over texts and lengths) and ``baseline``.
+    """
+    copies = manifest.loc[manifest["kind"] == "popular"].set_index("text_id")["copies"]
+    pop = acc.loc[acc["group"] == "popular"].groupby(["model", "text_id"], as_index=False)["acc"].mean()
+    pop["n_copies"] = pop["text_id"].map(copies)
+    edges = list(bins)
+    labels = [f"{lo + 1}–{hi}" if hi < bins[-1] else f"{lo + 1}+" for lo, hi in zip(edges[:-1], edges[1:])]
+    pop["copies"] = pd.cut(pop["n_copies"], edges, labels=labels)
+    base = acc.loc[acc["group"] == "baseline"].groupby("model")["acc"].mean()
+    out = (pop.groupby(["model", "copies"], observed=True)
+           .agg(texts=("text_id", "nunique"), acc=("acc", "mean")).reset_index())
+    out["baseline"] = out["model"].map(base)
+    return out

@@ -21,9 +21,31 @@ with the checkpoint; :func:`exposure_table` reads the exposure of each injected
 sequence off it and :func:`recount_exposure` checks it by brute force.
 
 Each run is an ordinary ``transformers`` checkpoint in the artifact cache,
-keyed by everything that determines its weights, and a finished run is loaded,
-never retrained. Used by the lab page (``notebooks/lab.md``) and the chapters
-that train models.
+keyed by everything that determines its weights (not its name, family or tags),
+and a finished run is loaded, never retrained. Its lifecycle in :func:`train`:
+
+* **finished**: ``<run folder>/DONE.json`` exists; the run is loaded as it is;
+* **in training**: every :data:`CHECKPOINT_EVERY` steps the model, the AdamW
+  state, the losses so far and the next step go to ``<run folder>.partial/state.pt``
+  (written to a temporary file, then renamed). A killed run resumes from there on
+  the next call and ends bit-identical to an uninterrupted run: the data order is
+  rebuilt from the config, and eager CPU training is deterministic (on the same
+  machine and thread count, as every cached run assumes);
+* **forks**: a standard run also saves its state at every step where an
+  insertion window opens (``ceil(lo·T)`` for each window of :data:`WINDOWS`, 0
+  excluded) into ``<run folder>/forks/step-<k>.pt``. An injected run sees exactly
+  its standard twin's rows (same model, budget, schedule and seed; see
+  :func:`standard_twin`) at every step before its first inserted copy, so when
+  the twin is finished it starts from the twin's latest fork at or before that
+  step instead of from step 0: an injection-range run of window ``q3`` trains
+  only its second half, and ends bit-identical to the same run trained from scratch;
+* **saving**: the checkpoint, tokenizer, curve, exposure table and order are
+  written to ``<run folder>.tmp-<pid>``, which is renamed to the run folder (a
+  killed run never looks finished); then the partial folder is removed.
+
+``RunResult.resumed_from_step`` and ``forked_from_step`` (also in ``DONE.json``)
+say where the training call that built a run started. Used by the lab page
+(``notebooks/lab.md``) and the chapters that train models.
 """
 
 from __future__ import annotations
@@ -33,9 +55,10 @@ import math
 import os
 import shutil
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,12 +69,19 @@ from analysis.cache import artifact_path, stable_hash
 from analysis.lab.config import WINDOWS, LabConfigError, ModelConfig, RunConfig
 
 #: bumped whenever a change alters what a run trains on or how; part of every run key
-CODE_VERSION = 1
+CODE_VERSION = 2
+#: steps between two partial checkpoints of a run in training: about a minute on the
+#: default profile's largest models (~1.2 s a step on 2 cores), 10-25 s on its small
+#: ones; a checkpoint (12 bytes a parameter) takes well under a second to write
+CHECKPOINT_EVERY = 50
 #: betas of AdamW, and the floor of the cosine decay as a fraction of the peak lr
 BETAS = (0.9, 0.95)
 MIN_LR_FRAC = 0.1
 GRAD_CLIP = 1.0
 _DONE = "DONE.json"
+#: a run's partial checkpoint (in ``<run folder>.partial/``) and fork checkpoints (``<run folder>/forks/``)
+_STATE = "state.pt"
+_FORKS = "forks"
 #: marks the target of a row's last position, which has no next token
 _IGNORE = -100
 
@@ -585,13 +615,20 @@ class RunResult:
     exposure
         :func:`exposure_table` of the run's injected sequences.
     seconds
-        Wall time of the training call that built the run (tokenizing, training, saving).
+        Wall time of the training call that built the run (tokenizing, training, saving);
+        after a resume or a fork, of the steps that call trained.
     tokens_per_second
-        Training throughput of the loop, after its first step (warm-up, compilation).
+        Training throughput of the loop, after its first step (warm-up, compilation),
+        checkpoint writes left out.
     n_params
         :func:`param_count` of the model.
     trained
         False when the run was found finished in the cache and loaded.
+    resumed_from_step
+        The step the training call that built the run resumed at, from the run's
+        own partial checkpoint (0: it did not resume).
+    forked_from_step
+        The step of the standard twin's fork the run started from (0: it did not fork).
     """
 
     path: Path
@@ -601,6 +638,8 @@ class RunResult:
     tokens_per_second: float
     n_params: int
     trained: bool = True
+    resumed_from_step: int = 0
+    forked_from_step: int = 0
 
     def order(self) -> DataOrder:
         """The run's logged data order."""
@@ -625,7 +664,9 @@ def run_key(run: RunConfig, injections: Iterable[Any], tokenizer, corpus_key: st
     return {
         "corpus_key": corpus_key,
         "tokenizer": tokenizer_fingerprint(tokenizer),
-        "run": run.as_dict(),
+        # a run's name, family and tags label it but do not change its weights: two runs
+        # that differ only there (a ladder run and a perturbed run's standard twin) train once
+        "run": {k: v for k, v in run.as_dict().items() if k not in ("name", "family", "tags")},
         "injections": [[i.seq_id, i.text, i.copies, i.window] for i in injs] if run.inject else [],
         "compile": bool(compile),
         "code": CODE_VERSION,
@@ -638,10 +679,106 @@ def run_path(run: RunConfig, injections: Iterable[Any], tokenizer, corpus_key: s
     return artifact_path("lab-runs", run_key(run, injections, tokenizer, corpus_key, compile))
 
 
+def partial_path(path: str | os.PathLike) -> Path:
+    """The folder of the partial checkpoint of the run whose folder is ``path``, next to it."""
+    path = Path(path)
+    return path.with_name(f"{path.name}.partial")
+
+
+def standard_twin(run: RunConfig) -> RunConfig:
+    """The standard run an injected run forks from: no injections, no window, no copy cap.
+
+    Same model, budget, batch, schedule and seed, hence the same initial weights,
+    learning rates and base block order (:func:`base_block_order`): up to the
+    injected run's first inserted copy, both train on the very same rows. Its
+    name, family and tags are ``run``'s, which its key ignores.
+    """
+    return replace(run, inject=False, window=None, max_copies=None)
+
+
+def fork_steps(steps: int) -> list[int]:
+    """The steps of a run of ``steps`` steps at which some insertion window of
+    :data:`WINDOWS` opens, 0 excluded: where a standard run saves its forks."""
+    return sorted({lo for lo, _ in (_window_steps(w, steps) for w in WINDOWS) if 0 < lo < steps})
+
+
+def _save_state(file: Path, model, optimizer, losses, step: int, key_hash: str, forked_from: int) -> None:
+    """Write the training state before ``step`` (weights, AdamW state, the losses of
+    the steps before) to ``file``: to a temporary file, then renamed over it."""
+    import torch
+
+    file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_name(f"{file.name}.tmp-{os.getpid()}")
+    torch.save({"key": key_hash, "step": step, "forked_from_step": forked_from,
+                "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                "losses": losses[:step].clone(), "rng": torch.get_rng_state()}, tmp)
+    os.replace(tmp, file)
+
+
+def _load_state(file: Path, key_hash: str) -> dict | None:
+    """The state :func:`_save_state` wrote to ``file`` for the run keyed ``key_hash``;
+    None when there is none, it is another run's, or it cannot be read."""
+    import torch
+
+    if not file.exists():
+        return None
+    try:
+        state = torch.load(file, map_location="cpu", weights_only=True)
+    except Exception as err:  # noqa: BLE001 - an unreadable checkpoint only costs a retrain
+        warnings.warn(f"ignoring the unreadable checkpoint {file}: {err}", stacklevel=2)
+        return None
+    return state if isinstance(state, dict) and state.get("key") == key_hash else None
+
+
+def _twin_fork(run: RunConfig, order: DataOrder, tokenizer, corpus_key: str, compile: bool) -> dict | None:
+    """The state of ``run``'s finished standard twin at its latest fork at or before
+    ``run``'s first inserted copy (the last step up to which both saw the same rows),
+    or None when the twin is not finished or saved no such fork.
+
+    The twin's key guarantees the same corpus, model, schedule and seed; its logged
+    order is checked too, block by block, up to the fork.
+    """
+    twin_key = run_key(standard_twin(run), [], tokenizer, corpus_key, compile)
+    twin = artifact_path("lab-runs", twin_key)
+    if not (twin / _DONE).exists():
+        return None
+    first = int(order.insertions.step.min()) if len(order.insertions) else order.steps
+    steps = [k for k in fork_steps(order.steps) if k <= first]
+    if not steps:
+        return None
+    twin_order = DataOrder.load(twin / "order.npz")
+    k = steps[-1]
+    if len(twin_order.insertions) or not np.array_equal(twin_order.blocks[:k], order.blocks[:k]):
+        warnings.warn(f"the standard twin {twin} of run {run.name!r} trained on other rows: "
+                      "not forking from it", stacklevel=2)
+        return None
+    for k in reversed(steps):
+        state = _load_state(twin / _FORKS / f"step-{k}.pt", stable_hash(twin_key))
+        if state is not None and state["step"] == k:
+            return state
+    return None
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    """Hard-link the files of folder ``src`` into a new folder ``dst`` (copy where links fail)."""
+    dst.mkdir(parents=True, exist_ok=True)
+    for f in src.iterdir():
+        if f.is_file() and ".tmp-" not in f.name:
+            try:
+                os.link(f, dst / f.name)
+            except OSError:
+                shutil.copy2(f, dst / f.name)
+
+
 def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[Any], tokenizer,
           corpus_key: str, progress: bool = True, threads: int | None = None,
-          compile: bool = False) -> RunResult:
+          compile: bool = False, fork: bool = True, checkpoint_every: int | None = None) -> RunResult:
     """Train ``run`` (or load it when already trained) and return its result.
+
+    A run killed in training resumes from its partial checkpoint; an injected run
+    starts from its finished standard twin's fork when it has one; a standard run
+    saves those forks (see the module docstring). Either way the result is
+    bit-identical to one uninterrupted run from step 0.
 
     Parameters
     ----------
@@ -666,6 +803,11 @@ def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[An
         tokens/s, for a compilation of half a minute or more, so worth it for
         long runs only. Deterministic too (under :func:`deterministic_algorithms`),
         but not bit-identical to the eager run, hence a separate cache entry.
+    fork
+        An injected run starts from its standard twin's fork when there is one, and
+        a standard run saves forks for its injected twins; False: neither.
+    checkpoint_every
+        Steps between partial checkpoints (default :data:`CHECKPOINT_EVERY`).
 
     Raises
     ------
@@ -676,7 +818,10 @@ def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[An
 
     injs, inj_tokens = check_injections(run, injections, tokenizer)
     path = run_path(run, injs, tokenizer, corpus_key, compile)
+    partial = partial_path(path)
     if (path / _DONE).exists():
+        if partial.exists():  # left by a call killed once its run folder was in place
+            shutil.rmtree(partial, ignore_errors=True)
         return _load_result(path, injs)
 
     t0 = time.perf_counter()
@@ -686,20 +831,46 @@ def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[An
     rows = _Rows(order, blocks, injs, inj_tokens, tokenizer.eos_token_id)
     lrs = lr_schedule(run)
     T, B, ctx = run.steps, run.batch_size, run.model.context
+    key = run_key(run, injs, tokenizer, corpus_key, compile)
+    key_hash = stable_hash(key)
+    every = CHECKPOINT_EVERY if checkpoint_every is None else checkpoint_every
+    if every < 1:
+        raise LabConfigError(f"checkpoint_every must be a positive integer, got {every!r}")
+    forks_at = set(fork_steps(T)) if fork and not run.inject else set()
 
     with cpu_threads(threads), deterministic_algorithms() if compile else nullcontext():
         model = build_model(run.model, len(tokenizer), tokenizer.eos_token_id, run.seed)
         model.train()
         optimizer = make_optimizer(model, run)
+        losses = torch.empty(T)
+        # start from the further of the run's own partial checkpoint and its twin's fork
+        start = resumed_from = forked_from = 0
+        state = _load_state(partial / _STATE, key_hash)
+        twin = _twin_fork(run, order, tokenizer, corpus_key, compile) if fork and run.inject else None
+        if twin is not None and (state is None or twin["step"] > state["step"]):
+            state, forked_from = twin, twin["step"]
+        elif state is not None:
+            resumed_from, forked_from = state["step"], state["forked_from_step"]
+        if state is not None:
+            start = state["step"]
+            model.load_state_dict(state["model"])
+            optimizer.load_state_dict(state["optimizer"])
+            losses[:start] = state["losses"]
+            torch.set_rng_state(state["rng"])
+        del state, twin
         loss_fn = torch.compile(lm_loss) if compile else lm_loss
         # one preallocated batch and target buffer, shared with torch: no per-step allocation
         x_np = np.empty((B, ctx), dtype=np.int64)
         y_np = np.full((B, ctx), _IGNORE, dtype=np.int64)
         x, y = torch.from_numpy(x_np), torch.from_numpy(y_np)
-        losses = torch.empty(T)
-        bar = _progress(T, run.name, progress)
+        bar = _progress(T, run.name, progress, initial=start)
         t_loop = t_steady = time.perf_counter()
-        for step in range(T):
+        saving = 0.0  # seconds spent writing checkpoints since t_steady
+        for step in range(start, T):
+            if step in forks_at:
+                t = time.perf_counter()
+                _save_state(partial / _FORKS / f"step-{step}.pt", model, optimizer, losses, step, key_hash, 0)
+                saving += time.perf_counter() - t
             rows.fill(step, step + 1, x_np)
             y_np[:, :-1] = x_np[:, 1:]
             losses[step] = train_step(model, optimizer, x, y, float(lrs[step]), loss_fn)
@@ -707,8 +878,12 @@ def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[An
                 bar.update(1)
                 if step % 10 == 0:
                     bar.set_postfix(loss=f"{losses[step].item():.3f}", refresh=False)
-            if step == 0:
-                t_steady = time.perf_counter()
+            if step == start:
+                t_steady, saving = time.perf_counter(), 0.0
+            if (step + 1) % every == 0 and step + 1 < T:
+                t = time.perf_counter()
+                _save_state(partial / _STATE, model, optimizer, losses, step + 1, key_hash, forked_from)
+                saving += time.perf_counter() - t
         t_end = time.perf_counter()
         loop_seconds = t_end - t_loop
         if bar is not None:
@@ -719,8 +894,10 @@ def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[An
         "step": steps, "tokens": (steps + 1) * B * ctx, "loss": losses.numpy().astype(float), "lr": lrs,
     })
     exposure = exposure_table(order, injs, T)
-    # throughput after the first step, which pays for warm-up (and compilation)
-    steady = (T - 1, t_end - t_steady) if T > 1 else (T, loop_seconds)
+    # throughput of the steps this call trained after its first, which pays for warm-up
+    # (and compilation), checkpoint writes left out
+    trained = T - start
+    steady = (trained - 1, t_end - t_steady - saving) if trained > 1 else (trained, loop_seconds)
     tokens_per_second = steady[0] * B * ctx / steady[1]
     n_params = param_count(run.model, len(tokenizer))
 
@@ -733,12 +910,15 @@ def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[An
     curve.to_parquet(tmp / "curve.parquet", index=False)
     exposure.to_parquet(tmp / "exposure.parquet", index=False)
     order.save(tmp / "order.npz")
-    key = run_key(run, injs, tokenizer, corpus_key, compile)
     (tmp / "run.json").write_text(json.dumps(key, default=str, indent=1))
+    if (partial / _FORKS).is_dir():
+        # linked, not moved: the partial folder stays whole until the run folder exists
+        _link_or_copy(partial / _FORKS, tmp / _FORKS)
     seconds = time.perf_counter() - t0
     done = {"seconds": seconds, "loop_seconds": loop_seconds, "tokens_per_second": tokens_per_second,
             "n_params": n_params, "steps": T, "tokens": T * B * ctx, "threads": threads or default_threads(),
-            "compile": bool(compile), "torch": torch.__version__}
+            "compile": bool(compile), "torch": torch.__version__, "resumed_from_step": resumed_from,
+            "forked_from_step": forked_from, "steps_trained": trained, "checkpoint_every": every}
     (tmp / _DONE).write_text(json.dumps(done, indent=1))
     if path.exists() and not (path / _DONE).exists():
         shutil.rmtree(path)
@@ -749,7 +929,9 @@ def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[An
         shutil.rmtree(tmp, ignore_errors=True)
         if not (path / _DONE).exists():
             raise
-    return RunResult(path, curve, exposure, seconds, tokens_per_second, n_params, trained=True)
+    shutil.rmtree(partial, ignore_errors=True)
+    return RunResult(path, curve, exposure, seconds, tokens_per_second, n_params, trained=True,
+                     resumed_from_step=resumed_from, forked_from_step=forked_from)
 
 
 @contextmanager
@@ -766,12 +948,12 @@ def _quiet_transformers() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
-def _progress(total: int, name: str, enabled: bool):
+def _progress(total: int, name: str, enabled: bool, initial: int = 0):
     if not enabled:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=f"train {name}", mininterval=1.0, leave=False)
+    return tqdm(total=total, initial=initial, desc=f"train {name}", mininterval=1.0, leave=False)
 
 
 def _load_result(path: Path, injections: Sequence[Injection]) -> RunResult:
@@ -780,7 +962,8 @@ def _load_result(path: Path, injections: Sequence[Injection]) -> RunResult:
     # recomputed from the saved order so the table lists exactly the caller's sequences
     exposure = exposure_table(DataOrder.load(path / "order.npz"), injections, done["steps"])
     return RunResult(path, curve, exposure, done["seconds"], done["tokens_per_second"], done["n_params"],
-                     trained=False)
+                     trained=False, resumed_from_step=done.get("resumed_from_step", 0),
+                     forked_from_step=done.get("forked_from_step", 0))
 
 
 def load_run(path: str | os.PathLike, injections: Iterable[Any] = ()) -> RunResult:
