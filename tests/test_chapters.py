@@ -96,6 +96,11 @@ def test_lab_smoke_exposure_check_holds(smoke_book):
     values = glued_values(site / "book" / "chapters" / "lab.ipynb")
     assert values["all_agree"] == "agree exactly"
     assert values["n_standard"] == "8"  # 4 ladder models + 4 standard twins on the smoke profile
+    # the table of phenomena: a row per chapter, and the ladder's families counted
+    from analysis.lab.phenomena import CHAPTERS
+
+    assert all(values[f"phenomenon_{c}"] for c in CHAPTERS)
+    assert values["ladder_families"] == "2" and 0 <= int(values["ladder_monotone_families"]) <= 2
 
 
 def test_size_smoke_runs_the_method_on_the_lab_ladder(smoke_book):

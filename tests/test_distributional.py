@@ -572,3 +572,16 @@ def test_sensitivity_table_and_verdict():
     assert D.sensitivity_verdict(changed, 3) == (
         "Mem₃'s trend with size changes with the threshold (γ = 0.7: rises with size; γ = 0.8: falls with "
         "size), unlike the paper's.")
+
+
+def test_significant_positive_counts_positive_significant_models_only():
+    mem = pd.DataFrame({
+        "task": ["knowledge"] * 5 + ["reasoning"], "n": [3, 3, 3, 3, 5, 3],
+        "lm": ["task-gram", "task-gram", "task-gram", "∞-gram", "task-gram", "task-gram"],
+        "filter": ["no filter"] * 6, "model": list("abcdef"),
+        "rho": [0.4, -0.5, 0.3, 0.6, 0.7, 0.9], "pvalue": [0.01, 0.001, 0.2, 0.0, 0.0, 0.0]})
+    # a: positive and significant; b: significant but negative; c: not significant;
+    # d: another LM; e: another n; f: another task
+    assert D.significant_positive(mem, "knowledge", 3) == 1
+    assert D.significant_positive(mem, "knowledge", 3, lm="∞-gram") == 1
+    assert D.significant_positive(mem, "knowledge", 3, alpha=0.5) == 2

@@ -662,9 +662,49 @@ def test_candidate_sets():
     assert [c.balance for c in sets] == [False] * 3 + [True] * 2
     assert [c.reference for c in sets] == [True] + [False] * 4
     assert sets[3].docs == {"h-pop": "hp"} and "12-word shingles" in sets[4].assumption
+    assert [c.label for c in E.lab_candidate_sets(corpus, popular_sets=1, heldout_sets=1)] == [
+        c.label for c in sets]
     real = E.real_candidate_sets({"c": "C", "a": "A", "b": "B"}, {"s": "S"})
     assert [list(c.docs) for c in real] == [["a", "c"], ["b"], ["s"]]
     assert [c.truth for c in real] == [1, 1, 0] and all(c.balance for c in real) and real[0].reference
+
+
+def test_candidate_sets_split_by_copies_and_windows():
+    doc = SimpleNamespace
+    copies = {"p-a": 2, "p-b": 128, "p-c": 8, "p-d": 32, "p-e": 2}
+    corpus = SimpleNamespace(
+        documents=[doc(doc_id=f"background-{i}", text=f"b{i}", copies=1, kind="background") for i in range(4)]
+        + [doc(doc_id=k, text=k, copies=c, kind="popular") for k, c in copies.items()]
+        + [doc(doc_id="fact", text="f", copies=9, kind="knowledge")],
+        heldout=[doc(doc_id=f"h-{i}", text=f"h{i}", source="popular") for i in (3, 1, 0, 2, 4)]
+        + [doc(doc_id="h-new", text="hn", source="baseline")])
+    sets = E.lab_candidate_sets(corpus, popular_sets=2, heldout_sets=2)
+    assert [c.label for c in sets] == [
+        "training: background A (reference)", "training: background B",
+        "training: popular excerpts (2 to 8 copies)", "training: popular excerpts (32 to 128 copies)",
+        "held out: popular-text windows A", "held out: popular-text windows B", "held out: 2024–26 stories"]
+    # excerpts by copies then id, cut into contiguous bands, the larger band first
+    assert list(sets[2].docs) == ["p-a", "p-e", "p-c"] and list(sets[3].docs) == ["p-d", "p-b"]
+    # held-out windows by id, dealt round-robin
+    assert list(sets[4].docs) == ["h-0", "h-2", "h-4"] and list(sets[5].docs) == ["h-1", "h-3"]
+    assert [c.truth for c in sets] == [1, 1, 1, 1, 0, 0, 0]
+    assert [c.reference for c in sets] == [True] + [False] * 6
+    # the most-copied band as the reference, listed first
+    by_pop = E.lab_candidate_sets(corpus, popular_sets=2, heldout_sets=2, reference="popular")
+    assert by_pop[0].label == "training: popular excerpts (32 to 128 copies) (reference)"
+    assert by_pop[0].reference and sum(c.reference for c in by_pop) == 1
+    assert by_pop[1].label == "training: background A"
+    for bad in (dict(popular_sets=6), dict(heldout_sets=0), dict(popular_sets=True)):
+        with pytest.raises(E.EntropyError, match="must be an integer from 1"):
+            E.lab_candidate_sets(corpus, **bad)
+    with pytest.raises(E.EntropyError, match="reference must be one of"):
+        E.lab_candidate_sets(corpus, reference="stories")
+    # windows per set, from token lengths (here one token per character)
+    table = E.candidate_windows(sets[:3], lambda texts: [list(t) for t in texts], window=2)
+    assert table["set"].tolist() == [c.label for c in sets[:3]]
+    assert table["documents"].tolist() == [2, 2, 3]
+    assert table["tokens"].tolist() == [4, 4, 9] and table["windows"].tolist() == [2, 2, 6]
+    assert table["reference"].tolist() == [True, False, False]
 
 
 def test_decide_membership_sets_tau_from_the_reference():

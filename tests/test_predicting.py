@@ -573,8 +573,13 @@ def test_counterfactual_is_the_standard_run_of_the_same_shape_and_budget():
     runs = ladder.get_profile("default").table()
     assert P.counterfactual(runs, "pert-l2x") == "std-l2x"
     assert P.counterfactual(runs, "pert-s1x") == "std-s1x"
-    # the injection-range runs: the large model at twice the 2x budget, with a standard run of its own
-    assert {P.counterfactual(runs, r) for r in P.LAB_POOLS["all6"]} == {"std-range"}
+    # the injection-range runs share one counterfactual: the standard run of their shape and budget
+    # (std-range, or a perturbed twin such as std-l2x when one has that shape and budget)
+    (twin,) = {P.counterfactual(runs, r) for r in P.LAB_POOLS["all6"]}
+    shape = ["n_layer", "d_model", "n_head", "d_ff", "context", "tokens"]
+    row = runs.set_index("run")
+    assert row.loc[twin, "family"] == "standard"
+    assert all((row.loc[twin, shape] == row.loc[r, shape]).all() for r in P.LAB_POOLS["all6"])
     with pytest.raises(PredictingError, match="not a lab run"):
         P.counterfactual(runs, "pert-x")
     assert set(P.LAB_TARGETS) <= set(runs["run"])
@@ -1407,8 +1412,34 @@ def test_labels_comparison_and_levels_sentence():
         P.levels_sentence([256, 64, 16, 4, 1, 0])
         == "The lab's copy levels are the source's (0, 1, 4, 16, 64 and 256)"
     )
+    assert P.levels_sentence([0, 1, 4, 16, 32, 48, 64]) == (
+        "The lab's copy levels (0, 1, 4, 16, 32, 48 and 64) include 5 of the source's 6 "
+        "(0, 1, 4, 16, 64 and 256); 32 and 48 are the lab's own"
+    )
+    assert P.levels_sentence([0, 24, 64]).endswith("; 24 is the lab's own")
 
 
 def test_and_list():
     assert P.and_list([]) == "" and P.and_list([2]) == "2"
     assert P.and_list([2, 3]) == "2 and 3" and P.and_list([2, 3, 6]) == "2, 3 and 6"
+
+
+def test_largest_target_takes_most_parameters_then_most_tokens():
+    frames = {"pert-s2x": pd.DataFrame(), "pert-l1x": pd.DataFrame(), "pert-l2x": pd.DataFrame()}
+    n_params = {"pert-s2x": 10, "pert-l1x": 40, "pert-l2x": 40}
+    tokens = {"pert-s2x": 200, "pert-l1x": 100, "pert-l2x": 250}
+    assert P.largest_target(frames, n_params, tokens) == "pert-l2x"
+    assert P.largest_target({"pert-s2x": frames["pert-s2x"]}, n_params, tokens) == "pert-s2x"
+    with pytest.raises(P.PredictingError, match="no targets"):
+        P.largest_target({}, n_params, tokens)
+
+
+def test_exp2_level_count_counts_levels_shared_by_every_pool():
+    data = pd.DataFrame({
+        "pool": ["quarters"] * 4 + ["late"] * 3,
+        "copies": ["32", "48", "64", "all", "48", "64", "all"],
+        "n_pairs": [3, 5, 2, 10, 4, 0, 4]})
+    # quarters has pairs at 32, 48, 64; late at 48 only (64 has none): one shared level
+    assert P.exp2_level_count(data, ["quarters", "late"]) == 1
+    assert P.exp2_level_count(data, ["quarters"]) == 3
+    assert P.exp2_level_count(pd.DataFrame(), ["quarters"]) == 0

@@ -541,13 +541,37 @@ def count_corpus(corpus, tokenizer, max_n: int = 5) -> CorpusCounts:
     from analysis import ngrams
 
     t0 = time.time()
-    docs = corpus.documents
-    weights = [d.copies for d in docs]
-    doc = {drop: ngrams.build_doc_index([d.text for d in docs], max_n, drop_stopwords=drop, weights=weights)
-           for drop in (True, False)}
+    doc = {drop: doc_index(corpus, max_n, drop_stopwords=drop) for drop in (True, False)}
     t1 = time.time()
     infgram = ngrams.open_index(ngrams.build_index(corpus.training_texts(), tokenizer))
     return CorpusCounts(doc, infgram, t1 - t0, time.time() - t1)
+
+
+def doc_index(corpus, max_n: int = 5, drop_stopwords: bool = True):
+    """Document counts ``C(·)`` of every k-gram (k ≤ ``max_n``) of the lab corpus's
+    training documents, each weighted by its copies, under one stopword rule: one of
+    the two indexes :func:`count_corpus` builds, without the ∞-gram index."""
+    from analysis import ngrams
+
+    docs = corpus.documents
+    return ngrams.build_doc_index([d.text for d in docs], max_n, drop_stopwords=drop_stopwords,
+                                  weights=[d.copies for d in docs])
+
+
+def knowledge_pairs(corpus, n: int = 3, max_pairs: int | None = None, seed: int = 0) -> pd.DataFrame:
+    """The knowledge task's ``n``-gram test pairs Φ with the task-gram LM ``p_taskgram``,
+    counted in the lab corpus: the table :func:`task_gram_tables` gives for
+    ``("knowledge", n)`` (the same rows, the same seeded sample of ``max_pairs``),
+    less its ``cosine`` column, so the embedding model is never loaded. The lab
+    page's table of phenomena reads the share of pairs with ``P = 1`` from it
+    (:func:`tied_share`)."""
+    from analysis import ngrams
+
+    n = ngrams.check_n(n)
+    know = knowledge_task(corpus)
+    index = doc_index(corpus, n, drop_stopwords=ngrams.default_drop_stopwords(n))
+    return task_table(list(know["question"]), list(know["answer"]), n, index, gamma=ngrams.NO_FILTER,
+                      max_pairs=max_pairs, seed=seed)
 
 
 def filter_thresholds(task: str, n: int) -> dict[str, float | None]:
@@ -1310,3 +1334,11 @@ PARAMS = Declaration(
     profile_help={"smoke": "the smoke lab (CI)", "default": "the book's lab, 2,000 pairs per (task, n)",
                   "paper": "the book's lab, every test pair, 400 reasoning problems"},
 )
+
+
+def significant_positive(mem: pd.DataFrame, task: str, n, lm: str = "task-gram", alpha: float = 0.05,
+                         filt: str = "no filter") -> int:
+    """Models of :func:`mem_table` whose ``Mem_n`` (``lm``) for ``task`` is positive and
+    significant (p below ``alpha``), over the pairs of ``filt``."""
+    sub = mem[(mem["task"] == task) & (mem["n"] == n) & (mem["lm"] == lm) & (mem["filter"] == filt)]
+    return int(((sub["rho"] > 0) & (sub["pvalue"] < alpha)).sum())

@@ -109,7 +109,7 @@ PROFILES = {
     # the lab section also shows). On 2 cores the lab part takes a few minutes;
     # 3 x 500 real pairs take about 4 minutes for SmolLM2 and 10 for Gemma 3 270M.
     "default": dict(
-        lab_profile="default", lab_model="pert-l2x", di_models=["pert-l2x", "wide-256"],
+        lab_profile="default", lab_model="pert-l2x", di_models=["pert-l2x", "deep-128"],
         lab_prefix_tokens=32, lab_suffix_tokens=16, n_lab=10_000, n_di_lab=PAPER_MIN_DI_SAMPLES,
         n_strategy=3000, lab_suffix_lengths=(8, 16, 24, 32),
         strategies=tuple(name for name, _ in PAPER_STRATEGIES), sample_sizes=PAPER_SAMPLE_SIZES,
@@ -119,7 +119,7 @@ PROFILES = {
     # The source's setup for the real models (|p| = 100, |s| = 50, n = 1,500 per set,
     # temperature 0.8); the lab keeps 32 + 16, the length of its injected sequences.
     "paper": dict(
-        lab_profile="default", lab_model="pert-l2x", di_models=["pert-l2x", "wide-256"],
+        lab_profile="default", lab_model="pert-l2x", di_models=["pert-l2x", "deep-128"],
         lab_prefix_tokens=32, lab_suffix_tokens=16, n_lab=20_000, n_di_lab=PAPER_MIN_DI_SAMPLES,
         n_strategy=6000, lab_suffix_lengths=(8, 16, 24, 32),
         strategies=tuple(name for name, _ in PAPER_STRATEGIES), sample_sizes=PAPER_SAMPLE_SIZES,
@@ -1289,31 +1289,107 @@ class CandidateSet:
     reference: bool = False
 
 
-def lab_candidate_sets(corpus) -> list[CandidateSet]:
-    """The lab's sets: two halves of the background (the first is the reference),
-    the popular-text excerpts, and the held-out popular windows and 2024–26 stories,
-    which no training document overlaps."""
+#: the lab's dataset-inference sets: the popular-text excerpts in this many sets of
+#: contiguous copy bands, the held-out popular-text windows in this many sets, and
+#: which member set is the reference ("background": background A; "popular": the
+#: band of most-copied excerpts). Each set must hold at least as many windows of
+#: |p| + |s| tokens as the pairs drawn from it (:func:`candidate_windows`).
+LAB_POPULAR_SETS = 1
+LAB_HELDOUT_SETS = 1
+LAB_REFERENCE = "background"
+LAB_REFERENCES = ("background", "popular")
+
+
+def _bands(items: list, n: int) -> list[list]:
+    """``items`` (sorted) cut into ``n`` contiguous runs of near-equal length, larger runs first."""
+    size, extra = divmod(len(items), n)
+    out, start = [], 0
+    for k in range(n):
+        stop = start + size + (k < extra)
+        out.append(items[start:stop])
+        start = stop
+    return out
+
+
+def lab_candidate_sets(corpus, popular_sets: int = LAB_POPULAR_SETS, heldout_sets: int = LAB_HELDOUT_SETS,
+                       reference: str = LAB_REFERENCE) -> list[CandidateSet]:
+    """The lab's sets: two halves of the background, the popular-text excerpts, and
+    the held-out popular windows and 2024–26 stories, which no training document
+    overlaps. The reference is background A, or (``reference="popular"``) the
+    excerpts with the most copies.
+
+    With ``popular_sets`` above 1 the excerpts, ordered by copies (then id), are cut
+    into that many contiguous bands of near-equal numbers of excerpts, one set each,
+    fewest copies first; with ``heldout_sets`` above 1 the held-out popular windows,
+    ordered by id, are dealt round-robin into that many sets. The number of sets
+    therefore comes from these two counts and the corpus; each set is labelled by
+    what it holds.
+    """
     from analysis.lab.corpus import SHINGLE_WORDS
 
+    if reference not in LAB_REFERENCES:
+        raise EntropyError(f"reference must be one of {LAB_REFERENCES}, got {reference!r}")
     background = [d for d in corpus.documents if d.kind == "background"]
-    popular = [d for d in corpus.documents if d.kind == "popular"]
+    popular = sorted((d for d in corpus.documents if d.kind == "popular"), key=lambda d: (d.copies, d.doc_id))
+    heldout = sorted((d for d in corpus.heldout if d.source == "popular"), key=lambda d: d.doc_id)
+    for name, value, items in (("popular_sets", popular_sets, popular),
+                               ("heldout_sets", heldout_sets, heldout)):
+        whole = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+        if not whole or not 1 <= value <= max(1, len(items)):
+            raise EntropyError(f"{name} must be an integer from 1 to the {len(items)} documents it splits, "
+                               f"got {value!r}")
     member = "in the training stream (logged)"
     never = f"never in the training stream (checked by {SHINGLE_WORDS}-word shingles)"
 
     def docs(items):
         return {d.doc_id: d.text for d in items}
 
-    copies = sorted({d.copies for d in popular})
-    excerpts = f"{copies[0]} copies" if len(copies) == 1 else f"{copies[0]} to {copies[-1]} copies"
-    return [
-        CandidateSet("training: background A (reference)", docs(background[0::2]), 1, member, reference=True),
+    def copies_text(items):
+        copies = sorted({d.copies for d in items})
+        return f"{copies[0]} copies" if len(copies) == 1 else f"{copies[0]} to {copies[-1]} copies"
+
+    by_ref = reference == "popular"
+    bands = _bands(popular, popular_sets)
+    popular_out = []
+    for k, band in enumerate(bands):
+        if not band:
+            continue
+        is_ref = by_ref and k == len(bands) - 1
+        popular_out.append(CandidateSet(f"training: popular excerpts ({copies_text(band)})"
+                                        + (" (reference)" if is_ref else ""), docs(band), 1, member,
+                                        reference=is_ref))
+    heldout_out = [
+        CandidateSet("held out: popular-text windows" + (f" {chr(65 + k)}" if heldout_sets > 1 else ""),
+                     docs(heldout[k::heldout_sets]), 0, never, balance=True)
+        for k in range(heldout_sets)
+    ]
+    background_a = "training: background A" + ("" if by_ref else " (reference)")
+    out = [
+        CandidateSet(background_a, docs(background[0::2]), 1, member, reference=not by_ref),
         CandidateSet("training: background B", docs(background[1::2]), 1, member),
-        CandidateSet(f"training: popular excerpts ({excerpts})", docs(popular), 1, member),
-        CandidateSet("held out: popular-text windows",
-                     docs(d for d in corpus.heldout if d.source == "popular"), 0, never, balance=True),
+        *popular_out,
+        *heldout_out,
         CandidateSet("held out: 2024–26 stories", docs(d for d in corpus.heldout if d.source == "baseline"),
                      0, never, balance=True),
     ]
+    # the reference first, as decide_membership and the tables expect it
+    return sorted(out, key=lambda c: not c.reference)
+
+
+def candidate_windows(sets: Sequence[CandidateSet], tokenize, window: int) -> pd.DataFrame:
+    """How many distinct windows of ``window`` (= |p| + |s|) tokens each set's
+    documents hold, to check before any model runs that every set can supply the
+    pairs dataset inference draws from it (:func:`sample_pairs` needs at least as
+    many windows as pairs). ``tokenize`` maps a list of texts to lists of token ids
+    (a model's ``tokenize``). One row per set: ``set``, ``truth``, ``reference``,
+    ``documents``, ``tokens`` and ``windows``."""
+    rows = []
+    for cand in sets:
+        lengths = [len(t) for t in tokenize(list(cand.docs.values()))] if cand.docs else []
+        rows.append({"set": cand.label, "truth": cand.truth, "reference": cand.reference,
+                     "documents": len(lengths), "tokens": int(sum(lengths)),
+                     "windows": available_windows(lengths, window)})
+    return pd.DataFrame(rows, columns=["set", "truth", "reference", "documents", "tokens", "windows"])
 
 
 def real_candidate_sets(popular: Mapping[str, str], baseline: Mapping[str, str]) -> list[CandidateSet]:

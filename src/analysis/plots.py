@@ -232,6 +232,37 @@ def lab_memorization_vs_copies(nll: pd.DataFrame) -> plt.Figure:
     return fig
 
 
+def lab_accuracy_by_copies(by_text: pd.DataFrame) -> plt.Figure:
+    """Next-word accuracy inside each popular excerpt against its copies in the lab's
+    training stream (log scale), one colour per model (in ``by_text``'s order, the
+    first lightest): a point per
+    text, a line through the mean per doubling of copies, and the mean over the
+    never-trained 2024–26 stories as a dashed line. ``by_text`` is
+    :func:`analysis.lab.phenomena.accuracy_by_text`."""
+    models = list(dict.fromkeys(by_text["model"]))
+    cmap = sns.color_palette("crest", as_cmap=True)
+    palette = [cmap(x) for x in np.linspace(0.1, 0.95, len(models))] if len(models) > 1 else [cmap(0.95)]
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    for color, model in zip(palette, models):
+        sub = by_text[by_text["model"] == model]
+        pop = sub[sub["group"] == "popular"].dropna(subset=["copies"])
+        ax.scatter(pop["copies"], pop["acc"], s=16, color=color, alpha=0.55)
+        octave = np.round(np.log2(pop["copies"].astype(float)))
+        means = pop.groupby(octave).agg(copies=("copies", "median"), acc=("acc", "mean"))
+        ax.plot(means["copies"], means["acc"], "o-", color=color, lw=1.6, ms=4, label=model)
+        base = sub.loc[sub["group"] == "baseline", "acc"]
+        if len(base):
+            ax.axhline(base.mean(), color=color, ls="--", lw=1, alpha=0.8)
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}"))
+    ax.set_xlabel("copies of the excerpt in training")
+    ax.set_ylabel("next-word accuracy α̂")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1), title="lab run (dashed: stories)",
+              title_fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 def size_accuracy_vs_length(acc_table: pd.DataFrame) -> plt.Figure:
     """Next-word accuracy α̂ against prefix length, popular vs baseline texts, one
     panel per model (the paper's Figure 1 pooled over texts); bands are 95%

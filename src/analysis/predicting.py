@@ -2470,9 +2470,15 @@ def levels_sentence(levels: Iterable[int]) -> str:
     if lab == src:
         return f"The lab's copy levels are the source's ({and_list(src)})"
     shared = [c for c in lab if c in src]
+    own = [c for c in lab if c not in src]
+    if not own:
+        return (
+            f"The lab's copy levels ({and_list(lab)}) are {len(shared)} of the source's {len(src)} "
+            f"({and_list(src)})"
+        )
     return (
-        f"The lab's copy levels ({and_list(lab)}) are {len(shared)} of the source's {len(src)} "
-        f"({and_list(src)})"
+        f"The lab's copy levels ({and_list(lab)}) include {len(shared)} of the source's {len(src)} "
+        f"({and_list(src)}); {and_list(own)} {'is' if len(own) == 1 else 'are'} the lab's own"
     )
 
 def _check_targets(value, settings):
@@ -2494,3 +2500,23 @@ PARAMS = Declaration(
     profile_help={"smoke": "the smoke lab, 2 seeds (CI)", "default": "the book's lab, the source's seeds",
                   "paper": "the book's lab, 50 seeds"},
 )
+
+
+def largest_target(frames: Mapping[str, pd.DataFrame], n_params: Mapping[str, int],
+                   tokens: Mapping[str, int]) -> str:
+    """The target with the most parameters (the most training tokens among equals)."""
+    if not frames:
+        raise PredictingError("no targets: the largest target is undefined")
+    return max(frames, key=lambda t: (n_params[t], tokens[t], t))
+
+
+def exp2_level_count(dataset: pd.DataFrame, pools: Sequence[str]) -> int:
+    """Copy levels at which every pool of ``pools`` has at least one pair (0 without pairs)."""
+    if dataset.empty:
+        return 0
+    per_level = dataset[dataset["copies"] != "all"]
+    levels = None
+    for pool in pools:
+        got = set(per_level.loc[(per_level["pool"] == pool) & (per_level["n_pairs"] > 0), "copies"])
+        levels = got if levels is None else levels & got
+    return len(levels or ())

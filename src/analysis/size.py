@@ -1725,7 +1725,7 @@ def ladder_method(acc: pd.DataFrame, theta: pd.Series, alpha: float = PAPER_ALPH
 TRACKS_R2 = 0.5
 
 
-def law_verdict(method: LadderMethod, popular_copies: int) -> str:
+def law_verdict(method: LadderMethod, popular_copies: str) -> str:
     """Whether the latent index tracks size on the ladder, from R² and the
     popular-vs-baseline accuracy the ladder reaches."""
     r2 = method.law.r2

@@ -3,31 +3,34 @@
 A profile names a corpus configuration, a tokenizer size and a list of runs:
 
 * a **ladder of standard runs** (no injections) in two families that differ in
-  depth/width ratio and training length, spanning more than 20× in parameters;
+  depth/width ratio (2 and 6 layers), spanning more than 10× in parameters. Every
+  ladder model sees the same tokens in the same order, several passes over a
+  small corpus, at a peak learning rate set by its width (:func:`width_lr`);
 * **perturbed runs** (base corpus plus injected sequences) at two sizes × two
-  token budgets, each with a matching standard run (same model, budget and
-  seed, hence the same base data order): the counterfactual for the
-  predicting chapter's hardness feature;
+  token budgets, each with a matching standard run (same model, budget, batch,
+  learning rate and seed, hence the same base data order): the counterfactual
+  for the predicting chapter's hardness feature. A run's key ignores its name and
+  family, so a standard twin at the ladder's budget *is* the ladder run and is
+  trained once;
 * **injection-range runs**, one per insertion window, each inserting every
   injected sequence (or only those of up to ``range_max_copies`` copies, when
   set) inside its window, at the size given by ``range_width`` and the budget
-  ``range_tokens``, with a standard run of that size and budget as their
-  counterfactual (``std-range``) when no perturbed twin has that shape. The
-  default profile gives them the large size at twice the largest perturbed
-  budget: with the copies confined to a quarter, the small size, and the large
-  one at the 2× budget, extract nothing in the first quarters and almost
-  nothing in the last.
+  ``range_tokens``, with a standard run of that shape (``std-range`` when no
+  perturbed twin has it) as their counterfactual. A range run is its standard
+  twin until its window opens, so it starts from the twin's checkpoint at that
+  step (:mod:`analysis.lab.train`).
 
 ``build_lab(profile)`` builds the corpus and tokenizer and trains every run,
-each cached under the hash of everything it depends on, and registers the runs
-so ``load_model("lab:<run name>")`` finds them. Used by the lab page
+each cached under the hash of everything it depends on (a killed build resumes
+inside the run it was training), and registers the runs so
+``load_model("lab:<run name>")`` finds them. Used by the lab page
 (``notebooks/lab.md``) and by every chapter that needs a lab model.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
@@ -69,62 +72,82 @@ class LabProfile:
         } for r in self.runs])
 
 
-def _ladder(family: str, layers: int, widths, tokens: int, context: int, prefix: str) -> list[RunConfig]:
+def width_lr(base_lr: float, d_model: int) -> float:
+    """The peak learning rate of a model of width ``d_model``: ``base_lr`` at width
+    128, scaled by ``sqrt(128 / d_model)`` (wider models take smaller steps), to
+    four significant digits."""
+    return float(f"{base_lr * (128 / d_model) ** 0.5:.4g}")
+
+
+def _ladder(family: str, layers: int, widths, tokens: int, context: int, prefix: str, batch: int,
+            base_lr: float) -> list[RunConfig]:
     runs = []
     for d in widths:
         heads = max(1, d // 32)
         model = ModelConfig(n_layer=layers, d_model=d, n_head=heads, d_ff=4 * d, context=context)
-        runs.append(RunConfig(name=f"{prefix}-{d}", model=model, tokens=tokens, family=family))
+        runs.append(RunConfig(name=f"{prefix}-{d}", model=model, tokens=tokens, family=family,
+                              batch_size=batch, lr=width_lr(base_lr, d)))
     return runs
 
 
 def _perturbed(base: RunConfig, tokens: int, tag: str) -> list[RunConfig]:
-    """A perturbed run and its matching standard run (same model, budget, seed)."""
-    std = RunConfig(name=f"std-{tag}", model=base.model, tokens=tokens, family="standard")
-    pert = RunConfig(name=f"pert-{tag}", model=base.model, tokens=tokens, family="perturbed", inject=True)
+    """A perturbed run and its matching standard run: ``base``'s model, batch, learning
+    rate and seed at ``tokens``. Where ``tokens`` is the ladder's budget the standard
+    run has the ladder run's key, so it is trained once."""
+    std = replace(base, name=f"std-{tag}", tokens=tokens, family="standard")
+    pert = replace(base, name=f"pert-{tag}", tokens=tokens, family="perturbed", inject=True)
     return [std, pert]
 
 
-def _profile(corpus: CorpusConfig, vocab: int, context: int, wide, deep, wide_tokens: int, deep_tokens: int,
-             small: int, large: int, budgets: tuple[int, int], range_tokens: int,
-             range_max_copies: int | None, range_width: int) -> LabProfile:
-    wide_runs = _ladder("ladder-wide", 2, wide, wide_tokens, context, "wide")
-    deep_runs = _ladder("ladder-deep", 6, deep, deep_tokens, context, "deep")
+def _profile(corpus: CorpusConfig, vocab: int, context: int, wide, deep, ladder_tokens: int, small: int,
+             large: int, budgets: tuple[int, int], range_tokens: int, range_max_copies: int | None,
+             range_width: int, batch: int, base_lr: float) -> LabProfile:
+    wide_runs = _ladder("ladder-wide", 2, wide, ladder_tokens, context, "wide", batch, base_lr)
+    deep_runs = _ladder("ladder-deep", 6, deep, ladder_tokens, context, "deep", batch, base_lr)
     by_width = {r.model.d_model: r for r in wide_runs}
     runs = wide_runs + deep_runs
     for size_tag, d in (("s", small), ("l", large)):
         for budget_tag, tokens in zip(("1x", "2x"), budgets):
             runs += _perturbed(by_width[d], tokens, f"{size_tag}{budget_tag}")
-    range_model = by_width[range_width].model
-    if not any(r.family == "standard" and r.model == range_model and r.tokens == range_tokens for r in runs):
-        runs.append(RunConfig(name="std-range", model=range_model, tokens=range_tokens, family="standard"))
-    runs += [RunConfig(name=f"range-{w}", model=range_model, tokens=range_tokens, family="range",
-                       inject=True, window=w, max_copies=range_max_copies) for w in RANGE_WINDOWS]
+    range_base = replace(by_width[range_width], tokens=range_tokens)
+    if not any(not r.inject and replace(r, name="", family="") == replace(range_base, name="", family="")
+               for r in runs):
+        runs.append(replace(range_base, name="std-range", family="standard"))
+    runs += [replace(range_base, name=f"range-{w}", family="range", inject=True, window=w,
+                     max_copies=range_max_copies) for w in RANGE_WINDOWS]
     return LabProfile(corpus=corpus, vocab_size=vocab, runs=tuple(runs))
 
 
 PROFILES = {
     "smoke": _profile(
         CorpusConfig(background_words=20_000, popular_excerpt_words=150, popular_copies=2,
-                     heldout_words_per_text=100, n_facts=40, n_problems=40, per_task_per_level=1,
-                     duplicate_levels=(0, 1, 4, 16), injection_words=12),
-        vocab=1024, context=128, wide=(16, 32), deep=(16, 24), wide_tokens=100_000, deep_tokens=60_000,
-        small=16, large=32, budgets=(60_000, 120_000), range_tokens=120_000, range_max_copies=None,
-        range_width=16,
+                     popular_max_copies=8, heldout_words_per_text=100, n_facts=40, n_problems=40,
+                     per_task_per_level=1, duplicate_levels=(0, 1, 4, 16), injection_words=12,
+                     phrases_per_level=4),
+        vocab=1024, context=128, wide=(16, 32), deep=(16, 24), ladder_tokens=80_000,
+        small=16, large=32, budgets=(80_000, 120_000), range_tokens=120_000, range_max_copies=None,
+        range_width=16, batch=16, base_lr=3e-3,
     ),
-    # sized from measured speeds on 2 cores (about 18k tokens/s at 0.4M parameters,
-    # 8.8k at 1M, 3.3k at 4M): about 80 minutes of training in all. The 256-copy level
-    # holds one sequence per task, and the facts go up to 256 copies: below that, a
-    # model of this size memorizes no injected sequence and recalls no fact. The
-    # injection-range runs (3M tokens each, about 5.5 minutes) insert all 3,576 copies
-    # in their window: 61% of a quarter's rows.
+    # Lab v2, designed from the phenomena backwards (the lab page's table of phenomena
+    # shows each signal) and sized from measured speeds on 2 cores. Every ladder model
+    # sees the same 1M tokens, several passes over the small parts of the corpus, at a
+    # learning rate set by its width. The ladder stops at about 2M parameters: in trial
+    # runs on this budget a 2-layer model of width 256 (3.1M) reached no lower loss
+    # than width 128, at the width's learning rate or at 0.7 of it. Popular excerpts
+    # are short and graded from 2 to 64 copies. Injected sequences are 20 words (prefix and suffix of about 16 tokens)
+    # with most of them at 32-64 copies, where extraction is partial; their 4,056
+    # copies fill 83% of a quarter of a 2.5M-token range run. std-s1x and std-l1x are
+    # the ladder's wide-64 and wide-128 (one training each), and the range runs fork
+    # from std-l2x at their window's first step.
     "default": _profile(
-        CorpusConfig(per_task_per_level=4, duplicate_levels=(0, 1, 4, 16, 64, 256),
-                     level_counts=(4, 4, 4, 4, 4, 1), fact_max_copies=256, fact_zipf_a=1.3),
-        vocab=4096, context=128, wide=(32, 64, 96, 128, 256), deep=(32, 48, 64, 128, 192),
-        wide_tokens=1_200_000, deep_tokens=600_000,
-        small=64, large=128, budgets=(750_000, 1_500_000), range_tokens=3_000_000,
-        range_max_copies=None, range_width=128,
+        CorpusConfig(background_words=100_000, popular_excerpt_words=200, popular_copies=2,
+                     popular_max_copies=64, injection_words=20, per_task_per_level=4,
+                     duplicate_levels=(0, 1, 4, 16, 32, 48, 64), level_counts=(4, 4, 4, 2, 6, 5, 3),
+                     fact_max_copies=256, fact_zipf_a=1.3, phrase_levels=(0, 1, 4, 16, 64),
+                     phrases_per_level=20),
+        vocab=4096, context=128, wide=(32, 48, 64, 96, 128), deep=(32, 48, 64, 96, 128),
+        ladder_tokens=1_000_000, small=64, large=128, budgets=(1_000_000, 2_500_000),
+        range_tokens=2_500_000, range_max_copies=None, range_width=128, batch=16, base_lr=3e-3,
     ),
 }
 
@@ -159,7 +182,18 @@ class LabBuild:
         table["seconds"] = [round(self.results[r].seconds, 1) for r in table["run"]]
         table["tokens/s"] = [round(self.results[r].tokens_per_second) for r in table["run"]]
         table["final loss"] = [float(self.results[r].curve["loss"].tail(10).mean()) for r in table["run"]]
+        first = {}
+        for r in table["run"]:
+            first.setdefault(self.results[r].path, r)
+        table["same weights as"] = [first[self.results[r].path] if first[self.results[r].path] != r else ""
+                                    for r in table["run"]]
         return table
+
+    def train_seconds(self) -> float:
+        """Seconds spent training the built runs, each distinct checkpoint counted once
+        (a standard twin that is a ladder run shares its folder)."""
+        seen = {res.path: res.seconds for res in self.results.values()}
+        return float(sum(seen.values()))
 
 
 def run_injections(run: RunConfig, injections: list) -> list:
@@ -314,7 +348,9 @@ def design_facts(profile: str | LabProfile) -> dict[str, str]:
         "n_tasks": str(n_tasks),
         "n_copies": f"{total:,}",
         "fact_max": f"{cfg.fact_max_copies:,}",
-        "popular_copies": str(cfg.popular_copies),
+        "popular_copies": (f"{cfg.popular_copies} to {cfg.popular_max_copies}" if cfg.popular_max_copies
+                           else str(cfg.popular_copies)),
+        "excerpt_words": f"{cfg.popular_excerpt_words:,}",
     }
     if ranges:
         quarter = next((r for r in ranges if r.window == "q1"), ranges[0])
