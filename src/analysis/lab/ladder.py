@@ -134,8 +134,9 @@ PROFILES = {
     # learning rate set by its width. The ladder stops at about 2M parameters: in trial
     # runs on this budget a 2-layer model of width 256 (3.1M) reached no lower loss
     # than width 128, at the width's learning rate or at 0.7 of it. Popular excerpts
-    # are short and graded from 2 to 64 copies. Injected sequences are 20 words (prefix and suffix of about 16 tokens)
-    # with most of them at 32-64 copies, where extraction is partial; their 4,056
+    # are short and graded from 2 to 64 copies. Injected sequences are 20 words
+    # (prefix and suffix of about 16 tokens), most of them at 32-64 copies, where
+    # extraction is partial; their 4,056
     # copies fill 83% of a quarter of a 2.5M-token range run. std-s1x and std-l1x are
     # the ladder's wide-64 and wide-128 (one training each), and the range runs fork
     # from std-l2x at their window's first step.
