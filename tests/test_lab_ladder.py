@@ -28,24 +28,47 @@ def test_profiles_have_the_runs_the_chapters_need(name):
                for r in prof.runs)
 
 
+def _small_profile(range_tokens):
+    return ladder._profile(CorpusConfig(), 512, 128, wide=(16, 32), deep=(16, 24), ladder_tokens=1000,
+                           small=16, large=32, budgets=(1000, 2000), range_tokens=range_tokens,
+                           range_max_copies=None, range_width=32, batch=4, base_lr=3e-3)
+
+
 def test_range_counterfactual_is_added_only_when_missing():
-    table = ladder.get_profile("default").table()
-    assert table.loc[table["run"] == "std-range", ["d_model", "tokens"]].values.tolist() == [[128, 3_000_000]]
-    assert (table["run"] == "std-range").sum() == 1
     # a range budget equal to a perturbed budget reuses that perturbed run's standard twin
-    prof = ladder._profile(CorpusConfig(), 512, 128, wide=(16, 32), deep=(16, 24), wide_tokens=1000,
-                           deep_tokens=1000, small=16, large=32, budgets=(1000, 2000), range_tokens=2000,
-                           range_max_copies=None, range_width=32)
-    assert "std-range" not in {r.name for r in prof.runs}
+    assert "std-range" not in {r.name for r in _small_profile(2000).runs}
+    assert "std-range" not in {r.name for r in ladder.get_profile("default").runs}
+    # another budget gets its own standard run of the range runs' shape
+    prof = _small_profile(3000)
+    std = prof.run("std-range")
+    assert (std.model.d_model, std.tokens, std.inject, std.lr) == (32, 3000, False, prof.run("wide-32").lr)
+    assert [r.name for r in prof.runs].count("std-range") == 1
 
 
-def test_default_ladder_has_ten_models_over_twenty_fold_in_two_families():
+def test_standard_twins_at_the_ladder_budget_are_the_ladder_runs():
+    from dataclasses import replace
+
+    prof = _small_profile(2000)
+    label = {"name": "", "family": ""}
+    # std-l1x differs from wide-32 only in its labels, so the two share one run key and train once
+    assert replace(prof.run("std-l1x"), **label) == replace(prof.run("wide-32"), **label)
+    assert replace(prof.run("std-l2x"), **label) != replace(prof.run("wide-32"), **label)
+
+
+def test_width_lr_scales_with_the_square_root_of_width():
+    assert ladder.width_lr(3e-3, 128) == 3e-3
+    assert ladder.width_lr(3e-3, 32) == 6e-3  # 3e-3 * sqrt(4)
+    assert ladder.width_lr(3e-3, 96) == 0.003464  # 3e-3 * sqrt(4/3) = 0.0034641..., four digits
+
+
+def test_default_ladder_has_ten_models_over_ten_fold_on_one_budget():
     prof = ladder.PROFILES["default"]
     runs = [r for r in prof.runs if r.family.startswith("ladder")]
     params = [param_count(r.model, prof.vocab_size) for r in runs]
-    assert len(runs) >= 10 and max(params) / min(params) >= 20
-    tokens = {r.family: r.tokens for r in runs}
-    assert tokens["ladder-wide"] != tokens["ladder-deep"]  # the families differ in training length too
+    assert len(runs) >= 10 and max(params) / min(params) >= 10
+    # both families see the same tokens in the same order (same budget, batch and seed)
+    assert len({(r.tokens, r.batch_size, r.seed) for r in runs}) == 1
+    assert {r.family for r in runs} == {"ladder-wide", "ladder-deep"}
 
 
 def test_duplicate_sizes_in_a_ladder_fail_before_training():
@@ -112,9 +135,12 @@ def test_build_lab_refuses_an_unknown_run_or_family_before_training():
 
 def test_design_facts_are_computed_from_the_profile():
     facts = ladder.design_facts("default")
-    assert facts["levels"] == "0/1/4/16/64/256"
-    assert facts["per_level"] == "4 per task at 0/1/4/16/64 copies; 1 per task at 256 copies"
-    # 6 tasks x (4 x (1 + 4 + 16 + 64) + 1 x 256) = 3,576 copies; a quarter of 732 steps x 32 rows
-    assert facts["n_copies"] == "3,576"
-    assert facts["range_ratio"] == "2" and facts["range_tokens"] == "3M"
-    assert facts["quarter_share"] == f"{3576 / (0.25 * 732 * 32):.0%}"
+    assert facts["levels"] == "0/1/4/16/32/48/64"
+    assert facts["per_level"] == ("4 per task at 0/1/4 copies; 2 per task at 16 copies; 6 per task at 32 copies; "
+                                  "5 per task at 48 copies; 3 per task at 64 copies")
+    # 6 tasks x (4 x (1 + 4) + 2 x 16 + 6 x 32 + 5 x 48 + 3 x 64) = 4,056 copies;
+    # a quarter of 1,220 steps x 16 rows
+    assert facts["n_copies"] == "4,056"
+    assert facts["range_ratio"] == "1" and facts["range_tokens"] == "2.5M"
+    assert facts["quarter_share"] == f"{4056 / (0.25 * 1220 * 16):.0%}" == "83%"
+    assert facts["popular_copies"] == "2 to 64"
