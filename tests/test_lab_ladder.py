@@ -136,8 +136,8 @@ def test_build_lab_refuses_an_unknown_run_or_family_before_training():
 def test_design_facts_are_computed_from_the_profile():
     facts = ladder.design_facts("default")
     assert facts["levels"] == "0/1/4/16/32/48/64"
-    assert facts["per_level"] == ("4 per task at 0/1/4 copies; 2 per task at 16 copies; 6 per task at 32 copies; "
-                                  "5 per task at 48 copies; 3 per task at 64 copies")
+    assert facts["per_level"] == ("4 per task at 0/1/4 copies; 2 per task at 16 copies; "
+                                  "6 per task at 32 copies; 5 per task at 48 copies; 3 per task at 64 copies")
     # 6 tasks x (4 x (1 + 4) + 2 x 16 + 6 x 32 + 5 x 48 + 3 x 64) = 4,056 copies;
     # a quarter of 1,220 steps x 16 rows
     assert facts["n_copies"] == "4,056"

@@ -392,7 +392,8 @@ def sequence_scores(model, sequences: Mapping[str, Sequence[int]],
 # ---------------------------------------------------------------------------
 
 
-def _copies(frame: pd.DataFrame) -> pd.Series:
+def exposure_copies(frame: pd.DataFrame) -> pd.Series:
+    """A sequence frame's exposure count: its ``copies`` column, or else ``copies_seen``."""
     for col in ("copies", "copies_seen"):
         if col in frame.columns:
             return frame[col]
@@ -518,7 +519,7 @@ def features(exposure: pd.DataFrame, T: int, nll_table: pd.DataFrame,
     if missing:
         raise PredictingError(f"{len(missing)} sequence(s) have no NLL in nll_table, e.g. {missing[:3]}")
     out = exposure.copy()
-    copies = _copies(out)
+    copies = exposure_copies(out)
     out["copies"] = copies.to_numpy()
     out["log_freq"] = log_freq(copies)
     out["recency"] = recency(out["last_step"], T, copies)
@@ -960,7 +961,7 @@ def check_targets(targets: Iterable[str], exposures: Mapping[str, pd.DataFrame])
         )
     for t in targets:
         _require(exposures[t], ("seq_id", "last_step"), f"the exposure table of target {t!r}")
-        _copies(exposures[t])
+        exposure_copies(exposures[t])
     return targets
 
 

@@ -72,6 +72,12 @@ class LabProfile:
         } for r in self.runs])
 
 
+def _unlabelled(run: RunConfig) -> RunConfig:
+    """``run`` without the labels its key ignores (name, family, tags): two runs equal
+    here train the same weights, once (:func:`analysis.lab.train.run_key`)."""
+    return replace(run, name="", family="", tags=())
+
+
 def width_lr(base_lr: float, d_model: int) -> float:
     """The peak learning rate of a model of width ``d_model``: ``base_lr`` at width
     128, scaled by ``sqrt(128 / d_model)`` (wider models take smaller steps), to
@@ -110,8 +116,7 @@ def _profile(corpus: CorpusConfig, vocab: int, context: int, wide, deep, ladder_
         for budget_tag, tokens in zip(("1x", "2x"), budgets):
             runs += _perturbed(by_width[d], tokens, f"{size_tag}{budget_tag}")
     range_base = replace(by_width[range_width], tokens=range_tokens)
-    if not any(not r.inject and replace(r, name="", family="") == replace(range_base, name="", family="")
-               for r in runs):
+    if not any(not r.inject and _unlabelled(r) == _unlabelled(range_base) for r in runs):
         runs.append(replace(range_base, name="std-range", family="standard"))
     runs += [replace(range_base, name=f"range-{w}", family="range", inject=True, window=w,
                      max_copies=range_max_copies) for w in RANGE_WINDOWS]
@@ -235,7 +240,6 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
     profile forks from save forks. Results keep the profile's order.
     """
     import time
-    from dataclasses import replace
 
     from tqdm.auto import tqdm
 
@@ -262,16 +266,14 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
         if run.inject:
             check_injections(run, injected[run.name], tokenizer)
 
-    def shape(r: RunConfig) -> RunConfig:  # what keys a standard twin's weights, labels aside
-        return replace(standard_twin(r), name="", family="", tags=())
-
-    forked = {shape(r) for r in prof.runs if r.inject and WINDOWS[r.window or "all"][0] > 0}
+    forked = {_unlabelled(standard_twin(r)) for r in prof.runs
+              if r.inject and WINDOWS[r.window or "all"][0] > 0}
     built = {}
     # standard runs first (a stable sort), so their forks exist when their injected twins train
     for run in tqdm(sorted(runs, key=lambda r: r.inject), desc=f"lab runs ({len(runs)})",
                     disable=not progress, leave=False):
         built[run.name] = train(run, texts, injected[run.name], tokenizer, key, progress=progress,
-                                fork=run.inject or shape(run) in forked)
+                                fork=run.inject or _unlabelled(run) in forked)
         if isinstance(profile, str):
             register(model_name(profile, run.name).removeprefix("lab:"), built[run.name].path)
     results = {run.name: built[run.name] for run in runs}

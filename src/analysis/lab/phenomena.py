@@ -315,11 +315,12 @@ def extraction_by_copies(scores: pd.DataFrame, exposures: Mapping[str, pd.DataFr
     ``copies``, ``sequences``, ``extracted`` and ``share``, runs in ``exposures``
     order, copies ascending.
     """
+    from analysis.predicting import exposure_copies
+
     frames = []
     for run, exposure in exposures.items():
         own = scores.loc[scores["run"] == run, ["seq_id", "extract"]]
-        copies = exposure["copies"] if "copies" in exposure else exposure["copies_seen"]
-        frame = pd.DataFrame({"seq_id": exposure["seq_id"], "copies": copies.astype(int)})
+        frame = pd.DataFrame({"seq_id": exposure["seq_id"], "copies": exposure_copies(exposure).astype(int)})
         frame = frame.merge(own, on="seq_id")
         frames.append(frame.assign(run=run))
     if not frames:
