@@ -55,10 +55,14 @@ def test_standard_twins_at_the_ladder_budget_are_the_ladder_runs():
     assert replace(prof.run("std-l2x"), **label) != replace(prof.run("wide-32"), **label)
 
 
-def test_width_lr_scales_with_the_square_root_of_width():
-    assert ladder.width_lr(3e-3, 128) == 3e-3
-    assert ladder.width_lr(3e-3, 32) == 6e-3  # 3e-3 * sqrt(4)
-    assert ladder.width_lr(3e-3, 96) == 0.003464  # 3e-3 * sqrt(4/3) = 0.0034641..., four digits
+def test_ladder_lr_scales_with_the_square_roots_of_width_and_depth():
+    assert ladder.ladder_lr(3e-3, 128) == 3e-3
+    assert ladder.ladder_lr(3e-3, 32) == 6e-3  # 3e-3 * sqrt(4)
+    assert ladder.ladder_lr(3e-3, 96) == 0.003464  # 3e-3 * sqrt(4/3) = 0.0034641..., four digits
+    assert ladder.ladder_lr(3e-3, 128, 6) == 0.001732  # 3e-3 * sqrt(1/3) = 0.0017320...
+    assert ladder.ladder_lr(3e-3, 96, 6) == 0.002  # 3e-3 * sqrt(4/3) * sqrt(1/3) = 0.002
+    prof = ladder.PROFILES["default"]
+    assert prof.run("deep-64").lr == ladder.ladder_lr(3e-3, 64, 6) == 0.002449
 
 
 def test_default_ladder_has_ten_models_over_ten_fold_on_one_budget():

@@ -96,6 +96,7 @@ PROFILES = {
     # CI: the smoke lab's models (near chance) and a handful of pairs.
     "smoke": dict(
         lab_profile="smoke", lab_model="pert-l2x", di_models=["pert-l2x"],
+        lab_popular_sets=1, lab_heldout_sets=1,
         lab_prefix_tokens=8, lab_suffix_tokens=8, n_lab=150, n_di_lab=60, n_strategy=60,
         lab_suffix_lengths=(4, 8), strategies=("Temp=0", "Temp=0.5"), sample_sizes=(40, 80), repeats=5,
         models=["smollm2-135m-instruct"], prefix_tokens=16, suffix_tokens=16, n_real=16,
@@ -106,10 +107,14 @@ PROFILES = {
     # model; both real models. The injected sequences are about 64 tokens long, so
     # |p| + |s| = 32 + 16, the source's 2 : 1 split scaled down. Greedy decoding
     # (the source's Table 4 finds the same r as at its main temperature 0.8, which
-    # the lab section also shows). On 2 cores the lab part takes a few minutes;
+    # the lab section also shows). The lab's excerpts and held-out windows are each
+    # cut into 3 sets (excerpts by copies), so each lab model meets 8 candidate sets
+    # (16 over the two), every one with more distinct 48-token windows than the
+    # 1,500 pairs it supplies. On 2 cores the lab part takes a few minutes;
     # 3 x 500 real pairs take about 4 minutes for SmolLM2 and 10 for Gemma 3 270M.
     "default": dict(
         lab_profile="default", lab_model="pert-l2x", di_models=["pert-l2x", "deep-128"],
+        lab_popular_sets=3, lab_heldout_sets=3,
         lab_prefix_tokens=32, lab_suffix_tokens=16, n_lab=10_000, n_di_lab=PAPER_MIN_DI_SAMPLES,
         n_strategy=3000, lab_suffix_lengths=(8, 16, 24, 32),
         strategies=tuple(name for name, _ in PAPER_STRATEGIES), sample_sizes=PAPER_SAMPLE_SIZES,
@@ -120,6 +125,7 @@ PROFILES = {
     # temperature 0.8); the lab keeps 32 + 16, the length of its injected sequences.
     "paper": dict(
         lab_profile="default", lab_model="pert-l2x", di_models=["pert-l2x", "deep-128"],
+        lab_popular_sets=3, lab_heldout_sets=3,
         lab_prefix_tokens=32, lab_suffix_tokens=16, n_lab=20_000, n_di_lab=PAPER_MIN_DI_SAMPLES,
         n_strategy=6000, lab_suffix_lengths=(8, 16, 24, 32),
         strategies=tuple(name for name, _ in PAPER_STRATEGIES), sample_sizes=PAPER_SAMPLE_SIZES,
@@ -1602,6 +1608,10 @@ PARAMS = Declaration(
     (
         Param("lab_model", "the lab run of the linearity study, such as pert-l2x", kind="str",
               check=_check_lab_model),
+        Param("lab_popular_sets", "dataset inference: sets the lab's popular excerpts are cut into "
+              "(by copies)", kind="int", lo=1),
+        Param("lab_heldout_sets", "dataset inference: sets the lab's held-out popular-text windows are "
+              "dealt into", kind="int", lo=1),
         Param("models", "local models of the real-data section (token-level access: no API models)",
               kind="models", api=False),
         Param("n_lab", "pairs in the lab model's main sample", kind="int", lo=1),
