@@ -3,6 +3,8 @@
     nox -s tests    unit tests, model-layer tests and a smoke execution of every chapter
     nox -s smoke    execute every chapter on the smoke profile and build the book from it
     nox -s book     execute every chapter on the default profile and build the book
+    nox -s site     the browser check: the smoke book built and every page opened in
+                    headless Chromium (screenshots in _build/screenshots/)
     nox -s lint     ruff
     nox -s bench    the benchmark scripts (figures go to bench/results/)
 
@@ -13,6 +15,7 @@ Every session installs the package and its extras into its own virtualenv
 from __future__ import annotations
 
 import os
+import shutil
 
 import nox
 
@@ -51,10 +54,33 @@ def book(session: nox.Session) -> None:
     build_book(session, "default")
 
 
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+
+
+def ensure_chromium(session: nox.Session) -> None:
+    """Install Debian's chromium when no Chromium is on PATH (as root, with apt-get)."""
+    if any(shutil.which(b) for b in BROWSERS):
+        return
+    if os.geteuid() != 0:
+        session.error("no Chromium: install Debian's chromium (sudo apt-get install -y chromium)")
+    session.run("apt-get", "update", "-qq", external=True)
+    session.run("apt-get", "install", "-y", "-qq", "chromium", external=True)
+
+
+@nox.session(python=PYTHON)
+def site(session: nox.Session) -> None:
+    install(session)
+    ensure_chromium(session)
+    # the checker's own tests (pages broken on purpose), then the smoke book: every
+    # chapter executed on smoke, built, and every page opened
+    session.run("python", "-m", "pytest", "-q", "tests/test_site.py",
+                "tests/test_chapters.py::test_smoke_site_passes_the_browser_check", *session.posargs)
+
+
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     session.install("ruff")
-    session.run("ruff", "check", "src", "tests", "scripts", "noxfile.py")
+    session.run("ruff", "check", "src", "tests", "scripts", "book/_ext", "noxfile.py")
 
 
 @nox.session(python=PYTHON)

@@ -70,20 +70,33 @@ def execute(name: str, parameters: dict, out_dir: Path = OUT) -> float:
         )
     finally:
         raw.unlink(missing_ok=True)
-        _hide_injected_parameters(out_dir / f"{name}.ipynb")
+        tidy_notebook(out_dir / f"{name}.ipynb")
     return time.time() - t0
 
 
-def _hide_injected_parameters(path: Path) -> None:
-    """Tag papermill's injected-parameters cell ``remove-cell``: the chapter's Setup
-    table shows the parameters of the run in words."""
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def tidy_notebook(path: Path) -> None:
+    """Prepare an executed chapter for the site:
+
+    * tag papermill's injected-parameters cell ``remove-cell`` (the chapter's Setup
+      table shows the parameters of the run in words);
+    * drop widget outputs and the notebook's widget state. They are the progress
+      bars of a live run (tqdm draws them as ipywidgets in a kernel), and a page
+      that keeps them loads a widget manager from a CDN, so it would not work
+      offline.
+    """
     if not path.exists():
         return
     nb = json.loads(path.read_text())
+    nb.get("metadata", {}).pop("widgets", None)
     for cell in nb["cells"]:
         tags = cell.get("metadata", {}).get("tags", [])
         if "injected-parameters" in tags and "remove-cell" not in tags:
             tags.append("remove-cell")
+        if "outputs" in cell:
+            cell["outputs"] = [o for o in cell["outputs"] if WIDGET_VIEW not in o.get("data", {})]
     path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
 
 

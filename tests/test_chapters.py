@@ -59,12 +59,18 @@ def test_phrases_smoke_glues_real_numbers(smoke_book):
     assert int(values["run_queries"]) == int(values["run_calls"]) + int(values["run_hits"]) > 0
 
 
-def test_book_builds_from_the_executed_chapters(smoke_book):
+@pytest.fixture(scope="module")
+def smoke_html(smoke_book):
     site, _ = smoke_book
     proc = subprocess.run(
         [JUPYTER_BOOK, "build", str(site), "-W", "--keep-going"],
         capture_output=True, text=True, timeout=900,
     )
+    return site, proc
+
+
+def test_book_builds_from_the_executed_chapters(smoke_html):
+    site, proc = smoke_html
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     page = (site / "_build" / "html" / "book" / "chapters" / "phrases.html").read_text()
     assert 'class="phrase-explorer"' in page  # the static explorer is in the page
@@ -73,6 +79,26 @@ def test_book_builds_from_the_executed_chapters(smoke_book):
     for name in chapters():  # every glued value was resolved: none is left as markup or code
         text = (site / "_build" / "html" / "book" / "chapters" / f"{name}.html").read_text()
         assert "{glue" not in text, f"{name}: unresolved glue markup in the page"
+
+
+@pytest.mark.skipif(not any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")),
+                    reason="no Chromium: apt-get install -y chromium (nox -s site installs it)")
+def test_smoke_site_passes_the_browser_check(smoke_html):
+    """Every page of the smoke book opened in headless Chromium (scripts/check_site.py):
+    no JavaScript error, no request outside the site, math rendered, images loaded,
+    no glue placeholder, the explorers respond, search finds a word. Screenshots go
+    to _build/screenshots/smoke/."""
+    from check_site import check_site
+
+    site, proc = smoke_html
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    reports, failures = check_site(site / "_build" / "html", ROOT / "_build" / "screenshots" / "smoke",
+                                   search="memorization", progress=False)
+    assert failures == []
+    checked = {r.page for r in reports}
+    assert {f"book/chapters/{name}.html" for name in chapters()} <= checked
+    assert sum(r.explorers for r in reports) >= 2  # the phrases chapter's two explorers
+    assert sum(r.math for r in reports) > 0
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,244 @@
+"""Open every page of the built book in headless Chromium and check it as a reader meets it.
+
+    python scripts/check_site.py [_build/html] [--screenshots _build/screenshots]
+                                 [--search WORD] [--browser /usr/bin/chromium]
+
+The site is served from a local HTTP server on 127.0.0.1. For each page the check
+records, and fails on:
+
+* a JavaScript error (a console message of type error, or an uncaught exception);
+* a request outside the site (a CDN script, a web font), except the links a
+  reader clicks;
+* math left unrendered: a page with math elements must have MathJax output
+  for each of them and no raw ``\\(`` in its visible text;
+* an image that does not load;
+* a glue placeholder left in the text (``{glue:``);
+* on a page with the phrases explorer, a control that does not change what it
+  shows.
+
+It saves a full-page screenshot of each page under ``--screenshots`` and, with
+``--search``, checks that the site's search page finds the word. It exits
+non-zero with one line per failure. Chromium comes from Debian's ``chromium``
+package (``apt-get install -y chromium``), driven by Playwright.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import shutil
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+SKIP_DIRS = {"_static", "_sources", "_images", "_sphinx_design_static"}
+SKIP_PAGES = {"search.html", "genindex.html"}
+MATH_TIMEOUT_MS = 30_000
+
+
+@dataclass
+class PageReport:
+    page: str
+    errors: list[str] = field(default_factory=list)
+    external: list[str] = field(default_factory=list)
+    math: int = 0
+    rendered: int = 0
+    raw_math: bool = False
+    broken_images: list[str] = field(default_factory=list)
+    placeholders: int = 0
+    explorers: int = 0
+    explorers_static: list[str] = field(default_factory=list)
+
+    def failures(self) -> list[str]:
+        out = [f"{self.page}: JavaScript error: {e}" for e in self.errors]
+        out += [f"{self.page}: request outside the site: {u}" for u in self.external]
+        if self.math and self.rendered < self.math:
+            out.append(f"{self.page}: {self.math - self.rendered} of {self.math} math elements not rendered")
+        if self.raw_math:
+            out.append(f"{self.page}: raw LaTeX (\\( ... \\)) in the visible text")
+        out += [f"{self.page}: image does not load: {src}" for src in self.broken_images]
+        if self.placeholders:
+            out.append(f"{self.page}: {self.placeholders} glue placeholder(s) left in the text")
+        out += [f"{self.page}: explorer {e}: its controls do not change what it shows"
+                for e in self.explorers_static]
+        return out
+
+
+def pages(site: Path) -> list[Path]:
+    """Every HTML page of the site, except Sphinx's own index and search pages and
+    redirects (the root ``index.html`` of a Jupyter Book)."""
+    return sorted(p for p in site.rglob("*.html")
+                  if not SKIP_DIRS & set(p.relative_to(site).parts) and p.name not in SKIP_PAGES
+                  and 'http-equiv="refresh"' not in p.read_text(errors="replace")[:2000].lower())
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def serve(site: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
+    handler = functools.partial(_Quiet, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def find_browser(explicit: str | None = None) -> str:
+    for candidate in (explicit, "chromium", "chromium-browser", "google-chrome"):
+        if candidate and (path := shutil.which(candidate) or (Path(candidate).is_file() and candidate)):
+            return str(path)
+    raise SystemExit("no Chromium found: install Debian's chromium (apt-get install -y chromium) "
+                     "or pass --browser PATH")
+
+
+# Sphinx's math elements that hold MathJax 2 output (HTML-CSS, CommonHTML or SVG)
+_RENDERED = ("[...document.querySelectorAll('span.math, div.math')].filter(e => "
+             "e.querySelector('.MathJax, .MathJax_Display, .MathJax_CHTML, .MathJax_SVG'))")
+_MATH_DONE = """() => {
+  if (!window.MathJax || !window.MathJax.Hub) return true;  // no MathJax loaded: nothing to wait for
+  if (!window.MathJax.isReady) return false;
+  const math = document.querySelectorAll('span.math, div.math').length;
+  return RENDERED.length >= math;
+}"""
+
+_PAGE_FACTS = """() => {
+  if (!document.body) return {math: 0, rendered: 0, raw: false, placeholders: 0, images: []};  // a redirect
+  const math = document.querySelectorAll('span.math, div.math').length;
+  const rendered = RENDERED.length;
+  const text = document.body.innerText;
+  const images = [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src);
+  return {math, rendered, raw: text.includes('\\\\(') || text.includes('\\\\['),
+          placeholders: (text.match(/\\{glue:/g) || []).length, images};
+}"""
+
+_EXPLORERS = """async () => {
+  const out = [];
+  for (const box of document.querySelectorAll('.phrase-explorer')) {
+    const view = box.querySelector('.pe-out');
+    let changed = true;
+    for (const cls of ['pe-phrase', 'pe-model']) {
+      const sel = box.querySelector('select.' + cls);
+      if (!sel || sel.options.length < 2) continue;
+      const before = view.innerHTML;
+      sel.selectedIndex = (sel.selectedIndex + 1) % sel.options.length;
+      sel.dispatchEvent(new Event('change'));
+      await new Promise(r => setTimeout(r, 50));
+      if (view.innerHTML === before) changed = false;
+    }
+    out.push({id: box.id, changed});
+  }
+  return out;
+}"""
+
+
+def _js(source: str) -> str:
+    return source.replace("RENDERED", _RENDERED)
+
+
+def check_page(page, url: str, origin: str, name: str, shot: Path | None) -> PageReport:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    report = PageReport(name)
+    page.on("console", lambda m: m.type == "error" and report.errors.append(m.text))
+    page.on("pageerror", lambda e: report.errors.append(str(e)))
+    page.on("response", lambda r: r.status >= 400 and report.errors.append(f"{r.status} for {r.url}"))
+
+    def route(r):
+        url = r.request.url
+        if urlparse(url).netloc != urlparse(origin).netloc and not url.startswith("data:"):
+            report.external.append(url)
+            return r.abort()
+        return r.continue_()
+
+    page.route("**/*", route)
+    page.goto(url, wait_until="load")
+    try:
+        page.wait_for_function(_js(_MATH_DONE), timeout=MATH_TIMEOUT_MS)
+    except PlaywrightTimeout:  # counted below as math not rendered
+        pass
+    facts = page.evaluate(_js(_PAGE_FACTS))
+    report.math, report.rendered, report.raw_math = facts["math"], facts["rendered"], facts["raw"]
+    report.placeholders, report.broken_images = facts["placeholders"], facts["images"]
+    explorers = page.evaluate(_EXPLORERS)
+    report.explorers = len(explorers)
+    report.explorers_static = [e["id"] for e in explorers if not e["changed"]]
+    if shot is not None:
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shot), full_page=True)
+    return report
+
+
+def check_search(page, origin: str, word: str) -> int:
+    """How many results the site's search page lists for ``word``."""
+    page.goto(f"{origin}/search.html?q={word}", wait_until="load")
+    page.wait_for_function("() => document.querySelector('#search-results p.search-summary, "
+                           "#search-results .search-summary')", timeout=MATH_TIMEOUT_MS)
+    return page.evaluate("() => document.querySelectorAll('#search-results ul.search li').length")
+
+
+def check_site(site: Path, screenshots: Path | None = None, search: str | None = None,
+               browser: str | None = None, progress: bool = True) -> tuple[list[PageReport], list[str]]:
+    """Check every page of ``site``; returns the page reports and the failures."""
+    from playwright.sync_api import sync_playwright
+
+    site = Path(site)
+    found = pages(site)
+    if not found:
+        raise SystemExit(f"no HTML pages under {site}: build the book first")
+    server, origin = serve(site)
+    reports, failures = [], []
+    try:
+        with sync_playwright() as p:
+            chromium = p.chromium.launch(executable_path=find_browser(browser), args=["--no-sandbox"])
+            context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+            for path in found:
+                rel = path.relative_to(site).as_posix()
+                shot = (screenshots / (rel.removesuffix(".html").replace("/", "__") + ".png")
+                        if screenshots else None)
+                page = context.new_page()
+                try:
+                    report = check_page(page, f"{origin}/{rel}", origin, rel, shot)
+                except Exception as err:  # a page that cannot be checked is a failure, named
+                    report = PageReport(rel, errors=[f"could not check the page: {err}"])
+                finally:
+                    page.close()
+                reports.append(report)
+                failures += report.failures()
+                if progress:
+                    print(f"{rel}: {report.math} math, {len(report.errors)} errors, "
+                          f"{len(report.broken_images)} broken images, {report.explorers} explorers",
+                          file=sys.stderr)
+            if search:
+                page = context.new_page()
+                hits = check_search(page, origin, search)
+                page.close()
+                if hits == 0:
+                    failures.append(f"search.html: no result for {search!r}")
+                elif progress:
+                    print(f"search {search!r}: {hits} results", file=sys.stderr)
+            chromium.close()
+    finally:
+        server.shutdown()
+    return reports, failures
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("site", nargs="?", default="_build/html")
+    parser.add_argument("--screenshots", default="_build/screenshots")
+    parser.add_argument("--search", default="memorization", help="a word the site search must find")
+    parser.add_argument("--browser", default=None, help="the Chromium executable")
+    args = parser.parse_args(argv)
+    reports, failures = check_site(Path(args.site), Path(args.screenshots), args.search, args.browser)
+    for line in failures:
+        print(line)
+    print(f"{len(reports)} pages checked, {len(failures)} failures; screenshots in {args.screenshots}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
