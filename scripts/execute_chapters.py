@@ -135,6 +135,10 @@ def _commit() -> str:
     return head + ("-dirty" if dirty else "")
 
 
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
 def write_results(name: str, profile: str, params: dict, seconds: float, values: dict, commit: str,
                   results_dir: Path = RESULTS) -> Path:
     """``results/<name>.json``: the chapter's glued values, profile, parameters and the
@@ -143,7 +147,7 @@ def write_results(name: str, profile: str, params: dict, seconds: float, values:
     path = results_dir / f"{name}.json"
     usage = {k.removeprefix("run_"): _value(values[k]) for k in USAGE_KEYS if k in values}
     record = {"chapter": name, "profile": profile, "params": params, "commit": commit,
-              "executed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": round(seconds, 1),
+              "executed": _now(), "seconds": round(seconds, 1),
               "usage": usage, "values": dict(sorted(values.items()))}
     path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     return path
@@ -207,7 +211,8 @@ def main(argv=None) -> int:
                    **{k.removeprefix("run_"): values.get(k, "—") for k in USAGE_KEYS})
         rows.append(row)
         timings[name] = {"profile": args.profile, "seconds": round(seconds, 1), "params": params,
-                         "usage": {k: row[k] for k in ("queries", "calls", "hits", "errors")}}
+                         "usage": {k: row[k] for k in ("queries", "calls", "hits", "errors")},
+                         "commit": commit, "executed": _now()}
         timings_file.write_text(json.dumps(timings, indent=1))
         if args.profile == "default":
             write_results(name, args.profile, params, seconds, values, commit, args.results)

@@ -153,3 +153,14 @@ def test_cli_lists_a_chapters_parameters():
     proc = cli("--list-params", "size")
     assert proc.returncode == 0
     assert "block_kind" in proc.stdout and "default: smoke 3; default 24; paper 100" in proc.stdout
+
+
+def test_reference_table_lists_every_parameter_with_its_profile_defaults():
+    from analysis.params import declaration
+
+    ref = declaration("entropy").reference()
+    assert list(ref["parameter"]) == ["profile", *declaration("entropy").names]
+    row = ref.set_index("parameter").loc["lab_popular_sets"]
+    assert (row["smoke"], row["default"], row["paper"]) == ("1", "3", "3")
+    assert row["allowed"] == "an integer in [1, inf]"
+    assert ref.set_index("parameter").loc["temperature", "paper"] == "0.8"

@@ -274,6 +274,18 @@ class Declaration:
             out["source"] = [source.get(n, "") for n in out["parameter"]]
         return out
 
+    def reference(self) -> pd.DataFrame:
+        """The declaration as a table for the how-to page: one row per parameter
+        (``profile`` first) with ``meaning``, ``allowed`` and its default on each
+        profile (one column per profile)."""
+        rows = [{"parameter": "profile", "meaning": "the preset the other parameters override",
+                 "allowed": ", ".join(PROFILE_NAMES),
+                 **{prof: self.profile_help.get(prof, "") for prof in PROFILE_NAMES}}]
+        for p in self.params:
+            rows.append({"parameter": p.name, "meaning": p.help, "allowed": p.allowed(),
+                         **{prof: _show(self.default(p.name, prof)) for prof in PROFILE_NAMES}})
+        return pd.DataFrame(rows, columns=["parameter", "meaning", "allowed", *PROFILE_NAMES])
+
     def describe(self) -> str:
         """Plain-text listing for ``execute_chapters.py --list-params``."""
         lines = [f"{self.chapter}: parameters (override with -p NAME=VALUE)", "",

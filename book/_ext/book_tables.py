@@ -1,0 +1,137 @@
+"""Tables the book renders at build time from the repository itself.
+
+``{chapter-parameters} CHAPTER``
+    A chapter's parameter declaration (``analysis.params``): every parameter with
+    its meaning, allowed values and default on each profile. The how-to page
+    shows one per chapter, so it cannot drift from what the chapters accept.
+
+``{execution-status}``
+    How each chapter was last executed: the execution this site was built from
+    (``book/chapters/_timings.json``, written by ``scripts/execute_chapters.py``)
+    and the last ``default`` execution committed to ``results/<chapter>.json``:
+    profile, parameters, commit, date, wall time, model calls and cache hits.
+
+Both render a Markdown table that MyST parses into the page.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+from docutils import nodes
+from sphinx.util.docutils import SphinxDirective
+
+CHAPTER_ORDER = ("phrases", "lab", "size", "entropy", "predicting", "distributional")
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    """``frame`` as a GitHub-style Markdown table (cells with ``|`` escaped)."""
+    def cell(value) -> str:
+        text = "" if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(cell(c) for c in frame.columns) + " |",
+             "|" + "---|" * len(frame.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def _params_text(params: dict) -> str:
+    others = {k: v for k, v in (params or {}).items() if k != "profile"}
+    if not others:
+        return "profile defaults"
+    return ", ".join(f"{k}={', '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in others.items())
+
+
+def _minutes(seconds) -> str:
+    if seconds is None:
+        return "—"
+    seconds = float(seconds)
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
+def _count(usage: dict, key: str) -> str:
+    value = (usage or {}).get(key)
+    return "—" if value in (None, "") else f"{int(value):,}"
+
+
+def status_tables(root: Path) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """The two status tables of the book whose root is ``root``: this site's
+    executions (from ``book/chapters/_timings.json``) and the last committed
+    default executions (from ``results/*.json``); None where the file is missing."""
+    def order(name: str) -> tuple[int, str]:
+        return (CHAPTER_ORDER.index(name) if name in CHAPTER_ORDER else len(CHAPTER_ORDER), name)
+
+    site = None
+    timings = root / "book" / "chapters" / "_timings.json"
+    if timings.is_file():
+        data = json.loads(timings.read_text())
+        site = pd.DataFrame([{
+            "chapter": name, "profile": t.get("profile", "—"), "parameters": _params_text(t.get("params")),
+            "commit": (t.get("commit") or "—")[:10], "executed (UTC)": t.get("executed", "—"),
+            "wall time": _minutes(t.get("seconds")), "queries": _count(t.get("usage"), "queries"),
+            "model calls": _count(t.get("usage"), "calls"), "cache hits": _count(t.get("usage"), "hits"),
+            "errors": _count(t.get("usage"), "errors"),
+        } for name, t in sorted(data.items(), key=lambda kv: order(kv[0]))])
+    results = None
+    files = sorted((root / "results").glob("*.json"), key=lambda p: order(p.stem))
+    if files:
+        rows = []
+        for path in files:
+            r = json.loads(path.read_text())
+            rows.append({"chapter": r.get("chapter", path.stem), "profile": r.get("profile", "—"),
+                         "parameters": _params_text(r.get("params")), "commit": (r.get("commit") or "—")[:10],
+                         "executed (UTC)": r.get("executed", "—"), "wall time": _minutes(r.get("seconds")),
+                         "model calls": _count(r.get("usage"), "calls"),
+                         "cache hits": _count(r.get("usage"), "hits"), "errors": _count(r.get("usage"), "errors"),
+                         "values": f"{len(r.get('values', {})):,}"})
+        results = pd.DataFrame(rows)
+    return site, results
+
+
+class _MarkdownDirective(SphinxDirective):
+    def render(self, text: str) -> list[nodes.Node]:
+        container = nodes.container()
+        self.state.nested_parse(self.content.__class__(text.splitlines(), source=self.get_source_info()[0]),
+                                self.content_offset, container)
+        return container.children
+
+    @property
+    def root(self) -> Path:
+        return Path(self.env.srcdir)
+
+
+class ChapterParameters(_MarkdownDirective):
+    required_arguments = 1
+
+    def run(self):
+        from analysis.params import CHAPTER_MODULES, declaration
+
+        chapter = self.arguments[0]
+        if chapter not in CHAPTER_MODULES:
+            raise self.error(f"chapter must be one of {sorted(CHAPTER_MODULES)}, got {chapter!r}")
+        return self.render(markdown_table(declaration(chapter).reference()))
+
+
+class ExecutionStatus(_MarkdownDirective):
+    def run(self):
+        for path in [self.root / "book" / "chapters" / "_timings.json", *(self.root / "results").glob("*.json")]:
+            self.env.note_dependency(str(path))
+        site, results = status_tables(self.root)
+        parts = ["**This site** was built from these executions:", ""]
+        parts += [markdown_table(site)] if site is not None else [
+            "*No execution record (`book/chapters/_timings.json`) was found: the chapters of this build "
+            "were not executed by `scripts/execute_chapters.py`.*"]
+        parts += ["", "**The last default execution** of each chapter, committed in `results/<chapter>.json` "
+                  "with its glued values:", ""]
+        parts += [markdown_table(results)] if results is not None else [
+            "*No default execution is recorded in `results/` yet.*"]
+        return self.render("\n".join(parts))
+
+
+def setup(app):
+    app.add_directive("chapter-parameters", ChapterParameters)
+    app.add_directive("execution-status", ExecutionStatus)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
