@@ -85,7 +85,8 @@ def status_tables(root: Path) -> tuple[pd.DataFrame | None, pd.DataFrame | None]
                          "parameters": _params_text(r.get("params")), "commit": (r.get("commit") or "—")[:10],
                          "executed (UTC)": r.get("executed", "—"), "wall time": _minutes(r.get("seconds")),
                          "model calls": _count(r.get("usage"), "calls"),
-                         "cache hits": _count(r.get("usage"), "hits"), "errors": _count(r.get("usage"), "errors"),
+                         "cache hits": _count(r.get("usage"), "hits"),
+                         "errors": _count(r.get("usage"), "errors"),
                          "values": f"{len(r.get('values', {})):,}"})
         results = pd.DataFrame(rows)
     return site, results
@@ -117,7 +118,8 @@ class ChapterParameters(_MarkdownDirective):
 
 class ExecutionStatus(_MarkdownDirective):
     def run(self):
-        for path in [self.root / "book" / "chapters" / "_timings.json", *(self.root / "results").glob("*.json")]:
+        sources = [self.root / "book" / "chapters" / "_timings.json", *(self.root / "results").glob("*.json")]
+        for path in sources:
             self.env.note_dependency(str(path))
         site, results = status_tables(self.root)
         parts = ["**This site** was built from these executions:", ""]
