@@ -30,7 +30,10 @@ def markdown_table(frame: pd.DataFrame) -> str:
     """``frame`` as a GitHub-style Markdown table (cells with ``|`` escaped)."""
     def cell(value) -> str:
         text = "" if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
-        return text.replace("|", "\\|").replace("\n", " ")
+        # escaped, so that "<model id>" is text and not an HTML tag
+        for char in "\\|<>*_`":
+            text = text.replace(char, "\\" + char)
+        return text.replace("\n", " ")
 
     lines = ["| " + " | ".join(cell(c) for c in frame.columns) + " |",
              "|" + "---|" * len(frame.columns)]
@@ -52,9 +55,20 @@ def _minutes(seconds) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
-def _count(usage: dict, key: str) -> str:
-    value = (usage or {}).get(key)
-    return "—" if value in (None, "") else f"{int(value):,}"
+def _usage(usage: dict | None) -> str:
+    """``calls / hits / errors`` of a usage record."""
+    def count(key: str) -> str:
+        value = (usage or {}).get(key)
+        return "—" if value in (None, "") else f"{int(value):,}"
+
+    return " / ".join(count(k) for k in ("calls", "hits", "errors"))
+
+
+def _when(stamp: str | None) -> str:
+    return stamp.replace("T", " ")[:16] if stamp else "—"
+
+
+USAGE = "model calls / cache hits / errors"
 
 
 def status_tables(root: Path) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
@@ -64,31 +78,24 @@ def status_tables(root: Path) -> tuple[pd.DataFrame | None, pd.DataFrame | None]
     def order(name: str) -> tuple[int, str]:
         return (CHAPTER_ORDER.index(name) if name in CHAPTER_ORDER else len(CHAPTER_ORDER), name)
 
+    def row(name: str, record: dict) -> dict:
+        return {"chapter": name, "profile": record.get("profile", "—"),
+                "parameters": _params_text(record.get("params")),
+                "commit": (record.get("commit") or "—")[:10],
+                "executed (UTC)": _when(record.get("executed")), "wall time": _minutes(record.get("seconds")),
+                USAGE: _usage(record.get("usage"))}
+
     site = None
     timings = root / "book" / "chapters" / "_timings.json"
     if timings.is_file():
         data = json.loads(timings.read_text())
-        site = pd.DataFrame([{
-            "chapter": name, "profile": t.get("profile", "—"), "parameters": _params_text(t.get("params")),
-            "commit": (t.get("commit") or "—")[:10], "executed (UTC)": t.get("executed", "—"),
-            "wall time": _minutes(t.get("seconds")), "queries": _count(t.get("usage"), "queries"),
-            "model calls": _count(t.get("usage"), "calls"), "cache hits": _count(t.get("usage"), "hits"),
-            "errors": _count(t.get("usage"), "errors"),
-        } for name, t in sorted(data.items(), key=lambda kv: order(kv[0]))])
+        site = pd.DataFrame([row(name, t) for name, t in sorted(data.items(), key=lambda kv: order(kv[0]))])
     results = None
     files = sorted((root / "results").glob("*.json"), key=lambda p: order(p.stem))
     if files:
-        rows = []
-        for path in files:
-            r = json.loads(path.read_text())
-            rows.append({"chapter": r.get("chapter", path.stem), "profile": r.get("profile", "—"),
-                         "parameters": _params_text(r.get("params")), "commit": (r.get("commit") or "—")[:10],
-                         "executed (UTC)": r.get("executed", "—"), "wall time": _minutes(r.get("seconds")),
-                         "model calls": _count(r.get("usage"), "calls"),
-                         "cache hits": _count(r.get("usage"), "hits"),
-                         "errors": _count(r.get("usage"), "errors"),
-                         "values": f"{len(r.get('values', {})):,}"})
-        results = pd.DataFrame(rows)
+        records = [json.loads(path.read_text()) for path in files]
+        results = pd.DataFrame([row(r.get("chapter", path.stem), r) for path, r in zip(files, records)])
+        results = results.drop(columns="profile")
     return site, results
 
 
