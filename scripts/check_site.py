@@ -11,7 +11,7 @@ records, and fails on:
   reader clicks;
 * math left unrendered: a page with math elements must have MathJax output
   for each of them and no raw ``\\(`` in its visible text;
-* an image that does not load;
+* an image that does not load, or a figure's image without alt text;
 * a glue placeholder left in the text (``{glue:``);
 * on a page with the phrases explorer, a control that does not change what it
   shows.
@@ -48,6 +48,7 @@ class PageReport:
     rendered: int = 0
     raw_math: bool = False
     broken_images: list[str] = field(default_factory=list)
+    no_alt: list[str] = field(default_factory=list)
     placeholders: int = 0
     explorers: int = 0
     explorers_static: list[str] = field(default_factory=list)
@@ -60,6 +61,7 @@ class PageReport:
         if self.raw_math:
             out.append(f"{self.page}: raw LaTeX (\\( ... \\)) in the visible text")
         out += [f"{self.page}: image does not load: {src}" for src in self.broken_images]
+        out += [f"{self.page}: figure image without alt text: {src}" for src in self.no_alt]
         if self.placeholders:
             out.append(f"{self.page}: {self.placeholders} glue placeholder(s) left in the text")
         out += [f"{self.page}: explorer {e}: its controls do not change what it shows"
@@ -106,13 +108,14 @@ _MATH_DONE = """() => {
 }"""
 
 _PAGE_FACTS = """() => {
-  if (!document.body) return {math: 0, rendered: 0, raw: false, placeholders: 0, images: []};  // a redirect
+  if (!document.body) return {math: 0, rendered: 0, raw: false, placeholders: 0, images: [], noAlt: []};
   const math = document.querySelectorAll('span.math, div.math').length;
   const rendered = RENDERED.length;
   const text = document.body.innerText;
   const images = [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src);
+  const noAlt = [...document.querySelectorAll('figure img')].filter(i => !i.alt.trim()).map(i => i.src);
   return {math, rendered, raw: text.includes('\\\\(') || text.includes('\\\\['),
-          placeholders: (text.match(/\\{glue:/g) || []).length, images};
+          placeholders: (text.match(/\\{glue:/g) || []).length, images, noAlt};
 }"""
 
 _EXPLORERS = """async () => {
@@ -163,6 +166,7 @@ def check_page(page, url: str, origin: str, name: str, shot: Path | None) -> Pag
     facts = page.evaluate(_js(_PAGE_FACTS))
     report.math, report.rendered, report.raw_math = facts["math"], facts["rendered"], facts["raw"]
     report.placeholders, report.broken_images = facts["placeholders"], facts["images"]
+    report.no_alt = facts["noAlt"]
     explorers = page.evaluate(_EXPLORERS)
     report.explorers = len(explorers)
     report.explorers_static = [e["id"] for e in explorers if not e["changed"]]

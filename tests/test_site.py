@@ -44,7 +44,10 @@ PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
                     "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082")
 
 CASES = {
-    "sound": (page("<p>Text</p><img src='ok.png'>" + explorer("sel.value")), None),
+    "sound": (page("<p>Text</p><figure><img src='ok.png' alt='A dot.'><figcaption>A dot.</figcaption>"
+                   "</figure>" + explorer("sel.value")), None),
+    "no_alt": (page("<figure><img src='ok.png'><figcaption>A dot.</figcaption></figure>"),
+               "without alt text"),
     "js_error": (page("<script>undefinedFunction()</script>"), "JavaScript error"),
     "broken_image": (page("<img src='missing.png'>"), "image does not load"),
     "raw_math": (page("<p>An equation <span class='math'>\\(x^2\\)</span></p>"), "not rendered"),

@@ -10,6 +10,10 @@ Sphinx's ``mathjax_path`` points there. MathJax 2 reads its configuration from
 ``mathjax2_config`` (the package's combined TeX-AMS configuration, HTML-CSS output, and
 the ``\\(…\\)`` and ``\\[…\\]`` delimiters Sphinx writes).
 
+**Alt text from captions.** A figure's image without alt text gets its caption
+as alt text, so a screen reader (or a reader whose image failed to load) reads
+what the figure shows.
+
 **Each script once.** sphinx-thebe adds its inline configuration script once per
 reading phase, so a page could hold ``const THEBE_JS_URL`` twice, a JavaScript
 error on every page; each page keeps the first copy of a script only.
@@ -77,7 +81,21 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
     scripts[:] = kept
 
 
+def _alt_from_captions(app, doctree, docname) -> None:
+    from docutils import nodes
+
+    for figure in doctree.findall(nodes.figure):
+        caption = next(iter(figure.findall(nodes.caption)), None)
+        if caption is None:
+            continue
+        text = " ".join(caption.astext().split())
+        for image in figure.findall(nodes.image):
+            if not image.get("alt"):
+                image["alt"] = text
+
+
 def setup(app):
+    app.connect("doctree-resolved", _alt_from_captions)
     app.connect("config-inited", _configure, priority=900)
     app.connect("builder-inited", _copy)
     app.connect("html-page-context", _dedupe_scripts, priority=900)

@@ -16,6 +16,22 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+#: Okabe & Ito's palette, distinguishable under the common colour-vision deficiencies;
+#: every categorical colour of the book comes from it (sequential scales use viridis
+#: or seaborn's crest, which are also colour-blind safe)
+OKABE_ITO = {
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "green": "#009E73",
+    "orange": "#E69F00",
+    "purple": "#CC79A7",
+    "sky": "#56B4E9",
+    "yellow": "#F0E442",
+    "black": "#000000",
+}
+#: the order categorical colours are used in (yellow last: it is faint on white)
+PALETTE_ORDER = ("blue", "vermillion", "green", "orange", "purple", "sky", "black", "yellow")
+
 TYPE_LABELS = {
     "propaganda": "state coordinated media",
     "culturax": "CulturaX (general web)",
@@ -23,10 +39,10 @@ TYPE_LABELS = {
     "baseline": "2024–26 stories",
 }
 TYPE_COLORS = {
-    "propaganda": "#dc3545",
-    "culturax": "#0d6efd",
-    "popular": "#b5651d",
-    "baseline": "#2a9d8f",
+    "propaganda": OKABE_ITO["vermillion"],
+    "culturax": OKABE_ITO["blue"],
+    "popular": OKABE_ITO["orange"],
+    "baseline": OKABE_ITO["sky"],
 }
 
 
@@ -34,8 +50,11 @@ NO_SCORABLE = "no scorable completion in this run:\nevery answer was an error, a
 
 
 def setup() -> None:
-    """The book's plotting style (called by the chapter preamble)."""
-    sns.set_theme(style="whitegrid", context="notebook")
+    """The book's plotting style (called by the chapter preamble): the colour-blind
+    safe palette as the default colour cycle, and fonts sized so that a figure
+    scaled to the page's text column (about 750 px) still shows them at 9 px or more."""
+    sns.set_theme(style="whitegrid", context="notebook", font_scale=1.15,
+                  palette=[OKABE_ITO[k] for k in PALETTE_ORDER])
     plt.rcParams.update({"figure.dpi": 110, "savefig.bbox": "tight", "font.family": "DejaVu Sans"})
 
 
@@ -115,7 +134,7 @@ def mode_comparison(rates_by_mode: pd.DataFrame) -> plt.Figure:
     labels = list(dict.fromkeys(df["label"]))
     modes = list(dict.fromkeys(df["mode"]))
     fig, ax = plt.subplots(figsize=(7, 0.9 + 0.6 * len(labels)))
-    colors = dict(zip(modes, ["#444444", "#e76f51", "#2a9d8f"]))
+    colors = dict(zip(modes, ["#444444", OKABE_ITO["vermillion"], OKABE_ITO["green"]]))
     for k, mode in enumerate(modes):
         sub = df[df["mode"] == mode].set_index("label").reindex(labels)
         y = [i + (k - (len(modes) - 1) / 2) * 0.25 for i in range(len(labels))]
@@ -155,15 +174,15 @@ def distance_distribution(scored: pd.DataFrame, threshold: float) -> plt.Figure:
     return g.figure
 
 
-FAMILY_COLORS = {"ladder-wide": "#264653", "ladder-deep": "#e76f51", "standard": "#8d99ae",
-                 "perturbed": "#2a9d8f", "range": "#e9c46a"}
+FAMILY_COLORS = {"ladder-wide": OKABE_ITO["blue"], "ladder-deep": OKABE_ITO["vermillion"],
+                 "standard": "#8d99ae", "perturbed": OKABE_ITO["green"], "range": OKABE_ITO["orange"]}
 
 
 def lab_composition(composition: pd.DataFrame) -> plt.Figure:
     """Training-stream share of each document kind (copies counted), as a bar chart."""
     df = composition.sort_values("words", ascending=True)
     fig, ax = plt.subplots(figsize=(6.5, 0.6 + 0.45 * len(df)))
-    ax.barh(df["kind"], df["words"] / 1e3, color="#457b9d")
+    ax.barh(df["kind"], df["words"] / 1e3, color=OKABE_ITO["blue"])
     for y, (w, s) in enumerate(zip(df["words"], df["share"])):
         ax.text(w / 1e3, y, f"  {100 * s:.1f}%", va="center", fontsize=9)
     ax.set_xlabel("words in the training stream (thousands, copies counted)")
@@ -287,12 +306,13 @@ def size_law(z: pd.Series, theta: pd.Series, law, loo=None, paper_law=None) -> p
     """ln θ against the latent index z with the fitted law θ̂ = A·e^{Bz}; hollow
     points are leave-one-out predictions; the dotted line is the paper's law."""
     fig, ax = plt.subplots(figsize=(5.6, 3.8))
-    ax.scatter(z, theta, color="#264653", zorder=3, label="models (true size)")
+    ax.scatter(z, theta, color=OKABE_ITO["blue"], zorder=3, label="models (true size)")
     grid = np.linspace(z.min() - 0.3, z.max() + 0.3, 100)
-    ax.plot(grid, law.A * np.exp(law.B * grid), color="#e76f51",
+    ax.plot(grid, law.A * np.exp(law.B * grid), color=OKABE_ITO["vermillion"],
             label=f"fit: θ̂ = {law.A:.3g}·e^({law.B:.2f}z), R² = {law.r2:.2f}")
     if loo is not None:
-        ax.scatter(loo["z"], loo["theta_hat"], facecolors="none", edgecolors="#e76f51", zorder=3,
+        ax.scatter(loo["z"], loo["theta_hat"], facecolors="none", edgecolors=OKABE_ITO["vermillion"],
+                   zorder=3,
                    label="leave-one-out prediction")
     if paper_law is not None:
         ax.plot(grid, paper_law[0] * np.exp(paper_law[1] * grid), ":", color="gray",
@@ -308,7 +328,8 @@ def size_law(z: pd.Series, theta: pd.Series, law, loo=None, paper_law=None) -> p
 def size_tau_sweep(sweep: pd.DataFrame, paper: pd.DataFrame | None = None) -> plt.Figure:
     """Precision, recall and accuracy of the "f is larger" decisions against τ."""
     fig, ax = plt.subplots(figsize=(5.6, 3.4))
-    for col, color in (("precision", "#264653"), ("recall", "#e76f51"), ("accuracy", "#2a9d8f")):
+    for col, color in (("precision", OKABE_ITO["blue"]), ("recall", OKABE_ITO["vermillion"]),
+                       ("accuracy", OKABE_ITO["green"])):
         ax.plot(sweep["tau"], sweep[col], color=color, label=col)
     ax.set_xlabel("size gap τ (f counts as larger if |f| > (1+τ)|g|)")
     ax.set_ylim(0, 1.02)
@@ -320,8 +341,9 @@ def size_tau_sweep(sweep: pd.DataFrame, paper: pd.DataFrame | None = None) -> pl
 def size_bounds(bounds: pd.DataFrame) -> plt.Figure:
     """Lower bounds against true size (log–log); a valid bound lies below the diagonal."""
     fig, ax = plt.subplots(figsize=(4.8, 4.2))
-    styles = {"abs_lb": ("o", "#264653", 25, "absolute"), "rel_lb": ("s", "#e76f51", 25, "relative"),
-              "best_lb": ("*", "#2a9d8f", 50, "best")}
+    styles = {"abs_lb": ("o", OKABE_ITO["blue"], 25, "absolute"),
+              "rel_lb": ("s", OKABE_ITO["vermillion"], 25, "relative"),
+              "best_lb": ("*", OKABE_ITO["green"], 50, "best")}
     for col, (marker, color, area, label) in styles.items():
         if col in bounds:
             ax.scatter(bounds["theta"], bounds[col], marker=marker, color=color, s=area, label=label,
@@ -342,11 +364,11 @@ def placeholder(message: str) -> plt.Figure:
     """A figure that says, in words, why it has no data (never invented numbers)."""
     fig, ax = plt.subplots(figsize=(5, 1.2))
     ax.axis("off")
-    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=11, color="#9b2226")
+    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=11, color=OKABE_ITO["vermillion"])
     return fig
 
 
-SET_COLORS = ["#264653", "#e76f51", "#2a9d8f", "#b5651d", "#6d597a", "#e9c46a", "#0d6efd", "#dc3545"]
+SET_COLORS = [OKABE_ITO[k] for k in PALETTE_ORDER]
 
 
 def entropy_scores(scored: dict) -> plt.Figure:
@@ -372,10 +394,10 @@ def entropy_instance(metrics: pd.DataFrame, fits: dict) -> plt.Figure:
     fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.5))
     for ax, col, label in ((axes[0], "entropy", "instance entropy M(s_i) (bits)"),
                            (axes[1], "zlib", "instance zlib ratio")):
-        ax.scatter(metrics["score"], metrics[col], s=6, alpha=0.25, color="#264653", linewidths=0)
+        ax.scatter(metrics["score"], metrics[col], s=6, alpha=0.25, color=OKABE_ITO["blue"], linewidths=0)
         f = fits[col]
         x = np.array([metrics["score"].min(), metrics["score"].max()])
-        ax.plot(x, f.predict(x), color="#e76f51", label=f"r = {f.r:.2f}")
+        ax.plot(x, f.predict(x), color=OKABE_ITO["vermillion"], label=f"r = {f.r:.2f}")
         ax.set_xlabel("memorization score e")
         ax.set_ylabel(label)
         ax.legend(fontsize=9)
@@ -448,8 +470,9 @@ def entropy_sample_size(sens: pd.DataFrame, paper_min: int | None = None) -> plt
     for ax, col in zip(axes, ("intercept", "slope")):
         g = sens.groupby("size")[col]
         mean, lo, hi = g.mean(), g.quantile(0.1), g.quantile(0.9)
-        ax.fill_between(mean.index, lo, hi, color="#2a9d8f", alpha=0.25, label="10–90% of subsamples")
-        ax.plot(mean.index, mean, "o-", color="#264653", label="mean")
+        ax.fill_between(mean.index, lo, hi, color=OKABE_ITO["green"], alpha=0.25,
+                        label="10–90% of subsamples")
+        ax.plot(mean.index, mean, "o-", color=OKABE_ITO["blue"], label="mean")
         if paper_min:
             ax.axvline(paper_min, ls=":", color="gray", label=f"paper's minimum n = {paper_min:,}")
         ax.set_xscale("log")
@@ -475,7 +498,7 @@ def entropy_di(table: pd.DataFrame) -> plt.Figure:
     for ax, model in zip(axes.flat, models):
         sub = table[table["model"] == model].reset_index(drop=True)
         y = np.arange(len(sub))
-        colors = ["#264653" if m == 1 else "#e76f51" for m in sub["truth"]]
+        colors = [OKABE_ITO["blue"] if m == 1 else OKABE_ITO["vermillion"] for m in sub["truth"]]
         ax.hlines(y, sub["intercept lo"], sub["intercept hi"], colors=colors, lw=2, alpha=0.6)
         ax.scatter(sub["intercept"], y, c=colors, zorder=3)
         ax.axvline(sub["tau"].iloc[0], ls="--", color="gray")
@@ -588,7 +611,7 @@ def distributional_mem(mem: pd.DataFrame, value: str = "rho", ylabel: str = "Spe
     markers = dict(zip(families, "osD^v"))
     tasks = list(dict.fromkeys(mem["task"]))
     fig, axes = plt.subplots(1, len(tasks), figsize=(4.8 * len(tasks), 3.6), squeeze=False, sharey=True)
-    colors = {2: "#264653", 3: "#e76f51", 5: "#2a9d8f"}
+    colors = {2: OKABE_ITO["blue"], 3: OKABE_ITO["vermillion"], 5: OKABE_ITO["green"]}
     styles = {"task-gram": "-", "∞-gram": "--"}
     for ax, task in zip(axes[0], tasks):
         sub = mem[mem["task"] == task]
