@@ -14,7 +14,8 @@ records, and fails on:
 * an image that does not load, or a figure's image without alt text;
 * a glue placeholder left in the text (``{glue:``);
 * on a page with the phrases explorer, a control that does not change what it
-  shows.
+  shows;
+* a notebook download link (``.ipynb``) that does not load.
 
 It saves a full-page screenshot of each page under ``--screenshots`` and, with
 ``--search``, checks that the site's search page finds the word. It exits
@@ -49,6 +50,8 @@ class PageReport:
     raw_math: bool = False
     broken_images: list[str] = field(default_factory=list)
     no_alt: list[str] = field(default_factory=list)
+    downloads: list[str] = field(default_factory=list)
+    broken_downloads: list[str] = field(default_factory=list)
     placeholders: int = 0
     explorers: int = 0
     explorers_static: list[str] = field(default_factory=list)
@@ -62,6 +65,7 @@ class PageReport:
             out.append(f"{self.page}: raw LaTeX (\\( ... \\)) in the visible text")
         out += [f"{self.page}: image does not load: {src}" for src in self.broken_images]
         out += [f"{self.page}: figure image without alt text: {src}" for src in self.no_alt]
+        out += [f"{self.page}: notebook download does not load: {u}" for u in self.broken_downloads]
         if self.placeholders:
             out.append(f"{self.page}: {self.placeholders} glue placeholder(s) left in the text")
         out += [f"{self.page}: explorer {e}: its controls do not change what it shows"
@@ -167,6 +171,9 @@ def check_page(page, url: str, origin: str, name: str, shot: Path | None) -> Pag
     report.math, report.rendered, report.raw_math = facts["math"], facts["rendered"], facts["raw"]
     report.placeholders, report.broken_images = facts["placeholders"], facts["images"]
     report.no_alt = facts["noAlt"]
+    report.downloads = page.evaluate("() => [...new Set([...document.querySelectorAll('a[href$=\".ipynb\"]')]"
+                                     ".map(a => a.href))]")
+    report.broken_downloads = [u for u in report.downloads if not page.request.get(u).ok]
     explorers = page.evaluate(_EXPLORERS)
     report.explorers = len(explorers)
     report.explorers_static = [e["id"] for e in explorers if not e["changed"]]

@@ -98,6 +98,10 @@ def test_smoke_site_passes_the_browser_check(smoke_html):
     checked = {r.page for r in reports}
     assert {f"book/chapters/{name}.html" for name in chapters()} <= checked
     assert sum(r.explorers for r in reports) >= 2  # the phrases chapter's two explorers
+    for r in reports:  # every chapter page offers its executed notebook for download
+        if r.page.startswith("book/chapters/"):
+            notebook = Path(r.page).with_suffix(".ipynb").name
+            assert any(u.endswith(notebook) for u in r.downloads), r.page
     assert sum(r.math for r in reports) > 0
 
 

@@ -46,6 +46,7 @@ PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
 CASES = {
     "sound": (page("<p>Text</p><figure><img src='ok.png' alt='A dot.'><figcaption>A dot.</figcaption>"
                    "</figure>" + explorer("sel.value")), None),
+    "broken_download": (page("<a href='chapter.ipynb'>Download</a>"), "notebook download does not load"),
     "no_alt": (page("<figure><img src='ok.png'><figcaption>A dot.</figcaption></figure>"),
                "without alt text"),
     "js_error": (page("<script>undefinedFunction()</script>"), "JavaScript error"),
