@@ -178,6 +178,7 @@ def check_page(page, url: str, origin: str, name: str, shot: Path | None) -> Pag
     report.explorers = len(explorers)
     report.explorers_static = [e["id"] for e in explorers if not e["changed"]]
     if shot is not None:
+        page.evaluate("() => document.fonts.ready.then(() => true)")  # web fonts in before the picture
         shot.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(shot), full_page=True)
     return report

@@ -35,7 +35,7 @@ MATHJAX2_CONFIG = {
     # the package ships the STIX-Web fonts only. MathJax probes web-font support with
     # a font at about:blank, which Chromium refuses as a cross-origin request (a
     # console error on every page with math); an empty data: URL probes the same way
-    "HTML-CSS": {"availableFonts": ["STIX-Web"], "preferredFont": "STIX-Web", "webFont": "STIX-Web",
+    "HTML-CSS": {"availableFonts": [], "preferredFont": None, "webFont": "STIX-Web",
                  "imageFont": None, "linebreaks": {"automatic": True},
                  "styles": {"@font-face": {"font-family": "MathJax_Blank", "src": "url('data:,')"}}},
     "messageStyle": "none",
