@@ -101,12 +101,13 @@ def find_browser(explicit: str | None = None) -> str:
                      "or pass --browser PATH")
 
 
-# Sphinx's math elements that hold MathJax 2 output (HTML-CSS, CommonHTML or SVG)
+# Sphinx's math elements that hold MathJax output (3: mjx-container; 2: HTML-CSS, CommonHTML or SVG)
 _RENDERED = ("[...document.querySelectorAll('span.math, div.math')].filter(e => "
-             "e.querySelector('.MathJax, .MathJax_Display, .MathJax_CHTML, .MathJax_SVG'))")
+             "e.querySelector('mjx-container, .MathJax, .MathJax_Display, .MathJax_CHTML, .MathJax_SVG'))")
 _MATH_DONE = """() => {
-  if (!window.MathJax || !window.MathJax.Hub) return true;  // no MathJax loaded: nothing to wait for
-  if (!window.MathJax.isReady) return false;
+  const mj = window.MathJax;
+  if (!mj || !(mj.Hub || mj.startup)) return true;  // no MathJax loaded: nothing to wait for
+  if (mj.Hub && !mj.isReady) return false;  // MathJax 2 still starting
   const math = document.querySelectorAll('span.math, div.math').length;
   return RENDERED.length >= math;
 }"""
@@ -206,18 +207,20 @@ def check_site(site: Path, screenshots: Path | None = None, search: str | None =
     try:
         with sync_playwright() as p:
             chromium = p.chromium.launch(executable_path=find_browser(browser), args=["--no-sandbox"])
-            context = chromium.new_context(viewport={"width": 1400, "height": 1000})
             for path in found:
                 rel = path.relative_to(site).as_posix()
                 shot = (screenshots / (rel.removesuffix(".html").replace("/", "__") + ".png")
                         if screenshots else None)
+                # a fresh browser context per page: each page is checked as a reader's first
+                # visit, without state (cookies, storage, caches) left by the pages before it
+                context = chromium.new_context(viewport={"width": 1400, "height": 1000})
                 page = context.new_page()
                 try:
                     report = check_page(page, f"{origin}/{rel}", origin, rel, shot)
                 except Exception as err:  # a page that cannot be checked is a failure, named
                     report = PageReport(rel, errors=[f"could not check the page: {err}"])
                 finally:
-                    page.close()
+                    context.close()
                 reports.append(report)
                 failures += report.failures()
                 if progress:
@@ -225,9 +228,9 @@ def check_site(site: Path, screenshots: Path | None = None, search: str | None =
                           f"{len(report.broken_images)} broken images, {report.explorers} explorers",
                           file=sys.stderr)
             if search:
-                page = context.new_page()
-                hits = check_search(page, origin, search)
-                page.close()
+                context = chromium.new_context()
+                hits = check_search(context.new_page(), origin, search)
+                context.close()
                 if hits == 0:
                     failures.append(f"search.html: no result for {search!r}")
                 elif progress:

@@ -1,14 +1,17 @@
 """The built site works offline and its pages load without JavaScript errors.
 
 **MathJax from the site.** Equations render when the book is opened without
-internet: MathJax is served from the built site instead of a CDN.
+internet: MathJax is served from the built site instead of a CDN. The files
+(MathJax 3.2.2's ``tex-chtml.js`` component and the CommonHTML web fonts it
+loads) come from the npm package ``mathjax`` and are kept in
+``book/vendor/mathjax/`` (its README says how to refresh them). They are copied
+into ``_static/mathjax/`` of the HTML output when the builder starts, and
+Sphinx's ``mathjax_path`` points there; myst-parser's MathJax 3 configuration
+(which classes to process) applies unchanged.
 
-The MathJax files (2.7, with its STIX-Web fonts) come from the PyPI package
-``jupyter-server-mathjax``, the copy Jupyter Server serves offline. They are
-copied into ``_static/mathjax/`` of the HTML output when the builder starts, and
-Sphinx's ``mathjax_path`` points there. MathJax 2 reads its configuration from
-``mathjax2_config`` (the package's combined TeX-AMS configuration, HTML-CSS output, and
-the ``\\(…\\)`` and ``\\[…\\]`` delimiters Sphinx writes).
+(MathJax 2 from the PyPI package ``jupyter-server-mathjax`` was tried first: it
+ships only the STIX-Web fonts, and pages with calligraphic or AMS symbols asked
+for TeX fonts it does not have.)
 
 **Alt text from captions.** A figure's image without alt text gets its caption
 as alt text, so a screen reader (or a reader whose image failed to load) reads
@@ -25,45 +28,23 @@ import shutil
 from pathlib import Path
 
 MATHJAX_DIR = "mathjax"
-MATHJAX2_CONFIG = {
-    # the package's one combined configuration, with the TeX input and HTML-CSS output
-    # code built in (its jax folders hold no separate config.js to load piece by piece)
-    "config": ["TeX-AMS-MML_HTMLorMML-full.js"],
-    # myst-nb marks sections ``tex2jax_ignore``; Sphinx's math elements (class ``math``) are processed anyway
-    "tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]], "processEscapes": True,
-                "processClass": "math|output_area", "ignoreClass": "tex2jax_ignore|mathjax_ignore|document"},
-    # the package ships the STIX-Web fonts only. MathJax probes web-font support with
-    # a font at about:blank, which Chromium refuses as a cross-origin request (a
-    # console error on every page with math); an empty data: URL probes the same way
-    "HTML-CSS": {"availableFonts": [], "preferredFont": None, "webFont": "STIX-Web",
-                 "imageFont": None, "linebreaks": {"automatic": True},
-                 "styles": {"@font-face": {"font-family": "MathJax_Blank", "src": "url('data:,')"}}},
-    "messageStyle": "none",
-}
-
-
-def mathjax_static() -> Path:
-    """The folder of MathJax files that ``jupyter-server-mathjax`` ships."""
-    import jupyter_server_mathjax
-
-    path = Path(jupyter_server_mathjax.__file__).parent / "static"
-    if not (path / "MathJax.js").is_file():
-        raise FileNotFoundError(f"no MathJax.js in {path}: reinstall jupyter-server-mathjax")
+def mathjax_static(srcdir: str | Path) -> Path:
+    """The vendored MathJax folder of the book whose source root is ``srcdir``."""
+    path = Path(srcdir) / "book" / "vendor" / "mathjax"
+    if not (path / "tex-chtml.js").is_file():
+        raise FileNotFoundError(f"no tex-chtml.js in {path}: see book/vendor/mathjax/README.md")
     return path
 
 
 def _copy(app) -> None:
     if app.builder.format != "html":
         return
-    shutil.copytree(mathjax_static(), Path(app.outdir) / "_static" / MATHJAX_DIR, dirs_exist_ok=True)
+    target = Path(app.outdir) / "_static" / MATHJAX_DIR
+    shutil.copytree(mathjax_static(app.srcdir), target, dirs_exist_ok=True)
 
 
 def _configure(app, config) -> None:
-    config.mathjax_path = f"{MATHJAX_DIR}/MathJax.js"
-    config.mathjax2_config = MATHJAX2_CONFIG
-    # myst-parser would add a MathJax 3 configuration (``window.MathJax = ...``), which
-    # MathJax 2 also reads as its own; the classes it sets are in tex2jax above
-    config.myst_update_mathjax = False
+    config.mathjax_path = f"{MATHJAX_DIR}/tex-chtml.js"
 
 
 def _dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
