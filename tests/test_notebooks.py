@@ -18,6 +18,7 @@ LOGIC = re.compile(r"^\s*(def |class |try:|except\b|finally:|(for|while|with) [^
 # in prose: math, inline code, roles ({glue:text}`x`, {cite}`y`), directive options and fences, labels
 NOT_PROSE = [
     re.compile(r"^---\n.*?\n---\n", re.S),  # jupytext front matter
+    re.compile(r"^```[^\n]*\n.*?^```$", re.S | re.M),  # shell commands and other literal blocks
     re.compile(r"\$\$.*?\$\$", re.S),
     re.compile(r"\$[^$\n]+\$"),
     re.compile(r"\{[\w:-]+\}`[^`]*`"),
@@ -51,7 +52,8 @@ def prose_numbers(text: str) -> list[str]:
 
 def test_the_checks_catch_what_they_should():
     md = ("---\nx: 1\n---\nThe rate is 4.3% of $n = 12$ ({glue:text}`r`), in 2024 with Gemma 3.\n"
-          "```{code-cell} ipython3\nfor i in range(3):\n    pass\n```\n:name: fig-1\n")
+          "```{code-cell} ipython3\nfor i in range(3):\n    pass\n```\n:name: fig-1\n"
+          "```bash\npython scripts/execute_chapters.py -p n_seeds=20\n```\n")
     assert prose_numbers(md) == ["'4.3%' in: The rate is 4.3% of   ( ), in   with  ."]
     assert [m.group(0) for m in LOGIC.finditer(md)] == ["for i in range(3):"]
     assert not LOGIC.search("x = [i\n     for i in range(3)]\n")
