@@ -15,7 +15,6 @@ Every session installs the package and its extras into its own virtualenv
 from __future__ import annotations
 
 import os
-import shutil
 
 import nox
 
@@ -54,12 +53,14 @@ def book(session: nox.Session) -> None:
     build_book(session, "default")
 
 
-BROWSERS = ("chromium", "chromium-browser", "google-chrome")
-
-
 def ensure_chromium(session: nox.Session) -> None:
     """Install Debian's chromium when no Chromium is on PATH (as root, with apt-get)."""
-    if any(shutil.which(b) for b in BROWSERS):
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "scripts"))
+    from check_site import have_browser  # standard library only at import
+
+    if have_browser():
         return
     if os.geteuid() != 0:
         session.error("no Chromium: install Debian's chromium (sudo apt-get install -y chromium)")

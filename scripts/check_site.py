@@ -93,23 +93,29 @@ def serve(site: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
     return server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
+#: the Chromium executables looked for on PATH, in order
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+
+
+def have_browser() -> bool:
+    """Whether a Chromium is on PATH."""
+    return any(shutil.which(b) for b in BROWSERS)
+
+
 def find_browser(explicit: str | None = None) -> str:
-    for candidate in (explicit, "chromium", "chromium-browser", "google-chrome"):
+    for candidate in (explicit, *BROWSERS):
         if candidate and (path := shutil.which(candidate) or (Path(candidate).is_file() and candidate)):
             return str(path)
     raise SystemExit("no Chromium found: install Debian's chromium (apt-get install -y chromium) "
                      "or pass --browser PATH")
 
 
-# Sphinx's math elements that hold MathJax output (3: mjx-container; 2: HTML-CSS, CommonHTML or SVG)
-_RENDERED = ("[...document.querySelectorAll('span.math, div.math')].filter(e => "
-             "e.querySelector('mjx-container, .MathJax, .MathJax_Display, .MathJax_CHTML, .MathJax_SVG'))")
+# Sphinx's math elements that hold MathJax 3 output
+_RENDERED = ("[...document.querySelectorAll('span.math, div.math')]"
+             ".filter(e => e.querySelector('mjx-container'))")
 _MATH_DONE = """() => {
-  const mj = window.MathJax;
-  if (!mj || !(mj.Hub || mj.startup)) return true;  // no MathJax loaded: nothing to wait for
-  if (mj.Hub && !mj.isReady) return false;  // MathJax 2 still starting
-  const math = document.querySelectorAll('span.math, div.math').length;
-  return RENDERED.length >= math;
+  if (!window.MathJax || !window.MathJax.startup) return true;  // no MathJax loaded: nothing to wait for
+  return RENDERED.length >= document.querySelectorAll('span.math, div.math').length;
 }"""
 
 _PAGE_FACTS = """() => {

@@ -18,6 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
+from check_site import have_browser  # noqa: E402
 from execute_chapters import chapters, execute, glued_values  # noqa: E402
 
 # the venv's jupyter-book, also when pytest runs without the venv on PATH
@@ -81,7 +82,7 @@ def test_book_builds_from_the_executed_chapters(smoke_html):
         assert "{glue" not in text, f"{name}: unresolved glue markup in the page"
 
 
-@pytest.mark.skipif(not any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")),
+@pytest.mark.skipif(not have_browser(),
                     reason="no Chromium: apt-get install -y chromium (nox -s site installs it)")
 def test_smoke_site_passes_the_browser_check(smoke_html):
     """Every page of the smoke book opened in headless Chromium (scripts/check_site.py):

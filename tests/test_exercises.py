@@ -36,15 +36,12 @@ def exercises(text: str) -> list[dict]:
         for line in body.splitlines():
             if "execute_chapters.py" not in line:
                 continue
-            argv = shlex.split(line)[argv_start(line):]
-            commands.append(parse_command(argv))
+            argv = shlex.split(line)
+            start = next(i for i, a in enumerate(argv) if a.endswith("execute_chapters.py")) + 1
+            commands.append(parse_command(argv[start:]))
         out.append({"title": m["title"].strip(), "label": label["label"] if label else None,
                     "body": body, "commands": commands})
     return out
-
-
-def argv_start(line: str) -> int:
-    return next(i for i, a in enumerate(shlex.split(line)) if a.endswith("execute_chapters.py")) + 1
 
 
 def parse_command(argv: list[str]) -> dict:

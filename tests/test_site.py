@@ -15,11 +15,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from check_site import check_site, find_browser  # noqa: E402
+from check_site import check_site, find_browser, have_browser  # noqa: E402
 
-pytestmark = pytest.mark.skipif(
-    not any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")),
-    reason="no Chromium: apt-get install -y chromium (nox -s site installs it)")
+pytestmark = pytest.mark.skipif(not have_browser(),
+                                reason="no Chromium: apt-get install -y chromium (nox -s site installs it)")
 
 EXPLORER_JS = """
 const box = document.getElementById('ex');

@@ -93,9 +93,8 @@ def status_tables(root: Path) -> tuple[pd.DataFrame | None, pd.DataFrame | None]
     results = None
     files = sorted((root / "results").glob("*.json"), key=lambda p: order(p.stem))
     if files:
-        records = [json.loads(path.read_text()) for path in files]
-        results = pd.DataFrame([row(r.get("chapter", path.stem), r) for path, r in zip(files, records)])
-        results = results.drop(columns="profile")
+        rows = [row(path.stem, json.loads(path.read_text())) for path in files]
+        results = pd.DataFrame(rows).drop(columns="profile")
     return site, results
 
 

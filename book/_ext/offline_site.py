@@ -28,6 +28,8 @@ import shutil
 from pathlib import Path
 
 MATHJAX_DIR = "mathjax"
+
+
 def mathjax_static(srcdir: str | Path) -> Path:
     """The vendored MathJax folder of the book whose source root is ``srcdir``."""
     path = Path(srcdir) / "book" / "vendor" / "mathjax"

@@ -312,8 +312,7 @@ def size_law(z: pd.Series, theta: pd.Series, law, loo=None, paper_law=None) -> p
             label=f"fit: θ̂ = {law.A:.3g}·e^({law.B:.2f}z), R² = {law.r2:.2f}")
     if loo is not None:
         ax.scatter(loo["z"], loo["theta_hat"], facecolors="none", edgecolors=OKABE_ITO["vermillion"],
-                   zorder=3,
-                   label="leave-one-out prediction")
+                   zorder=3, label="leave-one-out prediction")
     if paper_law is not None:
         ax.plot(grid, paper_law[0] * np.exp(paper_law[1] * grid), ":", color="gray",
                 label=f"paper: θ̂ = {paper_law[0]}·e^({paper_law[1]}z) (billions)")
