@@ -146,8 +146,7 @@ class OpenAIChatModel(Model):
                 "concurrency, timeout, max_retries, base_delay, max_delay, cache, retry_errors"
             )
         timeout = _env_number(TIMEOUT_ENV, float, 120.0) if timeout is None else timeout
-        max_retries = _env_number(RETRIES_ENV, int, 5) if max_retries is None else max_retries
-        base_delay = _env_number(DELAY_ENV, float, 1.0) if base_delay is None else base_delay
+        max_retries, base_delay = retry_settings(max_retries, base_delay)
         if concurrency < 1:
             raise ModelError(f"concurrency must be >= 1, got {concurrency}")
         if max_retries < 0:
@@ -178,6 +177,10 @@ class OpenAIChatModel(Model):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, host={self.host!r})"
+
+    def _release(self) -> None:
+        """Close the HTTP client and its connection pool."""
+        self._client.close()
 
     def cache_identity(self) -> str:
         """``host/model id``, so answers from different endpoints never collide."""
@@ -248,7 +251,7 @@ class OpenAIChatModel(Model):
         after = _retry_after(exc)
         if after is not None:
             return min(max(after, 0.0), self.max_delay)
-        return self._rng.uniform(0.0, min(self.max_delay, self.base_delay * 2 ** (attempt - 1)))
+        return full_jitter(attempt, self.base_delay, self.max_delay, self._rng)
 
     def _describe(self, exc: Exception) -> str:
         """``"<ExceptionType>: <short message>"`` with the key scrubbed out (an endpoint
@@ -260,6 +263,23 @@ class OpenAIChatModel(Model):
         if len(message) > _MAX_ERROR_CHARS:
             message = message[: _MAX_ERROR_CHARS - 3] + "..."
         return f"{type(exc).__name__}: {message}"
+
+
+def full_jitter(attempt: int, base_delay: float, max_delay: float, rng: random.Random) -> float:
+    """The book's backoff policy for every remote service (API models, the
+    infini-gram API): before retry number ``attempt`` (1, 2, ...) wait a uniform
+    draw from ``[0, min(max_delay, base_delay · 2^(attempt - 1))]`` ("full jitter":
+    exponential growth, and clients that failed together do not retry together)."""
+    return rng.uniform(0.0, min(max_delay, base_delay * 2 ** (attempt - 1)))
+
+
+def retry_settings(max_retries: int | None = None, base_delay: float | None = None) -> tuple[int, float]:
+    """``max_retries`` and ``base_delay``, each from the environment
+    (``MEMBOOK_API_MAX_RETRIES``, default 5; ``MEMBOOK_API_BASE_DELAY``, default 1 s)
+    when not given."""
+    max_retries = _env_number(RETRIES_ENV, int, 5) if max_retries is None else max_retries
+    base_delay = _env_number(DELAY_ENV, float, 1.0) if base_delay is None else base_delay
+    return max_retries, base_delay
 
 
 def _retryable(exc: Exception) -> bool:

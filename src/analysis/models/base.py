@@ -127,9 +127,36 @@ class Model(ABC):
 
     def __init__(self, name: str, *, cache: QueryCache | None = None, retry_errors: bool = True):
         self.name = name
+        self._owns_cache = cache is None
         self.cache = cache if cache is not None else QueryCache()
         self.retry_errors = retry_errors
         self.calls = 0  # requests actually sent to the backend (cache misses)
+        self.closed = False
+
+    # -- resources ---------------------------------------------------------------
+    def close(self) -> None:
+        """Release the model: its weights or client (:meth:`_release`) and its share
+        of the query cache's connection. A closed model refuses further requests.
+        Closing twice is harmless; ``with load_model(...) as model:`` closes on exit."""
+        if self.closed:
+            return
+        self.closed = True
+        self._release()
+        if self._owns_cache:
+            self.cache.close()
+
+    def _release(self) -> None:
+        """Free what the backend holds (weights, HTTP client); backends override it."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise ModelError(f"model {self.name!r} is closed")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
@@ -213,6 +240,7 @@ class Model(ABC):
         ``send_fn(indices)``, which yields ``(position in indices, answer)``; every new
         answer is stored as it arrives. ``retry_errors`` overrides the model's setting
         (scores are never kept as errors)."""
+        self._check_open()
         retry = self.retry_errors if retry_errors is None else retry_errors
         keys = [self._key(kind, r) for r in requests]
         found = self.cache.get_many(set(keys))

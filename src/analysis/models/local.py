@@ -182,8 +182,14 @@ class LocalModel(Model):
             self._is_chat = bool(self.tokenizer.chat_template)
         return self._is_chat
 
+    def _release(self) -> None:
+        """Drop the weights and the tokenizer (freed when no one else holds them)."""
+        self._model = None
+        self._tok = None
+
     @property
     def tokenizer(self):
+        self._check_open()
         if self._tok is None:
             self._load_tokenizer()
         return self._tok
@@ -202,6 +208,7 @@ class LocalModel(Model):
 
     @property
     def model(self):
+        self._check_open()
         if self._model is None:
             self._load()
         return self._model
