@@ -128,7 +128,8 @@ def _register(root: str, prefix: str, n: int, barrier) -> None:
 def test_two_processes_registering_lab_runs_keep_every_entry(tmp_path):
     ctx = mp.get_context("spawn")
     barrier = ctx.Barrier(2)
-    procs = [ctx.Process(target=_register, args=(str(tmp_path), prefix, 60, barrier)) for prefix in ("a", "b")]
+    procs = [ctx.Process(target=_register, args=(str(tmp_path), prefix, 60, barrier))
+             for prefix in ("a", "b")]
     for p in procs:
         p.start()
     for p in procs:

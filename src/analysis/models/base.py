@@ -145,7 +145,7 @@ class Model(ABC):
         if self._owns_cache:
             self.cache.close()
 
-    def _release(self) -> None:
+    def _release(self) -> None:  # noqa: B027 (a hook: most backends hold nothing to free)
         """Free what the backend holds (weights, HTTP client); backends override it."""
 
     def __enter__(self):
