@@ -215,7 +215,9 @@ class OpenAIChatModel(Model):
             "messages": request.prompt,
             "temperature": s.temperature,
             "max_tokens": s.max_new_tokens,
-            "seed": s.seed,
+            # a sampled request's own seed (a hash of the request, with its sample index):
+            # an endpoint that honours seeds answers repeated samples differently
+            "seed": s.seed if s.greedy else request.seed,
         }
         if s.top_p is not None:
             params["top_p"] = s.top_p

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from analysis.cache import artifact_path, stable_hash
-from analysis.models.base import Answer, Model, ModelError, Request
+from analysis.models.base import Answer, Model, ModelError, Request, request_seed
 
 #: where each built-in model's GGUF comes from
 GGUF_SOURCES = {
@@ -245,11 +245,13 @@ class LocalModel(Model):
 
     def _generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Answer]]:
         encoded = [self._encode(r) for r in requests]
-        yield from self._generate_encoded(encoded, [r.settings for r in requests], stop_at_eos=True)
+        seeds = [None if r.settings.greedy else r.seed for r in requests]
+        yield from self._generate_encoded(encoded, [r.settings for r in requests], stop_at_eos=True,
+                                          seeds=seeds)
 
-    def _generate_ids(self, prompt_ids, settings) -> Iterator[tuple[int, Answer]]:
+    def _generate_ids(self, prompt_ids, settings, seeds=None) -> Iterator[tuple[int, Answer]]:
         yield from self._generate_encoded([list(p) for p in prompt_ids], [settings] * len(prompt_ids),
-                                          stop_at_eos=False)
+                                          stop_at_eos=False, seeds=seeds)
 
     def _score_ids(self, sequences):
         pad = self.tokenizer.pad_token_id
@@ -261,11 +263,39 @@ class LocalModel(Model):
     def detokenize(self, ids) -> list[str]:
         return self.tokenizer.batch_decode([list(map(int, x)) for x in ids], skip_special_tokens=False)
 
-    def _generate_encoded(self, encoded: list[list[int]], settings: list, stop_at_eos: bool
-                          ) -> Iterator[tuple[int, Answer]]:
+    def _generate_encoded(self, encoded: list[list[int]], settings: list, stop_at_eos: bool,
+                          seeds: list[int | None] | None = None) -> Iterator[tuple[int, Answer]]:
         """Batched generation from token ids (left padding, batches grouped by
         settings and sorted by length). With ``stop_at_eos=False`` every answer has
-        exactly ``max_new_tokens`` tokens and ``meta["ids"]``."""
+        exactly ``max_new_tokens`` tokens and ``meta["ids"]``.
+
+        Greedy requests are batched. A sampled request is generated on its own,
+        from its own generator seeded with ``seeds[i]`` (a hash of the request, see
+        :func:`analysis.models.base.request_seed`) inside ``torch.random.fork_rng``:
+        its tokens do not depend on which requests shared its call, and the global
+        random state is left as it was.
+        """
+        import torch
+
+        if seeds is None:
+            seeds = [None if s.greedy else request_seed({"ids": e, "settings": s.as_dict()})
+                     for e, s in zip(encoded, settings)]
+        sampled = [i for i, s in enumerate(settings) if not s.greedy]
+        if sampled:
+            devices = [self.device] if self.device.type == "cuda" else []
+            for i in sampled:
+                with torch.random.fork_rng(devices=devices):
+                    torch.manual_seed(seeds[i])
+                    for _, answer in self._generate_batched([encoded[i]], [settings[i]], stop_at_eos):
+                        yield i, answer
+        greedy = [i for i, s in enumerate(settings) if s.greedy]
+        if greedy:
+            for j, answer in self._generate_batched([encoded[i] for i in greedy], [settings[i] for i in greedy],
+                                                    stop_at_eos):
+                yield greedy[j], answer
+
+    def _generate_batched(self, encoded: list[list[int]], settings: list, stop_at_eos: bool
+                          ) -> Iterator[tuple[int, Answer]]:
         import torch
 
         tok, model = self.tokenizer, self.model
@@ -292,8 +322,7 @@ class LocalModel(Model):
                               eos_token_id=eos if stop_at_eos else [])
                 if s.greedy:
                     kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-                else:
-                    torch.manual_seed(s.seed)
+                else:  # one request at a time, under its own seed (_generate_encoded)
                     kwargs.update(
                         do_sample=True,
                         temperature=s.temperature,
