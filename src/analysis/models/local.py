@@ -290,8 +290,9 @@ class LocalModel(Model):
                         yield i, answer
         greedy = [i for i, s in enumerate(settings) if s.greedy]
         if greedy:
-            for j, answer in self._generate_batched([encoded[i] for i in greedy], [settings[i] for i in greedy],
-                                                    stop_at_eos):
+            batch = self._generate_batched([encoded[i] for i in greedy], [settings[i] for i in greedy],
+                                           stop_at_eos)
+            for j, answer in batch:
                 yield greedy[j], answer
 
     def _generate_batched(self, encoded: list[list[int]], settings: list, stop_at_eos: bool
