@@ -133,6 +133,7 @@ class OpenAIChatModel(Model):
         max_delay: float = 30.0,
         cache: QueryCache | None = None,
         retry_errors: bool = True,
+        revision: str | None = None,
         **unexpected: Any,
     ):
         if "api_key" in unexpected:
@@ -143,7 +144,7 @@ class OpenAIChatModel(Model):
         if unexpected:
             raise ModelError(
                 f"unexpected argument(s) {sorted(unexpected)} for an API model; allowed: base_url, "
-                "concurrency, timeout, max_retries, base_delay, max_delay, cache, retry_errors"
+                "concurrency, timeout, max_retries, base_delay, max_delay, cache, retry_errors, revision"
             )
         timeout = _env_number(TIMEOUT_ENV, float, 120.0) if timeout is None else timeout
         max_retries, base_delay = retry_settings(max_retries, base_delay)
@@ -168,7 +169,9 @@ class OpenAIChatModel(Model):
         self.base_delay = base_delay
         self.max_delay = max_delay
         self.model_id = model_id
-        super().__init__(API_PREFIX + model_id, cache=cache, retry_errors=retry_errors)
+        self.revision = revision
+        name = API_PREFIX + model_id + (f"@{revision}" if revision else "")
+        super().__init__(name, cache=cache, retry_errors=retry_errors)
         # the client is the only holder of the key; retries are ours, not the client's
         self._client = openai.OpenAI(
             base_url=self.base_url, api_key=key, timeout=timeout, max_retries=0
@@ -183,8 +186,16 @@ class OpenAIChatModel(Model):
         self._client.close()
 
     def cache_identity(self) -> str:
-        """``host/model id``, so answers from different endpoints never collide."""
-        return f"{self.host}/{self.model_id}"
+        """``host/model id``, with ``@revision`` when the user set a revision label.
+
+        A provider can re-point an alias (``openai/gpt-4o``) at a new model; the
+        label (``api:openai/gpt-4o@2024-11``) keeps answers from before and after
+        apart. Every answer also records the model id the endpoint reported
+        serving (``meta["model"]``)."""
+        return f"{self.host}/{self.model_id}" + (f"@{self.revision}" if self.revision else "")
+
+    def versions(self) -> dict[str, str]:
+        return {"openai": openai.__version__}
 
     # -- the backend primitive ---------------------------------------------------
     def _generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Answer]]:

@@ -211,6 +211,11 @@ class Model(ABC):
         """What identifies this model's answers in the cache (name plus weights)."""
         return self.name
 
+    def versions(self) -> dict[str, str]:
+        """Library versions recorded with every new answer (``meta["versions"]``);
+        not part of the cache key (see :mod:`analysis.models.local`)."""
+        return {}
+
     # -- the public interface ---------------------------------------------------
     def generate(
         self,
@@ -304,6 +309,7 @@ class Model(ABC):
         for i in todo:
             unique.setdefault(keys[i], i)
         send = list(unique.values())
+        versions = self.versions() if send else {}
         if send:
             bar = tqdm(
                 total=len(send),
@@ -314,6 +320,8 @@ class Model(ABC):
             for j, answer in send_fn(send):
                 i = send[j]
                 self.calls += 1
+                if versions:
+                    answer = replace(answer, meta={**answer.meta, "versions": versions})
                 self.cache.put(
                     keys[i],
                     backend=self.backend,
