@@ -59,8 +59,8 @@ def new_identity(old: str) -> tuple[str | None, str]:
         return None, "already in the new form"
     try:
         model = load_model(name)
-    except ModelError as err:
-        return None, f"not loadable now ({str(err).splitlines()[0][:80]})"
+    except ModelError:
+        return None, "not loadable now"
     if name in GGUF_SOURCES:  # a built-in model: its fingerprint is its package version, unchanged
         expected = model._fingerprint
     elif Path(model.path).is_dir():
