@@ -16,23 +16,13 @@ from analysis.cache import QueryCache
 from analysis.models import load_model
 from analysis.models.base import GenerationSettings
 from analysis.models.local import LocalModel, folder_fingerprint, split_revision
+from tiny_model import make_tiny_checkpoint
 
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory):
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    folder = tmp_path_factory.mktemp("tiny")
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(["the cat sat on the mat"] * 20, vocab_size=280, special_tokens=["<|endoftext|>"])
-    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
-    tok.save_pretrained(folder)
-    torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(tok), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=32)
-    LlamaForCausalLM(config).save_pretrained(folder)
-    return folder
+    return make_tiny_checkpoint(tmp_path_factory.mktemp("tiny"), ["the cat sat on the mat"], vocab_size=280,
+                                hidden=16, layers=1)
 
 
 def copy(src, dst):

@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 
 from analysis.cache import QueryCache
 from analysis.models.base import GenerationSettings, Request
 from analysis.models.local import LocalModel
+from tiny_model import make_tiny_checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -24,19 +24,8 @@ SAMPLED = GenerationSettings(max_new_tokens=3, temperature=1.0)
 
 @pytest.fixture
 def tiny_dir(tmp_path):
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    folder = tmp_path / "tiny"
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(["the cat sat on the mat"] * 20, vocab_size=280, special_tokens=["<|endoftext|>"])
-    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
-    tok.save_pretrained(folder)
-    torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(tok), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=32)
-    LlamaForCausalLM(config).save_pretrained(folder)
-    return folder
+    return make_tiny_checkpoint(tmp_path / "tiny", ["the cat sat on the mat"], vocab_size=280, hidden=16,
+                                layers=1)
 
 
 def old_row(cache, identity, prompt, settings, text):

@@ -11,6 +11,7 @@ import torch
 from analysis.cache import QueryCache
 from analysis.models.base import GenerationSettings, number_samples, request_seed
 from analysis.models.local import LocalModel
+from tiny_model import make_tiny_checkpoint
 
 SAMPLED = GenerationSettings(max_new_tokens=8, temperature=1.0, seed=3)
 PROMPTS = ["the cat sat on", "a dog ran to", "one two three", "red green blue"]
@@ -18,22 +19,7 @@ PROMPTS = ["the cat sat on", "a dog ran to", "one two three", "red green blue"]
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory):
-    """A 2-layer Llama with random weights and a byte-level BPE tokenizer trained on
-    a few sentences: small enough to build in a second, random enough to sample."""
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    folder = tmp_path_factory.mktemp("tiny")
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(PROMPTS * 20, vocab_size=300, special_tokens=["<|endoftext|>"])
-    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
-    tok.save_pretrained(folder)
-    torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64,
-                         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
-    LlamaForCausalLM(config).save_pretrained(folder)
-    return folder
+    return make_tiny_checkpoint(tmp_path_factory.mktemp("tiny"), PROMPTS)
 
 
 def tiny(folder, tmp_path, name, batch_size=8):
