@@ -261,7 +261,7 @@ class EchoModel(Model):
     def _generate(self, requests):
         raise AssertionError("text generation is not used here")
 
-    def _generate_ids(self, prompt_ids, settings):
+    def _generate_ids(self, prompt_ids, settings, seeds=None):
         for i, ids in enumerate(prompt_ids):
             if ids[0] == 99:
                 yield i, Answer(None, error="HTTP 503")

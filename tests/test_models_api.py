@@ -107,12 +107,12 @@ def test_settings_mapping(server, cache):
     )
     model.chat(["b"])
     body_a, body_b = (r.body for r in server.requests)
-    assert (body_a["max_tokens"], body_a["temperature"], body_a["top_p"], body_a["seed"]) == (
-        7,
-        0.5,
-        0.9,
-        3,
-    )
+    assert (body_a["max_tokens"], body_a["temperature"], body_a["top_p"]) == (7, 0.5, 0.9)
+    # a sampled request sends its own seed: a hash of the request (settings.seed and its sample index)
+    from analysis.models.base import Request
+
+    sampled = GenerationSettings(max_new_tokens=7, temperature=0.5, top_k=20, top_p=0.9, seed=3)
+    assert body_a["seed"] == Request([{"role": "user", "content": "a"}], True, sampled).seed
     assert body_a["top_k"] == 20  # via extra_body, merged into the JSON body
     assert (body_b["max_tokens"], body_b["temperature"], body_b["seed"]) == (256, 0.0, 0)
     assert "top_k" not in body_b and "top_p" not in body_b

@@ -378,7 +378,56 @@ def _recorded_api(tmp_path, index="v4_piletrain_llama"):
                 return r["response"]
         raise ConnectionError("no recorded response")
 
-    return G.InfiniGramAPI(index, post=post, cache=QueryCache(tmp_path / "q.sqlite")), sent
+    api = G.InfiniGramAPI(index, post=post, cache=QueryCache(tmp_path / "q.sqlite"), max_retries=2,
+                          sleep=lambda s: None)
+    return api, sent
+
+
+class _Upper:
+    """A jitter source that always draws the upper bound."""
+
+    def uniform(self, lo, hi):
+        return hi
+
+
+def test_infinigram_api_retries_with_exponential_backoff_then_succeeds(tmp_path):
+    from analysis.cache import QueryCache
+
+    waits, calls = [], []
+
+    def flaky(payload):
+        calls.append(payload)
+        if len(calls) <= 3:
+            raise ConnectionError("reset by peer")
+        return {"count": 7}
+
+    api = G.InfiniGramAPI(post=flaky, cache=QueryCache(tmp_path / "q.sqlite"), max_retries=5, base_delay=0.5,
+                          max_delay=1.5, sleep=waits.append, rng=_Upper())
+    assert api.count("x") == 7
+    # three failures: waits of 0.5, 1.0, then 2.0 capped at 1.5, before attempts 2, 3 and 4
+    assert waits == [0.5, 1.0, 1.5] and len(calls) == 4
+    assert api.count("x") == 7 and len(calls) == 4  # cached
+
+
+def test_infinigram_api_gives_up_after_max_retries_and_jitters(tmp_path):
+    import random
+
+    from analysis.cache import QueryCache
+
+    waits = []
+
+    def down(payload):
+        raise ConnectionError("down")
+
+    api = G.InfiniGramAPI(post=down, cache=QueryCache(tmp_path / "q.sqlite"), max_retries=3, base_delay=1.0,
+                          sleep=waits.append, rng=random.Random(0))
+    with pytest.raises(G.NgramError, match="ConnectionError: down"):
+        api.count("x")
+    assert len(waits) == 3  # 4 attempts, 3 waits
+    assert all(0 <= w <= cap for w, cap in zip(waits, [1.0, 2.0, 4.0]))
+    assert len(set(waits)) == 3  # full jitter: drawn, not fixed
+    with pytest.raises(G.NgramError, match="max_retries"):
+        G.InfiniGramAPI(max_retries=-1, post=down, cache=QueryCache(tmp_path / "q.sqlite"))
 
 
 def test_infinigram_api_counts_and_caches(tmp_path):
@@ -407,7 +456,7 @@ def test_infinigram_api_errors_are_recorded_never_counted(tmp_path):
         api.count("no such index")
     with pytest.raises(G.NgramError, match="no recorded response"):
         api.count("never recorded")
-    assert len([s for s in sent if s["query"] == "never recorded"]) == 3  # retried, then given up
+    assert len([s for s in sent if s["query"] == "never recorded"]) == 3  # tried, retried twice, given up
     cache = QueryCache(tmp_path / "q.sqlite")
     assert cache.count(model="v4_piletrain_llama", errors=True) == 2
     assert cache.count(model="v4_piletrain_llama", errors=False) == 0

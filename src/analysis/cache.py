@@ -14,6 +14,7 @@ Used by every chapter through :mod:`analysis.models` and :mod:`analysis.data`.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
@@ -87,13 +88,8 @@ class QueryCache:
         default = os.environ.get(QUERY_CACHE_ENV) or cache_dir() / "queries.sqlite"
         self.path = Path(path or default)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=60)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        # WAL + NORMAL survives a killed process (only an OS crash can lose the last commits)
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(self._SCHEMA)
-        self._conn.commit()
+        self._conn, self._lock = _acquire(self.path, self._SCHEMA)
+        self._closed = False
 
     @staticmethod
     def key(backend: str, model: str, kind: str, request: Mapping[str, Any]) -> str:
@@ -107,6 +103,7 @@ class QueryCache:
         """Stored answers for those of ``keys`` that are present."""
         keys = list(keys)
         found: dict[str, CachedAnswer] = {}
+        self._check_open()
         with self._lock:
             for i in range(0, len(keys), 500):
                 chunk = keys[i : i + 500]
@@ -135,6 +132,7 @@ class QueryCache:
         meta: Mapping[str, Any] | None = None,
     ) -> None:
         """Store one answer (or error) and commit at once."""
+        self._check_open()
         with self._lock:
             self._conn.execute(
                 "INSERT OR REPLACE INTO answers VALUES (?,?,?,?,?,?,?,?,?)",
@@ -158,6 +156,7 @@ class QueryCache:
         if model is not None:
             sql += " AND model = ?"
             args.append(model)
+        self._check_open()
         if errors is True:
             sql += " AND error IS NOT NULL"
         elif errors is False:
@@ -165,9 +164,80 @@ class QueryCache:
         with self._lock:
             return self._conn.execute(sql, args).fetchone()[0]
 
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"the query cache {self.path} is closed")
+
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        """Let go of this cache's share of the file's connection; the connection
+        closes when the last :class:`QueryCache` on the file in this process closes
+        (or at exit)."""
+        if not self._closed:
+            self._closed = True
+            _release(self.path)
+
+    def __enter__(self) -> QueryCache:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+# One sqlite connection per cache file per process, shared by every QueryCache (and
+# so by every Model) on that file: a chapter that loads 25 models opens one. Keyed
+# by process id as well, so a forked child opens its own instead of sharing its
+# parent's. Each entry: [connection, lock, number of open QueryCache objects].
+_CONNECTIONS: dict[tuple[int, str], list] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def _conn_key(path: Path) -> tuple[int, str]:
+    return (os.getpid(), str(Path(path).resolve()))
+
+
+def _acquire(path: Path, schema: str) -> tuple[sqlite3.Connection, threading.Lock]:
+    key = _conn_key(path)
+    with _REGISTRY_LOCK:
+        entry = _CONNECTIONS.get(key)
+        if entry is None:
+            conn = sqlite3.connect(path, check_same_thread=False, timeout=60)
+            conn.execute("PRAGMA journal_mode=WAL")
+            # WAL + NORMAL survives a killed process (only an OS crash can lose the last commits)
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(schema)
+            conn.commit()
+            entry = _CONNECTIONS[key] = [conn, threading.Lock(), 0]
+        entry[2] += 1
+        return entry[0], entry[1]
+
+
+def _release(path: Path) -> None:
+    key = _conn_key(path)
+    with _REGISTRY_LOCK:
+        entry = _CONNECTIONS.get(key)
+        if entry is None:
+            return
+        entry[2] -= 1
+        if entry[2] <= 0:
+            with entry[1]:
+                entry[0].close()
+            del _CONNECTIONS[key]
+
+
+def open_connections() -> int:
+    """How many query-cache connections this process holds (one per cache file)."""
+    with _REGISTRY_LOCK:
+        return sum(1 for pid, _ in _CONNECTIONS if pid == os.getpid())
+
+
+@atexit.register
+def close_connections() -> None:
+    """Close every query-cache connection of this process (run at exit)."""
+    with _REGISTRY_LOCK:
+        for key in [k for k in _CONNECTIONS if k[0] == os.getpid()]:
+            conn, lock, _ = _CONNECTIONS.pop(key)
+            with lock:
+                conn.close()
 
 
 def cached_frame(kind: str, key: Mapping[str, Any], compute) -> pandas.DataFrame:  # noqa: F821

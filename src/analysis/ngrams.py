@@ -1160,15 +1160,35 @@ class InfiniGramAPI:
     n-grams, ``"x AND y"``), :meth:`infgram_prob` and :meth:`infgram_logprob`.
     The API tokenizes strings with the index's tokenizer (Llama-2), not the
     model's, so ∞-gram probabilities are of Llama-2 tokens.
+
+    A failed request (a network error) is retried up to ``max_retries`` times
+    with the same backoff as the API models
+    (:func:`analysis.models.api.full_jitter`: exponential from ``base_delay``,
+    capped at ``max_delay``, with full jitter; the defaults come from
+    ``MEMBOOK_API_MAX_RETRIES`` and ``MEMBOOK_API_BASE_DELAY``). An error the API
+    answers with is not retried. ``sleep`` and ``rng`` replace the waiting and
+    the jitter's random draws (the tests pass their own).
     """
 
     def __init__(self, index: str = PILE_INDEX, url: str = API_URL, post=None, cache=None,
-                 timeout: float = 30.0, retries: int = 3):
+                 timeout: float = 30.0, max_retries: int | None = None, base_delay: float | None = None,
+                 max_delay: float = 30.0, sleep=None, rng=None):
+        import random
+        import time as _time
+
         from analysis.cache import QueryCache
+        from analysis.models.api import retry_settings
 
         if not isinstance(index, str) or not index:
             raise NgramError(f"index must be an infini-gram index name such as {PILE_INDEX!r}, got {index!r}")
-        self.index, self.url, self.timeout, self.retries = index, url, timeout, retries
+        self.index, self.url, self.timeout = index, url, timeout
+        self.max_retries, self.base_delay = retry_settings(max_retries, base_delay)
+        if self.max_retries < 0 or self.base_delay < 0 or max_delay < 0:
+            raise NgramError("max_retries, base_delay and max_delay must be >= 0, got "
+                             f"{self.max_retries}, {self.base_delay}, {max_delay}")
+        self.max_delay = max_delay
+        self._sleep = sleep or _time.sleep
+        self._rng = rng or random.Random()
         self._post = post or self._http_post
         self._cache = cache if cache is not None else QueryCache()
 
@@ -1189,11 +1209,15 @@ class InfiniGramAPI:
         hit = self._cache.get(key)
         if hit is not None and hit.error is None:
             return json.loads(hit.text)
+        from analysis.models.api import full_jitter
+
         last = None
-        for _ in range(max(1, self.retries)):
+        for attempt in range(self.max_retries + 1):
+            if attempt:
+                self._sleep(full_jitter(attempt, self.base_delay, self.max_delay, self._rng))
             try:
                 res = self._post(payload)
-            except Exception as err:  # network errors: retried, then recorded
+            except Exception as err:  # network errors: retried with backoff, then recorded
                 last = f"{type(err).__name__}: {err}"
                 continue
             if "error" in res:

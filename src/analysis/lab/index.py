@@ -7,7 +7,11 @@ missing from it has not been trained on this machine yet.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from analysis.cache import cache_dir
@@ -23,15 +27,32 @@ def read_index() -> dict[str, str]:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
+@contextlib.contextmanager
+def _locked() -> Iterator[None]:
+    """An exclusive lock on the index (``index.lock`` beside it), held across a
+    read-modify-write, so that two processes registering runs at once (two chapters
+    building the lab) never lose each other's entries."""
+    lock = _index_file().with_name("index.lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def register(run_name: str, path: str | Path) -> None:
-    """Record that ``run_name`` was trained into ``path`` (written atomically)."""
-    index = read_index()
-    index[run_name] = str(path)
-    target = _index_file()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".tmp")
-    tmp.write_text(json.dumps(index, indent=1, sort_keys=True))
-    tmp.replace(target)
+    """Record that ``run_name`` was trained into ``path``: under the index's lock,
+    written to a file of this process's own and moved into place (atomic), so a
+    reader sees the old index or the new one, never a partial one."""
+    with _locked():
+        index = read_index()
+        index[run_name] = str(path)
+        target = _index_file()
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(index, indent=1, sort_keys=True))
+        tmp.replace(target)
 
 
 def run_path(run_name: str) -> Path:

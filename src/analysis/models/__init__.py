@@ -7,10 +7,13 @@
   transformers folder in the artifact cache);
 * ``api:<model id>``: any OpenAI-compatible chat endpoint (OpenRouter by default,
   or a local vLLM / llama.cpp server via ``MEMBOOK_API_BASE_URL``);
+  ``api:<model id>@<label>`` adds a revision label to its cache identity, for an
+  alias the provider may re-point;
 * ``lab:<run name>``: a model trained by the lab (``analysis.lab``), found through
   the lab's index of trained runs in the artifact cache;
-* any other string with a ``/`` or an existing folder: a Hugging Face id or a
-  local transformers checkpoint (the lab's models are such folders).
+* any other string with a ``/`` or an existing folder: a Hugging Face id
+  (``org/model@revision`` pins a branch, tag or commit) or a local transformers
+  checkpoint (the lab's models are such folders).
 
 Names are checked by :func:`check_model_name` before anything loads.
 """
@@ -69,8 +72,12 @@ def load_model(name: str, **kwargs) -> Model:
     backend = check_model_name(name)
     if backend == "api":
         from analysis.models.api import OpenAIChatModel
+        from analysis.models.local import split_revision
 
-        return OpenAIChatModel(name[len(API_PREFIX):], **kwargs)  # its name stays "api:<id>"
+        model_id, revision = split_revision(name[len(API_PREFIX):])
+        if revision:
+            kwargs.setdefault("revision", revision)
+        return OpenAIChatModel(model_id, **kwargs)  # its name stays "api:<id>[@<revision>]"
     from analysis.models.local import LocalModel
 
     if backend == "lab":

@@ -133,6 +133,7 @@ class OpenAIChatModel(Model):
         max_delay: float = 30.0,
         cache: QueryCache | None = None,
         retry_errors: bool = True,
+        revision: str | None = None,
         **unexpected: Any,
     ):
         if "api_key" in unexpected:
@@ -143,11 +144,10 @@ class OpenAIChatModel(Model):
         if unexpected:
             raise ModelError(
                 f"unexpected argument(s) {sorted(unexpected)} for an API model; allowed: base_url, "
-                "concurrency, timeout, max_retries, base_delay, max_delay, cache, retry_errors"
+                "concurrency, timeout, max_retries, base_delay, max_delay, cache, retry_errors, revision"
             )
         timeout = _env_number(TIMEOUT_ENV, float, 120.0) if timeout is None else timeout
-        max_retries = _env_number(RETRIES_ENV, int, 5) if max_retries is None else max_retries
-        base_delay = _env_number(DELAY_ENV, float, 1.0) if base_delay is None else base_delay
+        max_retries, base_delay = retry_settings(max_retries, base_delay)
         if concurrency < 1:
             raise ModelError(f"concurrency must be >= 1, got {concurrency}")
         if max_retries < 0:
@@ -169,7 +169,9 @@ class OpenAIChatModel(Model):
         self.base_delay = base_delay
         self.max_delay = max_delay
         self.model_id = model_id
-        super().__init__(API_PREFIX + model_id, cache=cache, retry_errors=retry_errors)
+        self.revision = revision
+        name = API_PREFIX + model_id + (f"@{revision}" if revision else "")
+        super().__init__(name, cache=cache, retry_errors=retry_errors)
         # the client is the only holder of the key; retries are ours, not the client's
         self._client = openai.OpenAI(
             base_url=self.base_url, api_key=key, timeout=timeout, max_retries=0
@@ -179,9 +181,21 @@ class OpenAIChatModel(Model):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, host={self.host!r})"
 
+    def _release(self) -> None:
+        """Close the HTTP client and its connection pool."""
+        self._client.close()
+
     def cache_identity(self) -> str:
-        """``host/model id``, so answers from different endpoints never collide."""
-        return f"{self.host}/{self.model_id}"
+        """``host/model id``, with ``@revision`` when the user set a revision label.
+
+        A provider can re-point an alias (``openai/gpt-4o``) at a new model; the
+        label (``api:openai/gpt-4o@2024-11``) keeps answers from before and after
+        apart. Every answer also records the model id the endpoint reported
+        serving (``meta["model"]``)."""
+        return f"{self.host}/{self.model_id}" + (f"@{self.revision}" if self.revision else "")
+
+    def versions(self) -> dict[str, str]:
+        return {"openai": openai.__version__}
 
     # -- the backend primitive ---------------------------------------------------
     def _generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Answer]]:
@@ -212,7 +226,9 @@ class OpenAIChatModel(Model):
             "messages": request.prompt,
             "temperature": s.temperature,
             "max_tokens": s.max_new_tokens,
-            "seed": s.seed,
+            # a sampled request's own seed (a hash of the request, with its sample index):
+            # an endpoint that honours seeds answers repeated samples differently
+            "seed": s.seed if s.greedy else request.seed,
         }
         if s.top_p is not None:
             params["top_p"] = s.top_p
@@ -248,7 +264,7 @@ class OpenAIChatModel(Model):
         after = _retry_after(exc)
         if after is not None:
             return min(max(after, 0.0), self.max_delay)
-        return self._rng.uniform(0.0, min(self.max_delay, self.base_delay * 2 ** (attempt - 1)))
+        return full_jitter(attempt, self.base_delay, self.max_delay, self._rng)
 
     def _describe(self, exc: Exception) -> str:
         """``"<ExceptionType>: <short message>"`` with the key scrubbed out (an endpoint
@@ -260,6 +276,23 @@ class OpenAIChatModel(Model):
         if len(message) > _MAX_ERROR_CHARS:
             message = message[: _MAX_ERROR_CHARS - 3] + "..."
         return f"{type(exc).__name__}: {message}"
+
+
+def full_jitter(attempt: int, base_delay: float, max_delay: float, rng: random.Random) -> float:
+    """The book's backoff policy for every remote service (API models, the
+    infini-gram API): before retry number ``attempt`` (1, 2, ...) wait a uniform
+    draw from ``[0, min(max_delay, base_delay · 2^(attempt - 1))]`` ("full jitter":
+    exponential growth, and clients that failed together do not retry together)."""
+    return rng.uniform(0.0, min(max_delay, base_delay * 2 ** (attempt - 1)))
+
+
+def retry_settings(max_retries: int | None = None, base_delay: float | None = None) -> tuple[int, float]:
+    """``max_retries`` and ``base_delay``, each from the environment
+    (``MEMBOOK_API_MAX_RETRIES``, default 5; ``MEMBOOK_API_BASE_DELAY``, default 1 s)
+    when not given."""
+    max_retries = _env_number(RETRIES_ENV, int, 5) if max_retries is None else max_retries
+    base_delay = _env_number(DELAY_ENV, float, 1.0) if base_delay is None else base_delay
+    return max_retries, base_delay
 
 
 def _retryable(exc: Exception) -> bool:

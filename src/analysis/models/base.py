@@ -14,14 +14,14 @@ import re
 from abc import ABC, abstractmethod
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Union
 
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from analysis.cache import QueryCache
+from analysis.cache import QueryCache, stable_hash
 
 Messages = list[dict[str, str]]
 Prompt = Union[str, Messages]
@@ -77,14 +77,50 @@ class GenerationSettings:
 
 @dataclass(frozen=True)
 class Request:
-    """One generation request: a raw prompt or a chat conversation."""
+    """One generation request: a raw prompt or a chat conversation.
+
+    A sampled request (temperature above 0) also carries ``sample``, its index
+    among identical requests of one call, so that asking for the same prompt
+    three times gives three requests, three cache entries and three answers.
+    """
 
     prompt: Prompt
     chat: bool
     settings: GenerationSettings
+    sample: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"prompt": self.prompt, "chat": self.chat, "settings": self.settings.as_dict()}
+        out = {"prompt": self.prompt, "chat": self.chat, "settings": self.settings.as_dict()}
+        if not self.settings.greedy:
+            out["sample"] = self.sample
+        return out
+
+    @property
+    def seed(self) -> int:
+        """The seed of this request's own random generator (see :func:`request_seed`)."""
+        return request_seed(self.as_dict())
+
+
+def request_seed(request: dict) -> int:
+    """The seed of one sampled request's own generator: a hash of the request
+    (prompt, settings with their ``seed``, and ``sample`` index). The same request
+    draws the same tokens in any batch and in any order, and drawing them leaves
+    every global random state alone."""
+    return int(stable_hash(request, length=15), 16)
+
+
+def number_samples(requests: list[dict], greedy: bool) -> list[int]:
+    """Each request's index among the identical requests before it in one call
+    (all 0 when decoding is greedy, where identical requests are one request)."""
+    if greedy:
+        return [0] * len(requests)
+    seen: dict[str, int] = {}
+    out = []
+    for r in requests:
+        key = stable_hash(r, length=32)
+        out.append(seen.get(key, 0))
+        seen[key] = out[-1] + 1
+    return out
 
 
 @dataclass(frozen=True)
@@ -127,9 +163,36 @@ class Model(ABC):
 
     def __init__(self, name: str, *, cache: QueryCache | None = None, retry_errors: bool = True):
         self.name = name
+        self._owns_cache = cache is None
         self.cache = cache if cache is not None else QueryCache()
         self.retry_errors = retry_errors
         self.calls = 0  # requests actually sent to the backend (cache misses)
+        self.closed = False
+
+    # -- resources ---------------------------------------------------------------
+    def close(self) -> None:
+        """Release the model: its weights or client (:meth:`_release`) and its share
+        of the query cache's connection. A closed model refuses further requests.
+        Closing twice is harmless; ``with load_model(...) as model:`` closes on exit."""
+        if self.closed:
+            return
+        self.closed = True
+        self._release()
+        if self._owns_cache:
+            self.cache.close()
+
+    def _release(self) -> None:  # noqa: B027 (a hook: most backends hold nothing to free)
+        """Free what the backend holds (weights, HTTP client); backends override it."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise ModelError(f"model {self.name!r} is closed")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
@@ -148,6 +211,11 @@ class Model(ABC):
         """What identifies this model's answers in the cache (name plus weights)."""
         return self.name
 
+    def versions(self) -> dict[str, str]:
+        """Library versions recorded with every new answer (``meta["versions"]``);
+        not part of the cache key (see :mod:`analysis.models.local`)."""
+        return {}
+
     # -- the public interface ---------------------------------------------------
     def generate(
         self,
@@ -165,6 +233,8 @@ class Model(ABC):
         settings = settings or GenerationSettings()
         chat = self.is_chat if chat is None else chat
         requests = [Request(_as_chat(p) if chat else _as_text(p), chat, settings) for p in prompts]
+        samples = number_samples([r.as_dict() for r in requests], settings.greedy)
+        requests = [replace(r, sample=k) for r, k in zip(requests, samples)]
         kind = "chat" if chat else "complete"
         return self._cached(kind, [r.as_dict() for r in requests],
                             lambda todo: self._generate([requests[i] for i in todo]), progress)
@@ -188,9 +258,17 @@ class Model(ABC):
         reqs = [{"prompt_ids": [int(t) for t in ids], "settings": settings.as_dict()} for ids in prompt_ids]
         if any(not r["prompt_ids"] for r in reqs):
             raise ModelError("every prompt must have at least one token id")
-        return self._cached("complete_ids", reqs,
-                            lambda todo: self._generate_ids([reqs[i]["prompt_ids"] for i in todo], settings),
-                            progress)
+        if settings.greedy:
+            def send(todo):
+                return self._generate_ids([reqs[i]["prompt_ids"] for i in todo], settings)
+        else:
+            for r, k in zip(reqs, number_samples(reqs, greedy=False)):
+                r["sample"] = k
+
+            def send(todo):
+                return self._generate_ids([reqs[i]["prompt_ids"] for i in todo], settings,
+                                          seeds=[request_seed(reqs[i]) for i in todo])
+        return self._cached("complete_ids", reqs, send, progress)
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of each text in the model's own tokenizer, without special tokens."""
@@ -202,8 +280,8 @@ class Model(ABC):
         raise ModelError(f"backend {self.backend!r} has no tokenizer the book can use; "
                          "token-level studies need a local model")
 
-    def _generate_ids(self, prompt_ids: Sequence[list[int]], settings: GenerationSettings
-                      ) -> Iterator[tuple[int, Answer]]:
+    def _generate_ids(self, prompt_ids: Sequence[list[int]], settings: GenerationSettings,
+                      seeds: Sequence[int] | None = None) -> Iterator[tuple[int, Answer]]:
         raise ModelError(f"backend {self.backend!r} cannot generate from token ids; "
                          "token-level studies need a local model")
 
@@ -213,6 +291,7 @@ class Model(ABC):
         ``send_fn(indices)``, which yields ``(position in indices, answer)``; every new
         answer is stored as it arrives. ``retry_errors`` overrides the model's setting
         (scores are never kept as errors)."""
+        self._check_open()
         retry = self.retry_errors if retry_errors is None else retry_errors
         keys = [self._key(kind, r) for r in requests]
         found = self.cache.get_many(set(keys))
@@ -224,11 +303,13 @@ class Model(ABC):
                 answers[i] = Answer(hit.text, hit.error, cached=True, meta=hit.meta)
             else:
                 todo.append(i)
-        # identical prompts in one batch are sent once
+        # identical requests in one call are sent once (sampled ones differ by their
+        # ``sample`` index, so they are never collapsed)
         unique: dict[str, int] = {}
         for i in todo:
             unique.setdefault(keys[i], i)
         send = list(unique.values())
+        versions = self.versions() if send else {}
         if send:
             bar = tqdm(
                 total=len(send),
@@ -239,6 +320,8 @@ class Model(ABC):
             for j, answer in send_fn(send):
                 i = send[j]
                 self.calls += 1
+                if versions:
+                    answer = replace(answer, meta={**answer.meta, "versions": versions})
                 self.cache.put(
                     keys[i],
                     backend=self.backend,

