@@ -47,6 +47,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 from statsmodels.stats.proportion import proportion_confint
 
+from analysis.lab.ladder import lab_profile_param
 from analysis.params import Declaration, Param
 
 __all__ = [
@@ -1045,6 +1046,7 @@ PARAMS = Declaration(
     "phrases",
     PROFILES,
     (
+        lab_profile_param(),
         Param("models", "models asked to continue the phrases (chat models get the chat prompt)",
               kind="models"),
         Param("n_per_type", "phrases per type, drawn at random (1,000 exist; more means all)",

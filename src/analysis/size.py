@@ -75,6 +75,7 @@ import statsmodels.api as sm
 from scipy import stats
 from sklearn.decomposition import PCA
 
+from analysis.lab.ladder import lab_profile_param
 from analysis.nextword import MODES
 from analysis.params import Declaration, Param
 
@@ -1773,6 +1774,7 @@ PARAMS = Declaration(
     "size",
     PROFILES,
     (
+        lab_profile_param(),
         Param("models", "models whose next-word accuracy is probed", kind="models"),
         Param("n_per_text", "positions per text and prefix length for the models", kind="int", lo=1),
         Param("n_lab_per_text", "positions per text and prefix length for the lab ladder", kind="int", lo=1),

@@ -312,6 +312,17 @@ def check_runs(param: str, names, lab_profile: str, family: str | None = None, i
                              f"{' with an exposure table' if inject else ''}: {allowed}; got {names}")
 
 
+def lab_profile_param():
+    """The ``lab_profile`` parameter every chapter with a lab section declares: the
+    lab whose runs it uses (trained when missing). A chapter's profiles set it; a
+    reader who has trained the GPU lab re-runs a chapter on it with
+    ``-p lab_profile=gpu``."""
+    from analysis.params import Param
+
+    return Param("lab_profile", "the lab whose models the chapter's lab sections use (trained if missing)",
+                 kind="choice", choices=tuple(PROFILES))
+
+
 def _lab_params():
     from analysis.params import Declaration, Param
 
@@ -320,7 +331,8 @@ def _lab_params():
         # the chapters' paper profiles use the default lab: there is no larger lab profile yet
         profiles={"smoke": {"lab_profile": "smoke"}, "default": {"lab_profile": "default"},
                   "paper": {"lab_profile": "default"}},
-        params=(Param("n_eval_docs", "training and held-out documents in the loss comparison", kind="int",
+        params=(lab_profile_param(),
+                Param("n_eval_docs", "training and held-out documents in the loss comparison", kind="int",
                       lo=1, default=40),),
         profile_help={"smoke": "the smoke lab (seconds to train)", "default": "the book's lab",
                       "paper": "the book's lab (the chapters' paper profiles use it; "
