@@ -115,9 +115,9 @@ def _perturbed(base: RunConfig, tokens: int, tag: str) -> list[RunConfig]:
 
 def _profile(corpus: CorpusConfig, vocab: int, context: int, wide, deep, ladder_tokens: int, small: int,
              large: int, budgets: tuple[int, int], range_tokens: int, range_max_copies: int | None,
-             range_width: int, batch: int, base_lr: float) -> LabProfile:
-    wide_runs = _ladder("ladder-wide", 2, wide, ladder_tokens, context, "wide", batch, base_lr)
-    deep_runs = _ladder("ladder-deep", 6, deep, ladder_tokens, context, "deep", batch, base_lr)
+             range_width: int, batch: int, base_lr: float, layers: tuple[int, int] = (2, 6)) -> LabProfile:
+    wide_runs = _ladder("ladder-wide", layers[0], wide, ladder_tokens, context, "wide", batch, base_lr)
+    deep_runs = _ladder("ladder-deep", layers[1], deep, ladder_tokens, context, "deep", batch, base_lr)
     by_width = {r.model.d_model: r for r in wide_runs}
     runs = wide_runs + deep_runs
     for size_tag, d in (("s", small), ("l", large)):
@@ -166,6 +166,28 @@ PROFILES = {
         vocab=4096, context=128, wide=(32, 48, 64, 96, 128), deep=(32, 48, 64, 96, 128),
         ladder_tokens=1_000_000, small=64, large=128, budgets=(1_000_000, 2_500_000),
         range_tokens=2_500_000, range_max_copies=None, range_width=128, batch=8, base_lr=3e-3,
+    ),
+    # The GPU lab, for one 80 GB GPU, about 12 hours at the throughput analysis.lab.budget
+    # assumes (the lab page computes its budget from this configuration). The same design
+    # at Hubble's copy levels (0/1/4/16/64/256 copies of every injected sequence) and a
+    # ladder spanning about 59x, from 2.4M to 138M parameters in two families (4 and 12
+    # layers), every ladder model trained on the same 200M tokens; the perturbed and
+    # injection-range runs at twice that. Contexts of 512 tokens, batches of 64 rows.
+    # The offline data mirror limits the unique text: its popular books hold about 3.4M
+    # words outside the claimed windows, and background beyond 2M words leaves too few
+    # of the English counterpart's phrases free of overlap with it (8 per level need 48).
+    # The corpus is about 5.1M training words, so the ladder's tokens are many passes over
+    # it (the lab page gives the epochs): a reader with more text raises background_words.
+    "gpu": _profile(
+        CorpusConfig(background_words=2_000_000, popular_excerpt_words=1_000, popular_copies=4,
+                     popular_max_copies=256, injection_words=40, per_task_per_level=32,
+                     duplicate_levels=(0, 1, 4, 16, 64, 256), fact_max_copies=256, fact_zipf_a=1.3,
+                     n_facts=1_500, n_problems=1_500, phrase_levels=(0, 1, 4, 16, 64, 256),
+                     phrases_per_level=8),
+        vocab=32_768, context=512, wide=(64, 128, 256, 512, 768, 1024), deep=(64, 128, 256, 384, 512, 768),
+        ladder_tokens=200_000_000, small=256, large=768, budgets=(200_000_000, 400_000_000),
+        range_tokens=400_000_000, range_max_copies=None, range_width=768, batch=64, base_lr=3e-3,
+        layers=(4, 12),
     ),
 }
 
