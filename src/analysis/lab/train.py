@@ -1137,6 +1137,8 @@ def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[An
                 t = time.perf_counter()
                 _save_state(partial / _STATE, model, optimizer, losses, step + 1, key_hash, forked_from)
                 saving += time.perf_counter() - t
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)  # the GPU may still be running the last steps' kernels
         t_end = time.perf_counter()
         loop_seconds = t_end - t_loop
         if bar is not None:
