@@ -259,7 +259,7 @@ def get_profile(profile: str | LabProfile) -> LabProfile:
 
 
 def build_lab(profile: str | LabProfile = "default", progress: bool = True, family: str | None = None,
-              runs: Sequence[str] | None = None) -> LabBuild:
+              runs: Sequence[str] | None = None, device: str | None = None) -> LabBuild:
     """Build the corpus and tokenizer and train every run of ``profile``, or only
     the runs whose family starts with ``family`` (such as ``"ladder"``), or only the
     runs named in ``runs``.
@@ -272,6 +272,13 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
     step 0 then starts from its standard twin's fork at that step (see
     :mod:`analysis.lab.train`), and only the standard runs some such run of the
     profile forks from save forks. Results keep the profile's order.
+
+    ``device`` (``"cpu"`` or ``"cuda"``) is :func:`analysis.lab.train.train`'s. Under
+    torchrun (``torchrun --standalone --nproc_per_node=N -m analysis.lab.build``)
+    every process calls this: the first builds the corpus and tokenizer into the
+    cache while the others wait, then they load them; all processes train every run
+    together, data-parallel, and only the first shows progress and registers the runs.
+    A batch that does not split evenly over the processes fails before any work.
     """
     import time
 
@@ -281,7 +288,15 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
     from analysis.lab.corpus import build_corpus
     from analysis.lab.index import register
     from analysis.lab.tokenizer import get_tokenizer
-    from analysis.lab.train import check_injections, standard_twin, train
+    from analysis.lab.train import (
+        barrier,
+        check_batch,
+        check_injections,
+        init_distributed,
+        placement,
+        standard_twin,
+        train,
+    )
 
     t0 = time.time()
     prof = get_profile(profile)
@@ -291,10 +306,22 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
     if not runs:
         families = sorted({r.family for r in prof.runs})
         raise LabConfigError(f"no run of family {family!r}; families: {families}")
+    place = placement(device)
+    for run in runs:
+        check_batch(run, place)
+    init_distributed(place)
+    first = place.rank == 0
+    progress = progress and first
+    # under torchrun the first process builds the corpus and tokenizer (caching what it
+    # builds) while the others wait at the barrier; then they build theirs from the cache
+    if not first:
+        barrier(place)
     corpus = build_corpus(prof.corpus)
     texts = corpus.training_texts()
     key = corpus.fingerprint()
     tokenizer = get_tokenizer(texts, key, prof.vocab_size)
+    if first:
+        barrier(place)
     injected = {run.name: run_injections(run, corpus.injections) for run in runs}
     for run in runs:
         if run.inject:
@@ -307,8 +334,8 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
     for run in tqdm(sorted(runs, key=lambda r: r.inject), desc=f"lab runs ({len(runs)})",
                     disable=not progress, leave=False):
         built[run.name] = train(run, texts, injected[run.name], tokenizer, key, progress=progress,
-                                fork=run.inject or _unlabelled(run) in forked)
-        if isinstance(profile, str):
+                                fork=run.inject or _unlabelled(run) in forked, device=device)
+        if isinstance(profile, str) and first:
             register(model_name(profile, run.name).removeprefix("lab:"), built[run.name].path)
     results = {run.name: built[run.name] for run in runs}
     return LabBuild(prof, corpus, tokenizer, results, time.time() - t0,
