@@ -377,15 +377,16 @@ def _lab_params():
 
     return Declaration(
         "lab",
-        # the chapters' paper profiles use the default lab: there is no larger lab profile yet
+        # the chapters' paper profiles use the default lab, which trains on a CPU; the GPU lab
+        # (lab_profile=gpu) is chosen explicitly
         profiles={"smoke": {"lab_profile": "smoke"}, "default": {"lab_profile": "default"},
                   "paper": {"lab_profile": "default"}},
         params=(lab_profile_param(),
                 Param("n_eval_docs", "training and held-out documents in the loss comparison", kind="int",
                       lo=1, default=40),),
         profile_help={"smoke": "the smoke lab (seconds to train)", "default": "the book's lab",
-                      "paper": "the book's lab (the chapters' paper profiles use it; "
-                               "no larger lab exists yet)"},
+                      "paper": "the book's lab (the chapters' paper profiles use it; the GPU lab "
+                               "is lab_profile=gpu)"},
     )
 
 
