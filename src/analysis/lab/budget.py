@@ -31,6 +31,8 @@ from analysis.lab.config import WINDOWS
 from analysis.lab.ladder import LabProfile, _unlabelled, get_profile
 from analysis.lab.train import param_count
 
+#: the machine the GPU profile is sized for
+TARGET_GPU = "one 80 GB GPU (an A100 or H100)"
 #: sustained bf16 throughput assumed for the GPU estimate, in TFLOP/s: about an eighth
 #: of an 80 GB A100's dense bf16 peak (312), a third of what large models reach on it;
 #: small models spend much of a step in kernel launches and memory traffic
