@@ -10,8 +10,9 @@ calls, :meth:`FakeOpenAIServer.always` for every call) or per global call
 number (:meth:`FakeOpenAIServer.on_call`), using the :class:`Fault` factories:
 HTTP errors with or without ``Retry-After``, slow responses, malformed bodies,
 missing choices, empty content. Every request is recorded (prompt, body,
-headers, arrival time) and the peak number of requests in flight is tracked,
-so tests can assert exactly what reached the server.
+headers, arrival time); the peak number of requests in flight and the number
+of connections accepted are tracked, so tests can assert exactly what reached
+the server.
 
 Usage::
 
@@ -129,13 +130,13 @@ class FakeOpenAIServer:
         self._requests: list[Received] = []
         self._in_flight = 0
         self.max_in_flight = 0
+        self.connections = 0  # TCP connections accepted (a kept-alive one serves many requests)
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> Self:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
+        self._httpd = _HTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
@@ -248,6 +249,13 @@ class FakeOpenAIServer:
         }
 
 
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    # the listen backlog (socketserver's default is 5): a client opening dozens of
+    # connections at once would otherwise have some of them wait 1-2 s for a SYN retry
+    request_queue_size = 1024
+
+
 def _last_user_message(body: dict) -> str | None:
     for message in reversed(body.get("messages") or []):
         if isinstance(message, dict) and message.get("role") == "user":
@@ -259,9 +267,18 @@ def _last_user_message(body: dict) -> str | None:
 def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as the openai client expects
+        # TCP_NODELAY, as real servers set it: the headers and the body go out in two
+        # writes, and with Nagle's algorithm the body would wait for the client's delayed
+        # ACK of the headers (about 40 ms on Linux) on every request
+        disable_nagle_algorithm = True
 
         def log_message(self, format, *args):
             pass  # keep test output clean
+
+        def setup(self):
+            super().setup()
+            with server._lock:
+                server.connections += 1
 
         def do_POST(self):
             length = int(self.headers.get("Content-Length") or 0)
