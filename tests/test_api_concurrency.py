@@ -53,7 +53,10 @@ def make(server, cache, **kw) -> OpenAIChatModel:
 
 
 def peak_in_flight(server, model, n: int) -> int:
-    """Send ``n`` distinct prompts, each held 0.2 s by the server; the server's peak in flight."""
+    """Send ``n`` distinct prompts; the server's peak in flight. The server holds requests
+    until ``model.concurrency`` are in flight (so the peak reaches it however slowly the
+    workers start), then answers each after 0.2 s (so a client sending more would show more)."""
+    server.gate(model.concurrency)
     server.delay = 0.2
     answers = model.chat([f"prompt {i}" for i in range(n)])
     assert all(a.ok and not a.cached for a in answers)
@@ -145,8 +148,8 @@ def test_every_worker_keeps_its_connection_alive(server, cache):
     would open new connections; the pool is sized to the concurrency instead."""
     c = 120
     model = make(server, cache, concurrency=c)
-    server.delay = 1.0  # long enough for all 120 workers to start on a busy machine
     for batch in range(2):
+        server.gate(c)  # every worker holds a connection at once
         answers = model.chat([f"batch {batch} prompt {i}" for i in range(c)])
         assert all(a.ok for a in answers)
         assert server.max_in_flight == c
