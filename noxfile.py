@@ -91,3 +91,4 @@ def bench(session: nox.Session) -> None:
     session.run("python", "scripts/bench_phrases.py", *session.posargs)
     session.run("python", "scripts/bench_entropy.py", "--model", "lab:pert-l2x")
     session.run("python", "scripts/bench_predicting.py")
+    session.run("python", "scripts/bench_api.py")

@@ -2,6 +2,7 @@
 
     python scripts/execute_chapters.py --profile default [--chapters phrases ...] [-p NAME=VALUE ...]
     python scripts/execute_chapters.py --list-params size
+    python scripts/execute_chapters.py --plan --profile paper --chapters size -p models=api:ID --price 0.1,0.6
 
 Every ``-p`` is checked against the selected chapters' declared parameters
 (``analysis.params``) before any kernel starts: an unknown name, a name no
@@ -17,6 +18,11 @@ model calls, cache hits, errors); it exits non-zero when a chapter fails, and
 with ``--strict`` also when any query ended in an error. A default-profile
 execution writes each chapter's glued values, with its profile, parameters and
 commit, to results/<chapter>.json. Wall times go to book/chapters/_timings.json.
+
+``--plan`` executes nothing: it prints, per selected chapter, the queries the
+execution would send to each model, their prompt and completion tokens, and with
+``--price IN,OUT`` (US dollars per million tokens) the cost of the API queries
+(see ``analysis.plan``).
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ import papermill as pm
 
 ROOT = Path(__file__).resolve().parents[1]
 from analysis.params import PROFILE_NAMES, ParameterError, check_overrides, declaration  # noqa: E402
+from analysis.plan import PlanError, chapter_plan, parse_price, totals  # noqa: E402
+from analysis.plan import table as plan_table  # noqa: E402
 
 SOURCES = ROOT / "notebooks"
 OUT = ROOT / "book" / "chapters"
@@ -160,6 +168,48 @@ def summary_table(rows: list[dict]) -> str:
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)) for line in lines)
 
 
+def plan_tables(names, profile: str, per_chapter: dict, price=None):
+    """``{chapter: plan table or None}`` for the selected chapters (None: the chapter
+    queries the lab's models only and has no plan)."""
+    out = {}
+    for name in names:
+        params = declaration(name).resolve(profile, **per_chapter[name])
+        groups = chapter_plan(name, params)
+        out[name] = None if groups is None else plan_table(name, groups, price)
+    return out
+
+
+def print_plan(names, profile: str, per_chapter: dict, price, out_dir: Path = OUT) -> None:
+    """Print the plan of every selected chapter, then the totals."""
+    import pandas as pd
+
+    timings_file = out_dir / "_timings.json"
+    timings = json.loads(timings_file.read_text()) if timings_file.exists() else {}
+    frames = []
+    for name, frame in plan_tables(names, profile, per_chapter, price).items():
+        if frame is None:
+            last = timings.get(name, {})
+            seen = (f"; its last {last['profile']} execution made {last['usage']['queries']} queries"
+                    if last.get("usage") else "")
+            print(f"{name} ({profile}): queries the lab's models only, nothing to pay{seen}\n")
+            continue
+        frames.append(frame)
+        shown = frame.drop(columns=["chapter"])
+        print(f"{name} ({profile}):")
+        print(shown.to_string(index=False, formatters={
+            c: "{:,}".format for c in ("queries", "prompt_tokens", "completion_tokens")} | (
+            {"cost": "${:,.2f}".format} if "cost" in shown else {})))
+        print()
+    if frames:
+        t = totals(pd.concat(frames, ignore_index=True))
+        line = (f"total: {t['queries']:,} queries ({t['exact_queries']:,} certain, the rest at most), "
+                f"{t['api_queries']:,} to API models; {t['prompt_tokens']:,} prompt tokens, "
+                f"at most {t['completion_tokens']:,} completion tokens")
+        if "cost" in t:
+            line += f"; API cost between ${t['exact_cost']:,.2f} and ${t['cost']:,.2f}"
+        print(line)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", default="default", choices=PROFILE_NAMES)
@@ -171,8 +221,15 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=OUT, help="where the executed notebooks go")
     ap.add_argument("--results", type=Path, default=RESULTS,
                     help="where a default execution writes its values")
+    ap.add_argument("--plan", action="store_true",
+                    help="execute nothing: print the queries and tokens each chapter would send")
+    ap.add_argument("--price", metavar="IN,OUT",
+                    help="with --plan: US dollars per million prompt and completion tokens of the API model")
     args = ap.parse_args(argv)
     try:
+        price = parse_price(args.price)
+        if price is not None and not args.plan:
+            raise ParameterError("--price goes with --plan")
         if args.list_params:
             print(declaration(args.list_params).describe())
             return 0
@@ -189,9 +246,12 @@ def main(argv=None) -> int:
                 raise ParameterError(f"-p takes NAME=VALUE, got {item!r}")
             overrides[key.strip()] = _value(value)
         per_chapter = check_overrides(names, args.profile, overrides)
-    except ParameterError as err:
+    except (ParameterError, PlanError) as err:
         print(f"execute_chapters.py: error: {err}", file=sys.stderr)
         return 2
+    if args.plan:
+        print_plan(names, args.profile, per_chapter, price, args.out)
+        return 0
     timings_file = args.out / "_timings.json"
     timings = json.loads(timings_file.read_text()) if timings_file.exists() else {}
     rows, failed = [], False

@@ -9,9 +9,11 @@ Faults are scripted per prompt (:meth:`FakeOpenAIServer.script` for the next
 calls, :meth:`FakeOpenAIServer.always` for every call) or per global call
 number (:meth:`FakeOpenAIServer.on_call`), using the :class:`Fault` factories:
 HTTP errors with or without ``Retry-After``, slow responses, malformed bodies,
-missing choices, empty content. Every request is recorded (prompt, body,
-headers, arrival time) and the peak number of requests in flight is tracked,
-so tests can assert exactly what reached the server.
+missing choices, empty content; :meth:`FakeOpenAIServer.gate` holds requests
+until a given number are in flight. Every request is recorded (prompt, body,
+headers, arrival time); the peak number of requests in flight and the number
+of connections accepted are tracked, so tests can assert exactly what reached
+the server.
 
 Usage::
 
@@ -123,19 +125,22 @@ class FakeOpenAIServer:
         self.delay = delay
         self.served_model = served_model
         self._lock = threading.Lock()
+        self._gate_changed = threading.Condition(self._lock)
+        self._gate: int | None = None
+        self._gate_timeout = 0.0
         self._scripts: dict[str, deque[Fault]] = defaultdict(deque)
         self._always: dict[str, Fault] = {}
         self._by_call: dict[int, Fault] = {}
         self._requests: list[Received] = []
         self._in_flight = 0
         self.max_in_flight = 0
+        self.connections = 0  # TCP connections accepted (a kept-alive one serves many requests)
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> Self:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
+        self._httpd = _HTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
@@ -182,6 +187,27 @@ class FakeOpenAIServer:
         """Misbehave on the ``call``-th request the server receives (1-based), whatever its prompt."""
         with self._lock:
             self._by_call[call] = fault
+
+    def gate(self, n: int, timeout: float = 5.0) -> None:
+        """Hold every request until ``n`` are in flight at once, then answer them all
+        (each after ``delay``), and let later ones through. A client that never sends
+        ``n`` at once has its held requests released after ``timeout`` seconds. Call it
+        again to hold the next ``n``. The peak in flight is then a count that does not
+        depend on how fast the client's workers start."""
+        with self._lock:
+            self._gate, self._gate_timeout = n, timeout
+
+    def _wait_at_gate(self) -> None:
+        with self._gate_changed:
+            if self._gate is None:
+                return
+            if self._in_flight >= self._gate:
+                self._gate = None
+                self._gate_changed.notify_all()
+                return
+            if not self._gate_changed.wait_for(lambda: self._gate is None, self._gate_timeout):
+                self._gate = None  # never reached: stop holding (the test will see the peak)
+                self._gate_changed.notify_all()
 
     def clear(self) -> None:
         """Forget every scripted fault (the request log is kept)."""
@@ -248,6 +274,13 @@ class FakeOpenAIServer:
         }
 
 
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    # the listen backlog (socketserver's default is 5): a client opening dozens of
+    # connections at once would otherwise have some of them wait 1-2 s for a SYN retry
+    request_queue_size = 1024
+
+
 def _last_user_message(body: dict) -> str | None:
     for message in reversed(body.get("messages") or []):
         if isinstance(message, dict) and message.get("role") == "user":
@@ -259,9 +292,18 @@ def _last_user_message(body: dict) -> str | None:
 def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as the openai client expects
+        # TCP_NODELAY, as real servers set it: the headers and the body go out in two
+        # writes, and with Nagle's algorithm the body would wait for the client's delayed
+        # ACK of the headers (about 40 ms on Linux) on every request
+        disable_nagle_algorithm = True
 
         def log_message(self, format, *args):
             pass  # keep test output clean
+
+        def setup(self):
+            super().setup()
+            with server._lock:
+                server.connections += 1
 
         def do_POST(self):
             length = int(self.headers.get("Content-Length") or 0)
@@ -275,6 +317,7 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             headers = {k.lower(): v for k, v in self.headers.items()}
             record, fault = server._receive(body, headers)
             try:
+                server._wait_at_gate()
                 time.sleep(server.delay + fault.delay)
                 if (
                     server.api_key is not None

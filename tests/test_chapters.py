@@ -185,3 +185,19 @@ def test_distributional_smoke_runs_the_method_on_the_ladder(smoke_book):
     assert int(values["k3_paper"].replace(",", "")) < int(values["k3_total"].replace(",", ""))
     lo, hi = (float(v) for v in values["knowledge_3_range"].split(" to "))
     assert -1 <= lo <= hi <= 1
+
+
+@pytest.mark.parametrize("chapter", ["phrases", "size"])
+def test_the_plan_counts_the_queries_the_smoke_execution_sent(smoke_book, chapter):
+    """The cost preview, made before the run, against what the run reported: every
+    query it marks certain was sent, and nothing beyond its "at most" rows."""
+    from analysis import plan
+    from analysis.params import declaration
+
+    site, _ = smoke_book
+    values = glued_values(site / "book" / "chapters" / f"{chapter}.ipynb")
+    groups = plan.chapter_plan(chapter, declaration(chapter).resolve("smoke"))
+    totals = plan.totals(plan.table(chapter, groups))
+    assert totals["exact_queries"] <= int(values["run_queries"]) <= totals["queries"]
+    if chapter == "size":  # no query of this chapter depends on an earlier answer
+        assert totals["exact_queries"] == totals["queries"] == int(values["run_queries"])

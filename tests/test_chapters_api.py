@@ -126,3 +126,82 @@ def test_a_refused_connection_is_recorded_as_errors_and_strict_fails(api_env, tm
     assert values["n_errors"] == str(n)  # every query is an error, none scored as an answer
     assert values["first_sm"].startswith("not measured")
     assert values["verdict"] == "This run has no scorable completion to set beside the source's rates."
+
+
+# -- the paper profiles, planned and run (reduced) against the loopback server ---------------
+#
+# Every chapter that accepts API models is planned at its paper profile, then executed
+# at that profile with every parameter of it except the sample sizes, and with the smoke
+# lab: the paper profiles use the book's lab, whose ladder takes most of an hour to train
+# from an empty cache. What reaches the server is checked against the reduced plan.
+
+
+def _plan(chapter: str, profile: str, **overrides):
+    from analysis import plan
+    from analysis.params import declaration
+
+    params = declaration(chapter).resolve(profile, **overrides)
+    return params, plan.table(chapter, plan.chapter_plan(chapter, params), price=(1.0, 2.0))
+
+
+def _api_rows(frame):
+    return frame[frame["backend"] == "api"]
+
+
+def test_phrases_paper_plan_and_reduced_execution(api_env, tmp_path):
+    from analysis import plan
+
+    api_env.setenv("MEMBOOK_QUERY_CACHE", str(tmp_path / "queries.sqlite"))
+    params, full = _plan("phrases", "paper", models=[MODEL])
+    api = _api_rows(full)
+    # all 1,000 phrases of each type, re-asked at most once each, and every English counterpart phrase
+    english = len(ph.english_phrases(params["n_english_per_type"], seed=params["seed"]))
+    assert api.set_index("part")["queries"].to_dict() == {
+        "phrases": 2000, "re-query of short completions": 2000, "English counterpart": english}
+    assert api.set_index("part")["completion_tokens"].to_dict() == {
+        "phrases": 2000 * 256, "re-query of short completions": 2000 * 2048,
+        "English counterpart": english * 64}
+    assert set(api["counted"]) == {"estimate (gemma3-270m tokenizer + 4/message)"}
+    t = plan.totals(api)
+    assert t["cost"] == pytest.approx((t["prompt_tokens"] * 1.0 + t["completion_tokens"] * 2.0) / 1e6)
+
+    reduced = {"models": MODEL, "n_per_type": 3, "n_english_per_type": 2, "lab_profile": "smoke"}
+    _, small = _plan("phrases", "paper", **reduced)
+    small_api = plan.totals(_api_rows(small))
+    with FakeOpenAIServer(api_key="sk-test") as server:
+        api_env.setenv("MEMBOOK_API_BASE_URL", server.base_url)
+        execute("phrases", {"profile": "paper", **reduced}, tmp_path)
+        sent = server.requests
+    assert small_api["exact_queries"] <= len(sent) <= small_api["queries"]
+    # the paper profile's budgets reach the server
+    assert {r.body["max_tokens"] for r in sent} <= {256, 2048, 64}
+    assert sum(r.body["max_tokens"] == 256 for r in sent) == 6
+    assert sum(r.body["max_tokens"] == 64 for r in sent) == len(ph.english_phrases(2))
+    values = glued_values(tmp_path / "phrases.ipynb")
+    assert values["run_errors"] == "0" and values["first_model"] == MODEL
+
+
+def test_size_paper_plan_and_reduced_execution(api_env, tmp_path):
+    from analysis import plan
+
+    api_env.setenv("MEMBOOK_QUERY_CACHE", str(tmp_path / "queries.sqlite"))
+    params, full = _plan("size", "paper", models=[MODEL])
+    api = _api_rows(full)
+    # 41 texts x 6 prefix lengths x 100 positions, each in the five Table V templates
+    assert len(params["prefix_lens"]) == 6 and params["template_ids"] == (1, 2, 3, 4, 5)
+    assert api["queries"].tolist() == [41 * 6 * 100] * 5
+    assert api["part"].tolist() == [f"probe (template {k})" for k in range(1, 6)]
+
+    reduced = {"models": MODEL, "n_per_text": 1, "n_lab_per_text": 1, "lab_profile": "smoke"}
+    _, small = _plan("size", "paper", **reduced)
+    expected = plan.totals(_api_rows(small))
+    assert expected["queries"] == expected["exact_queries"] == 41 * 6 * 5
+    with FakeOpenAIServer(api_key="sk-test") as server:
+        api_env.setenv("MEMBOOK_API_BASE_URL", server.base_url)
+        execute("size", {"profile": "paper", **reduced}, tmp_path)
+        sent = server.requests
+    assert len(sent) == expected["queries"]  # the plan counted exactly what reached the server
+    assert {r.body["max_tokens"] for r in sent} == {params["max_new_tokens"]}
+    assert len({json.dumps(r.body["messages"]) for r in sent}) == len(sent)  # no query sent twice
+    values = glued_values(tmp_path / "size.ipynb")
+    assert values["n_errors"] == "0"

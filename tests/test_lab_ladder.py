@@ -85,7 +85,7 @@ def test_duplicate_sizes_in_a_ladder_fail_before_training():
 
 
 def test_unknown_profile_names_the_allowed_ones():
-    with pytest.raises(LabConfigError, match="lab profile must be one of \\['default', 'smoke'\\]"):
+    with pytest.raises(LabConfigError, match="lab profile must be one of \\['default', 'gpu', 'smoke'\\]"):
         ladder.get_profile("big")
 
 

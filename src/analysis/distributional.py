@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from analysis.lab.ladder import lab_profile_param
 from analysis.params import Declaration, Param
 from analysis.report import fmt_pct
 
@@ -1324,6 +1325,7 @@ PARAMS = Declaration(
     "distributional",
     PROFILES,
     (
+        lab_profile_param(),
         Param("lab_models", "lab ladder runs to compare (default: the whole ladder)", kind="names",
               nullable=True, check=_check_lab_models),
         Param("n_reasoning", "fresh arithmetic problems in the reasoning task", kind="int", lo=1),

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.lab.ladder import lab_profile_param
 from analysis.params import Declaration, Param
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
@@ -1606,6 +1607,7 @@ PARAMS = Declaration(
     "entropy",
     PROFILES,
     (
+        lab_profile_param(),
         Param("lab_model", "the lab run of the linearity study, such as pert-l2x", kind="str",
               check=_check_lab_model),
         Param("lab_popular_sets", "dataset inference: sets the lab's popular excerpts are cut into "

@@ -26,6 +26,27 @@ def _chat_messages(system: str | None, user: str) -> list[dict]:
     return messages + [{"role": "user", "content": user}]
 
 
+def chat_prompts(samples: pd.DataFrame, templates: pd.DataFrame | None) -> list[tuple[int, list[list[dict]]]]:
+    """The chat conversations of chat mode: ``(template_id, one conversation per
+    sample)`` for every template, in the templates' order. :func:`probe` sends
+    these, and :mod:`analysis.plan` counts them before a run."""
+    if templates is None or templates.empty:
+        raise ModelError("chat mode needs prompt templates (template_id, system, template)")
+    out = []
+    for t in templates.itertuples(index=False):
+        system = t.system if isinstance(t.system, str) and t.system.strip() else None
+        out.append((int(t.template_id),
+                    [_chat_messages(system, t.template.replace("{prefix}", p)) for p in samples["prefix"]]))
+    return out
+
+
+def uses_chat(is_chat: bool, mode: str) -> bool:
+    """Whether a model (chat or not) answers in chat mode under ``mode``."""
+    if mode not in MODES:
+        raise ModelError(f"mode must be one of {MODES}, got {mode!r}")
+    return is_chat if mode == "auto" else mode == "chat"
+
+
 def probe(
     model: Model,
     samples: pd.DataFrame,
@@ -58,22 +79,15 @@ def probe(
         ``template_id`` (0 in completion mode), ``prediction`` (the raw answer)
         and ``error``.
     """
-    if mode not in MODES:
-        raise ModelError(f"mode must be one of {MODES}, got {mode!r}")
-    chat = model.is_chat if mode == "auto" else mode == "chat"
     settings = GenerationSettings(max_new_tokens=max_new_tokens)
-    if not chat:
+    if not uses_chat(model.is_chat, mode):
         answers = model.complete(samples["prefix"].tolist(), settings, progress=progress)
         return _frame(samples, model, "completion", 0, answers)
-    if templates is None or templates.empty:
-        raise ModelError("chat mode needs prompt templates (template_id, system, template)")
     frames = []
-    for t in templates.itertuples(index=False):
-        system = t.system if isinstance(t.system, str) and t.system.strip() else None
-        prompts = [_chat_messages(system, t.template.replace("{prefix}", p)) for p in samples["prefix"]]
-        label = f"{progress} (template {t.template_id})" if isinstance(progress, str) else progress
+    for template_id, prompts in chat_prompts(samples, templates):
+        label = f"{progress} (template {template_id})" if isinstance(progress, str) else progress
         answers = model.chat(prompts, settings, progress=label)
-        frames.append(_frame(samples, model, "chat", int(t.template_id), answers))
+        frames.append(_frame(samples, model, "chat", template_id, answers))
     return pd.concat(frames, ignore_index=True)
 
 

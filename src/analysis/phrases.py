@@ -47,6 +47,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 from statsmodels.stats.proportion import proportion_confint
 
+from analysis.lab.ladder import lab_profile_param
 from analysis.params import Declaration, Param
 
 __all__ = [
@@ -1045,6 +1046,7 @@ PARAMS = Declaration(
     "phrases",
     PROFILES,
     (
+        lab_profile_param(),
         Param("models", "models asked to continue the phrases (chat models get the chat prompt)",
               kind="models"),
         Param("n_per_type", "phrases per type, drawn at random (1,000 exist; more means all)",
@@ -1589,3 +1591,31 @@ def lab_rate_table(table: pd.DataFrame) -> pd.DataFrame:
                              sort=False)
     order = list(dict.fromkeys(frame.sort_values("copies")["level"]))
     return wide[order].rename_axis(columns="copies in training")
+
+
+def plan(params: Mapping) -> list:
+    """The queries an execution at ``params`` sends, built as the chapter builds
+    them, for :mod:`analysis.plan` to count: each model's continuations of the
+    sampled phrases, its re-queries (at most one per phrase: only a completion
+    that :func:`needs_requery` is asked again), the English counterpart, and the
+    lab ladder's continuations of the lab's phrases. Loads, trains and calls nothing."""
+    from analysis import data
+    from analysis.plan import QueryGroup, is_chat, lab_corpus, lab_ladder_names
+
+    sample = sample_phrases(data.phrases(), params["n_per_type"], seed=params["seed"])
+    english = english_phrases(params["n_english_per_type"], seed=params["seed"])
+    groups = []
+    for name in params["models"]:
+        chat = is_chat(name)
+        texts = prompts(sample, chat)
+        groups += [QueryGroup("phrases", name, texts, params["max_new_tokens"]),
+                   QueryGroup("re-query of short completions", name, texts, params["requery_max_new_tokens"],
+                              bound="at most"),
+                   QueryGroup("English counterpart", name, prompts(english, chat, lang="en"),
+                              params["english_max_new_tokens"])]
+    lab = lab_phrases(lab_corpus(params["lab_profile"]))
+    if not lab.empty:
+        lab_prompts = prompts(lab, False, lang="en")
+        groups += [QueryGroup("lab phrases", name, lab_prompts, params["lab_max_new_tokens"])
+                   for _, name in lab_ladder_names(params["lab_profile"], params["lab_runs"])]
+    return groups

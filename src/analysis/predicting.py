@@ -95,6 +95,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from analysis.lab.config import WINDOWS
+from analysis.lab.ladder import lab_profile_param
 from analysis.params import Declaration, Param
 
 __all__ = [
@@ -2492,6 +2493,7 @@ PARAMS = Declaration(
     "predicting",
     PROFILES,
     (
+        lab_profile_param(),
         Param("targets", "lab runs to predict for (perturbed or injection-range runs)", kind="names",
               check=_check_targets),
         Param("n_seeds", "sampling seeds every AUC is averaged over", kind="int", lo=1),

@@ -75,6 +75,7 @@ import statsmodels.api as sm
 from scipy import stats
 from sklearn.decomposition import PCA
 
+from analysis.lab.ladder import lab_profile_param
 from analysis.nextword import MODES
 from analysis.params import Declaration, Param
 
@@ -158,6 +159,8 @@ PAPER_ALPHA = 0.05
 BAND = (0.5, 2.0)
 #: the absolute lower bound is this factor times theta_hat (Section 4.2.1)
 LOWER_BOUND_FACTOR = 0.5
+#: tokens a lab ladder model generates per position (a word and the space after it)
+LAB_PROBE_TOKENS = 4
 GROUPS = ("popular", "baseline")
 #: which entries of a block of D(f, g) the block score s_j averages
 KINDS = ("all", "raw", "lifted")
@@ -1771,6 +1774,7 @@ PARAMS = Declaration(
     "size",
     PROFILES,
     (
+        lab_profile_param(),
         Param("models", "models whose next-word accuracy is probed", kind="models"),
         Param("n_per_text", "positions per text and prefix length for the models", kind="int", lo=1),
         Param("n_lab_per_text", "positions per text and prefix length for the lab ladder", kind="int", lo=1),
@@ -1784,3 +1788,30 @@ PARAMS = Declaration(
                   "default": "all 41 texts, 24 positions per text and length",
                   "paper": "the paper's 100 positions and five templates (hours per local model)"},
 )
+
+
+def plan(params: Mapping) -> list:
+    """The queries an execution at ``params`` sends, built as the chapter builds
+    them, for :mod:`analysis.plan` to count: each model's probe (one query a
+    position, or one a position and template in chat mode), then each lab ladder
+    model's probe of the lab's positions. Loads, trains and calls nothing."""
+    from analysis import nextword
+    from analysis.plan import QueryGroup, is_chat, lab_corpus, lab_ladder_names
+
+    popular, baseline = chapter_texts(params)
+    samples = sample_positions({**popular, **baseline}, params["prefix_lens"], params["n_per_text"],
+                               seed=params["seed"], baseline=list(baseline))
+    templates = chapter_templates(params["template_ids"])
+    groups = []
+    for name in params["models"]:
+        if nextword.uses_chat(is_chat(name), params["mode"]):
+            for template_id, prompts in nextword.chat_prompts(samples, templates):
+                groups.append(QueryGroup(f"probe (template {template_id})", name, prompts,
+                                         params["max_new_tokens"]))
+        else:
+            groups.append(QueryGroup("probe", name, samples["prefix"].tolist(), params["max_new_tokens"]))
+    lab = lab_samples(lab_corpus(params["lab_profile"]), params["prefix_lens"], params["n_lab_per_text"],
+                      seed=params["seed"])
+    groups += [QueryGroup("lab probe", name, lab["prefix"].tolist(), LAB_PROBE_TOKENS)
+               for _, name in lab_ladder_names(params["lab_profile"])]
+    return groups

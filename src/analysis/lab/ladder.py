@@ -115,9 +115,9 @@ def _perturbed(base: RunConfig, tokens: int, tag: str) -> list[RunConfig]:
 
 def _profile(corpus: CorpusConfig, vocab: int, context: int, wide, deep, ladder_tokens: int, small: int,
              large: int, budgets: tuple[int, int], range_tokens: int, range_max_copies: int | None,
-             range_width: int, batch: int, base_lr: float) -> LabProfile:
-    wide_runs = _ladder("ladder-wide", 2, wide, ladder_tokens, context, "wide", batch, base_lr)
-    deep_runs = _ladder("ladder-deep", 6, deep, ladder_tokens, context, "deep", batch, base_lr)
+             range_width: int, batch: int, base_lr: float, layers: tuple[int, int] = (2, 6)) -> LabProfile:
+    wide_runs = _ladder("ladder-wide", layers[0], wide, ladder_tokens, context, "wide", batch, base_lr)
+    deep_runs = _ladder("ladder-deep", layers[1], deep, ladder_tokens, context, "deep", batch, base_lr)
     by_width = {r.model.d_model: r for r in wide_runs}
     runs = wide_runs + deep_runs
     for size_tag, d in (("s", small), ("l", large)):
@@ -166,6 +166,28 @@ PROFILES = {
         vocab=4096, context=128, wide=(32, 48, 64, 96, 128), deep=(32, 48, 64, 96, 128),
         ladder_tokens=1_000_000, small=64, large=128, budgets=(1_000_000, 2_500_000),
         range_tokens=2_500_000, range_max_copies=None, range_width=128, batch=8, base_lr=3e-3,
+    ),
+    # The GPU lab, for one 80 GB GPU, about 12 hours at the throughput analysis.lab.budget
+    # assumes (the lab page computes its budget from this configuration). The same design
+    # at Hubble's copy levels (0/1/4/16/64/256 copies of every injected sequence) and a
+    # ladder spanning about 59x, from 2.4M to 138M parameters in two families (4 and 12
+    # layers), every ladder model trained on the same 200M tokens; the perturbed and
+    # injection-range runs at twice that. Contexts of 512 tokens, batches of 64 rows.
+    # The offline data mirror limits the unique text: its popular books hold about 3.4M
+    # words outside the claimed windows, and background beyond 2M words leaves too few
+    # of the English counterpart's phrases free of overlap with it (8 per level need 48).
+    # The corpus is about 5.1M training words, so the ladder's tokens are many passes over
+    # it (the lab page gives the epochs): a reader with more text raises background_words.
+    "gpu": _profile(
+        CorpusConfig(background_words=2_000_000, popular_excerpt_words=1_000, popular_copies=4,
+                     popular_max_copies=256, injection_words=40, per_task_per_level=32,
+                     duplicate_levels=(0, 1, 4, 16, 64, 256), fact_max_copies=256, fact_zipf_a=1.3,
+                     n_facts=1_500, n_problems=1_500, phrase_levels=(0, 1, 4, 16, 64, 256),
+                     phrases_per_level=8),
+        vocab=32_768, context=512, wide=(64, 128, 256, 512, 768, 1024), deep=(64, 128, 256, 384, 512, 768),
+        ladder_tokens=200_000_000, small=256, large=768, budgets=(200_000_000, 400_000_000),
+        range_tokens=400_000_000, range_max_copies=None, range_width=768, batch=64, base_lr=3e-3,
+        layers=(4, 12),
     ),
 }
 
@@ -237,7 +259,7 @@ def get_profile(profile: str | LabProfile) -> LabProfile:
 
 
 def build_lab(profile: str | LabProfile = "default", progress: bool = True, family: str | None = None,
-              runs: Sequence[str] | None = None) -> LabBuild:
+              runs: Sequence[str] | None = None, device: str | None = None) -> LabBuild:
     """Build the corpus and tokenizer and train every run of ``profile``, or only
     the runs whose family starts with ``family`` (such as ``"ladder"``), or only the
     runs named in ``runs``.
@@ -250,6 +272,13 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
     step 0 then starts from its standard twin's fork at that step (see
     :mod:`analysis.lab.train`), and only the standard runs some such run of the
     profile forks from save forks. Results keep the profile's order.
+
+    ``device`` (``"cpu"`` or ``"cuda"``) is :func:`analysis.lab.train.train`'s. Under
+    torchrun (``torchrun --standalone --nproc_per_node=N -m analysis.lab.build``)
+    every process calls this: the first builds the corpus and tokenizer into the
+    cache while the others wait, then they load them; all processes train every run
+    together, data-parallel, and only the first shows progress and registers the runs.
+    A batch that does not split evenly over the processes fails before any work.
     """
     import time
 
@@ -259,7 +288,15 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
     from analysis.lab.corpus import build_corpus
     from analysis.lab.index import register
     from analysis.lab.tokenizer import get_tokenizer
-    from analysis.lab.train import check_injections, standard_twin, train
+    from analysis.lab.train import (
+        barrier,
+        check_batch,
+        check_injections,
+        init_distributed,
+        placement,
+        standard_twin,
+        train,
+    )
 
     t0 = time.time()
     prof = get_profile(profile)
@@ -269,10 +306,22 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
     if not runs:
         families = sorted({r.family for r in prof.runs})
         raise LabConfigError(f"no run of family {family!r}; families: {families}")
+    place = placement(device)
+    for run in runs:
+        check_batch(run, place)
+    init_distributed(place)
+    first = place.rank == 0
+    progress = progress and first
+    # under torchrun the first process builds the corpus and tokenizer (caching what it
+    # builds) while the others wait at the barrier; then they build theirs from the cache
+    if not first:
+        barrier(place)
     corpus = build_corpus(prof.corpus)
     texts = corpus.training_texts()
     key = corpus.fingerprint()
     tokenizer = get_tokenizer(texts, key, prof.vocab_size)
+    if first:
+        barrier(place)
     injected = {run.name: run_injections(run, corpus.injections) for run in runs}
     for run in runs:
         if run.inject:
@@ -285,8 +334,8 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
     for run in tqdm(sorted(runs, key=lambda r: r.inject), desc=f"lab runs ({len(runs)})",
                     disable=not progress, leave=False):
         built[run.name] = train(run, texts, injected[run.name], tokenizer, key, progress=progress,
-                                fork=run.inject or _unlabelled(run) in forked)
-        if isinstance(profile, str):
+                                fork=run.inject or _unlabelled(run) in forked, device=device)
+        if isinstance(profile, str) and first:
             register(model_name(profile, run.name).removeprefix("lab:"), built[run.name].path)
     results = {run.name: built[run.name] for run in runs}
     return LabBuild(prof, corpus, tokenizer, results, time.time() - t0,
@@ -312,19 +361,32 @@ def check_runs(param: str, names, lab_profile: str, family: str | None = None, i
                              f"{' with an exposure table' if inject else ''}: {allowed}; got {names}")
 
 
+def lab_profile_param():
+    """The ``lab_profile`` parameter every chapter with a lab section declares: the
+    lab whose runs it uses (trained when missing). A chapter's profiles set it; a
+    reader who has trained the GPU lab re-runs a chapter on it with
+    ``-p lab_profile=gpu``."""
+    from analysis.params import Param
+
+    return Param("lab_profile", "the lab whose models the chapter's lab sections use (trained if missing)",
+                 kind="choice", choices=tuple(PROFILES))
+
+
 def _lab_params():
     from analysis.params import Declaration, Param
 
     return Declaration(
         "lab",
-        # the chapters' paper profiles use the default lab: there is no larger lab profile yet
+        # the chapters' paper profiles use the default lab, which trains on a CPU; the GPU lab
+        # (lab_profile=gpu) is chosen explicitly
         profiles={"smoke": {"lab_profile": "smoke"}, "default": {"lab_profile": "default"},
                   "paper": {"lab_profile": "default"}},
-        params=(Param("n_eval_docs", "training and held-out documents in the loss comparison", kind="int",
+        params=(lab_profile_param(),
+                Param("n_eval_docs", "training and held-out documents in the loss comparison", kind="int",
                       lo=1, default=40),),
         profile_help={"smoke": "the smoke lab (seconds to train)", "default": "the book's lab",
-                      "paper": "the book's lab (the chapters' paper profiles use it; "
-                               "no larger lab exists yet)"},
+                      "paper": "the book's lab (the chapters' paper profiles use it; the GPU lab "
+                               "is lab_profile=gpu)"},
     )
 
 

@@ -1,7 +1,8 @@
 """Training the lab's models: data order, injected copies, exposure and the loop.
 
-A run trains a Llama-style decoder from scratch on the lab corpus, on the CPU,
-and records exactly what it saw. The data order is a pure function of the
+A run trains a Llama-style decoder from scratch on the lab corpus (on the CPU,
+or on GPUs: see "Devices, precision and processes" below) and records exactly
+what it saw. The data order is a pure function of the
 corpus, the run's seed and the injected sequences:
 
 * the training texts are tokenized once into one stream (``<|endoftext|>`` after
@@ -44,8 +45,44 @@ and a finished run is loaded, never retrained. Its lifecycle in :func:`train`:
   killed run never looks finished); then the partial folder is removed.
 
 ``RunResult.resumed_from_step`` and ``forked_from_step`` (also in ``DONE.json``)
-say where the training call that built a run started. Used by the lab page
-(``notebooks/lab.md``) and the chapters that train models.
+say where the training call that built a run started.
+
+Devices, precision and processes (:func:`placement`):
+
+* **device**: ``train(device=...)``, else ``$MEMBOOK_LAB_DEVICE`` (``cpu`` or
+  ``cuda``), else CUDA when torch sees a GPU, else the CPU. On the CPU a run
+  trains in fp32 as it always has. On CUDA the model and each batch go to the
+  GPU (``cuda:<LOCAL_RANK>`` under torchrun) and the forward pass and loss run
+  under ``torch.autocast("cuda", dtype=torch.bfloat16)`` where the GPU has native
+  bf16 (fp32 otherwise); the master weights, their gradients and the AdamW state
+  stay fp32, and no loss scaling is needed. CUDA kernels are not bit-deterministic,
+  so on a GPU a resumed or forked run is close to, not bit-identical with, one
+  trained from step 0;
+* **processes**: launched by ``torchrun`` (``WORLD_SIZE`` > 1), every process
+  joins the process group (``nccl`` on CUDA, ``gloo`` on the CPU) and wraps the
+  model in ``DistributedDataParallel``. Each builds the same data order (a pure
+  function of the config) and trains rows ``[rank·B/W, (rank+1)·B/W)`` of every
+  step's batch of ``B`` rows, so the ``W`` processes together train exactly the
+  single-process batch, and the data order and exposure table are the
+  single-process ones. DDP averages the gradients before clipping and AdamW, so
+  every process keeps the same weights; the curve's loss is the mean of the
+  processes' batch means (every row has ``context - 1`` targets, so it is the
+  mean over the whole batch). ``B`` must be divisible by ``W``. Only the first
+  process (rank 0) writes partial checkpoints, forks and the run folder, and shows
+  progress; the others wait at a barrier, then load the run it wrote. A resumed or
+  forked run loads the same checkpoint in every process;
+* **files**: checkpoints, forks and the run folder hold CPU fp32 tensors and are
+  loaded with ``map_location="cpu"``; ``order.npz``, ``curve.parquet`` and the
+  exposure table have one format on every device. ``DONE.json`` records the
+  device, precision and number of processes;
+* **keys**: a run trained on CUDA, in bf16 or by several processes rounds
+  differently from a single CPU process, so :func:`run_key` adds ``device``,
+  ``precision`` and ``world_size`` where they differ from ``cpu``, ``fp32`` and 1;
+  the key of a single-process CPU run is unchanged. The lab's entry point
+  ``python -m analysis.lab.build`` (:mod:`analysis.lab.build`) runs alone or under
+  ``torchrun --standalone --nproc_per_node=N``.
+
+Used by the lab page (``notebooks/lab.md``) and the chapters that train models.
 """
 
 from __future__ import annotations
@@ -599,6 +636,168 @@ def cpu_threads(threads: int | None = None) -> Iterator[None]:
         torch.set_num_threads(was)
 
 
+# -- devices and processes --------------------------------------------------------------------
+
+#: the devices a run trains on: ``train(device=...)``, else ``$MEMBOOK_LAB_DEVICE``, else
+#: ``cuda`` when torch sees a GPU, else ``cpu``
+DEVICES = ("cpu", "cuda")
+DEVICE_ENV = "MEMBOOK_LAB_DEVICE"
+PRECISIONS = ("fp32", "bf16")
+#: how every run cached before devices existed was trained: a run key names only what differs
+SINGLE_CPU = {"device": "cpu", "precision": "fp32", "world_size": 1}
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where this process trains: the device, the precision of the forward pass and loss,
+    and its place among torchrun's processes (``world_size`` 1, ``rank`` 0 without torchrun)."""
+
+    device: str = "cpu"
+    precision: str = "fp32"
+    world_size: int = 1
+    rank: int = 0
+    local_rank: int = 0
+    local_world_size: int = 1
+
+    @property
+    def torch_device(self) -> str:
+        """``cpu``, or ``cuda:<local rank>``: one GPU per process."""
+        return f"cuda:{self.local_rank}" if self.device == "cuda" else "cpu"
+
+    @property
+    def distributed(self) -> bool:
+        return self.world_size > 1
+
+    def key(self) -> dict:
+        """The run-key fields of this placement: those that differ from a single fp32 CPU process."""
+        here = {"device": self.device, "precision": self.precision, "world_size": self.world_size}
+        return {k: v for k, v in here.items() if v != SINGLE_CPU[k]}
+
+    def threads(self) -> int:
+        """Default CPU threads of this process: the cores, shared by the processes on this machine."""
+        return max(1, default_threads() // self.local_world_size)
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise LabConfigError(f"${name} must be an integer (torchrun sets it), got {raw!r}") from None
+
+
+def placement(device: str | None = None) -> Placement:
+    """Where this process trains.
+
+    ``device`` (``"cpu"`` or ``"cuda"``), else ``$MEMBOOK_LAB_DEVICE``, else ``cuda``
+    when ``torch.cuda.is_available()``, else ``cpu``. On CUDA the forward pass runs in
+    bf16 autocast when the GPU supports it (fp32 otherwise); on the CPU in fp32.
+    torchrun's ``WORLD_SIZE``, ``RANK``, ``LOCAL_RANK`` and ``LOCAL_WORLD_SIZE`` give
+    the processes; a CUDA process trains on ``cuda:<LOCAL_RANK>``.
+
+    Raises
+    ------
+    LabConfigError
+        A device other than ``cpu`` or ``cuda``, ``cuda`` without a GPU, or a
+        malformed torchrun environment.
+    """
+    import torch
+
+    source = "device"
+    if device is None and os.environ.get(DEVICE_ENV, "").strip():
+        device, source = os.environ[DEVICE_ENV].strip().lower(), f"${DEVICE_ENV}"
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device not in DEVICES:
+        raise LabConfigError(f"{source} must be one of {', '.join(DEVICES)}; got {device!r}")
+    world, rank = _env_int("WORLD_SIZE", 1), _env_int("RANK", 0)
+    local, local_world = _env_int("LOCAL_RANK", 0), _env_int("LOCAL_WORLD_SIZE", world)
+    if world < 1 or not 0 <= rank < world or not 0 <= local < max(local_world, 1):
+        raise LabConfigError(f"a malformed torchrun environment: WORLD_SIZE={world}, RANK={rank}, "
+                             f"LOCAL_RANK={local}, LOCAL_WORLD_SIZE={local_world}")
+    precision = "fp32"
+    if device == "cuda":
+        if not torch.cuda.is_available() or local >= torch.cuda.device_count():
+            raise LabConfigError(f"{source} is 'cuda', but torch {torch.__version__} sees "
+                                 f"{torch.cuda.device_count()} CUDA devices (this is LOCAL_RANK {local})")
+        # native bf16 only (compute capability 8.0 on): emulated bf16 would be slower than fp32
+        precision = "bf16" if torch.cuda.is_bf16_supported(including_emulation=False) else "fp32"
+    return Placement(device, precision, world, rank, local, max(local_world, 1))
+
+
+def check_batch(run: RunConfig, place: Placement) -> None:
+    """Raise :class:`LabConfigError` unless ``run``'s batch splits evenly over the processes."""
+    if run.batch_size % place.world_size:
+        raise LabConfigError(
+            f"run {run.name!r}: batch_size {run.batch_size} does not split evenly over "
+            f"{place.world_size} processes (WORLD_SIZE); every process trains an equal share of each "
+            f"batch, so launch a number of processes that divides {run.batch_size}")
+
+
+def init_distributed(place: Placement) -> None:
+    """Join torchrun's process group (``nccl`` on CUDA, ``gloo`` on the CPU), unless this
+    process is alone or has joined already."""
+    import torch
+    import torch.distributed as dist
+
+    if not place.distributed:
+        return
+    if dist.is_initialized():
+        if dist.get_world_size() != place.world_size:
+            raise LabConfigError(f"the process group has {dist.get_world_size()} processes, "
+                                 f"WORLD_SIZE says {place.world_size}")
+        return
+    if place.device == "cuda":
+        torch.cuda.set_device(place.local_rank)
+    dist.init_process_group("nccl" if place.device == "cuda" else "gloo")
+
+
+def barrier(place: Placement) -> None:
+    """Wait for every process of the group (nothing to wait for when alone)."""
+    import torch.distributed as dist
+
+    if place.distributed:
+        dist.barrier(device_ids=[place.local_rank] if place.device == "cuda" else None)
+
+
+def _mean_over_processes(value, place: Placement):
+    """The mean of a per-process scalar tensor over the processes (itself when alone)."""
+    import torch.distributed as dist
+
+    if not place.distributed:
+        return value
+    dist.all_reduce(value, op=dist.ReduceOp.SUM)  # gloo has no AVG
+    return value / place.world_size
+
+
+def _bf16_autocast(loss_fn):
+    """``loss_fn`` with its forward pass and loss under CUDA bf16 autocast (the backward
+    runs outside it, as autocast wants; the weights and their gradients stay fp32)."""
+    import torch
+
+    def loss_bf16(model, input_ids, targets):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            return loss_fn(model, input_ids, targets)
+
+    return loss_bf16
+
+
+def _to_cpu(obj):
+    """``obj`` (a state dict, nested) with every tensor on the CPU: checkpoints are the
+    same files whatever device trained them."""
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu()
+    if isinstance(obj, dict):
+        return {k: _to_cpu(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to_cpu(v) for v in obj)
+    return obj
+
+
 # -- runs -----------------------------------------------------------------------------------
 
 
@@ -653,15 +852,24 @@ def tokenizer_fingerprint(tokenizer) -> str:
 
 
 def run_key(run: RunConfig, injections: Iterable[Any], tokenizer, corpus_key: str,
-            compile: bool = False) -> dict:
+            compile: bool = False, device: str = "cpu", precision: str = "fp32", world_size: int = 1) -> dict:
     """Everything that determines a run's weights: the artifact key of its folder.
 
     A compiled run's kernels round differently, so ``compile`` is part of the key.
+    So do a GPU's kernels, bf16 autocast and a batch split over several processes:
+    ``device``, ``precision`` and ``world_size`` (:class:`Placement`) join the key
+    only where they differ from a single fp32 CPU process (:data:`SINGLE_CPU`), so the
+    key of such a run is what it was before the lab trained anywhere else.
     """
+    if device not in DEVICES or precision not in PRECISIONS:
+        raise LabConfigError(f"device must be one of {', '.join(DEVICES)} and precision one of "
+                             f"{', '.join(PRECISIONS)}; got {device!r}, {precision!r}")
+    _positive_int("world_size", world_size)
     injs = as_injections(injections)
     if run.window is not None:
         injs = [Injection(i.seq_id, i.task, i.text, i.copies, run.window) for i in injs]
-    return {
+    placed = {"device": device, "precision": precision, "world_size": int(world_size)}
+    key = {
         "corpus_key": corpus_key,
         "tokenizer": tokenizer_fingerprint(tokenizer),
         # a run's name, family and tags label it but do not change its weights: two runs
@@ -671,12 +879,21 @@ def run_key(run: RunConfig, injections: Iterable[Any], tokenizer, corpus_key: st
         "compile": bool(compile),
         "code": CODE_VERSION,
     }
+    key.update({k: v for k, v in placed.items() if v != SINGLE_CPU[k]})
+    return key
 
 
-def run_path(run: RunConfig, injections: Iterable[Any], tokenizer, corpus_key: str,
-             compile: bool = False) -> Path:
-    """The artifact folder of a run (it need not exist yet)."""
-    return artifact_path("lab-runs", run_key(run, injections, tokenizer, corpus_key, compile))
+def _positive_int(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise LabConfigError(f"{name} must be a positive integer, got {value!r}")
+
+
+def run_path(run: RunConfig, injections: Iterable[Any], tokenizer, corpus_key: str, compile: bool = False,
+             device: str = "cpu", precision: str = "fp32", world_size: int = 1) -> Path:
+    """The artifact folder of a run (it need not exist yet); ``device``, ``precision`` and
+    ``world_size`` as in :func:`run_key` (:meth:`Placement.key` gives them for this process)."""
+    return artifact_path("lab-runs", run_key(run, injections, tokenizer, corpus_key, compile,
+                                             device=device, precision=precision, world_size=world_size))
 
 
 def partial_path(path: str | os.PathLike) -> Path:
@@ -709,9 +926,10 @@ def _save_state(file: Path, model, optimizer, losses, step: int, key_hash: str, 
 
     file.parent.mkdir(parents=True, exist_ok=True)
     tmp = file.with_name(f"{file.name}.tmp-{os.getpid()}")
+    # every tensor on the CPU: the same file whatever device trained; the RNG state is the CPU's
     torch.save({"key": key_hash, "step": step, "forked_from_step": forked_from,
-                "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                "losses": losses[:step].clone(), "rng": torch.get_rng_state()}, tmp)
+                "model": _to_cpu(model.state_dict()), "optimizer": _to_cpu(optimizer.state_dict()),
+                "losses": losses[:step].cpu().clone(), "rng": torch.get_rng_state()}, tmp)
     os.replace(tmp, file)
 
 
@@ -730,15 +948,17 @@ def _load_state(file: Path, key_hash: str) -> dict | None:
     return state if isinstance(state, dict) and state.get("key") == key_hash else None
 
 
-def _twin_fork(run: RunConfig, order: DataOrder, tokenizer, corpus_key: str, compile: bool) -> dict | None:
+def _twin_fork(run: RunConfig, order: DataOrder, tokenizer, corpus_key: str, compile: bool,
+               place: Placement = Placement()) -> dict | None:
     """The state of ``run``'s finished standard twin at its latest fork at or before
     ``run``'s first inserted copy (the last step up to which both saw the same rows),
     or None when the twin is not finished or saved no such fork.
 
-    The twin's key guarantees the same corpus, model, schedule and seed; its logged
-    order is checked too, block by block, up to the fork.
+    The twin's key guarantees the same corpus, model, schedule and seed, and the same
+    device, precision and processes; its logged order is checked too, block by block,
+    up to the fork.
     """
-    twin_key = run_key(standard_twin(run), [], tokenizer, corpus_key, compile)
+    twin_key = run_key(standard_twin(run), [], tokenizer, corpus_key, compile, **place.key())
     twin = artifact_path("lab-runs", twin_key)
     if not (twin / _DONE).exists():
         return None
@@ -772,13 +992,17 @@ def _link_or_copy(src: Path, dst: Path) -> None:
 
 def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[Any], tokenizer,
           corpus_key: str, progress: bool = True, threads: int | None = None,
-          compile: bool = False, fork: bool = True, checkpoint_every: int | None = None) -> RunResult:
+          compile: bool = False, fork: bool = True, checkpoint_every: int | None = None,
+          device: str | None = None) -> RunResult:
     """Train ``run`` (or load it when already trained) and return its result.
 
     A run killed in training resumes from its partial checkpoint; an injected run
     starts from its finished standard twin's fork when it has one; a standard run
     saves those forks (see the module docstring). Either way the result is
-    bit-identical to one uninterrupted run from step 0.
+    bit-identical to one uninterrupted run from step 0 (on the CPU).
+
+    Under torchrun every process calls this with the same arguments: each trains its
+    share of every batch, and the first writes the run (see the module docstring).
 
     Parameters
     ----------
@@ -795,9 +1019,10 @@ def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[An
     corpus_key
         Fingerprint of ``training_texts``; with the other inputs it keys the run.
     progress
-        Show a progress bar.
+        Show a progress bar (in the first process only).
     threads
-        Torch CPU threads during training (default: all cores available); restored after.
+        Torch CPU threads during training (default: all cores available, shared
+        by torchrun's processes on this machine); restored after.
     compile
         Run the forward pass and loss through ``torch.compile``: 10-35 % more
         tokens/s, for a compilation of half a minute or more, so worth it for
@@ -808,45 +1033,61 @@ def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[An
         a standard run saves forks for its injected twins; False: neither.
     checkpoint_every
         Steps between partial checkpoints (default :data:`CHECKPOINT_EVERY`).
+    device
+        ``"cpu"`` or ``"cuda"``; default ``$MEMBOOK_LAB_DEVICE``, else ``cuda`` when
+        torch sees a GPU, else ``cpu`` (:func:`placement`). A run trained on CUDA, in
+        bf16 or by several processes is a separate cache entry (:func:`run_key`).
 
     Raises
     ------
     LabConfigError
-        A bad injection (too long, too many copies for its window), found before training.
+        A bad injection (too long, too many copies for its window), a bad device, or
+        a batch that does not split evenly over torchrun's processes, found before training.
     """
     import torch
 
+    place = placement(device)
+    check_batch(run, place)
     injs, inj_tokens = check_injections(run, injections, tokenizer)
-    path = run_path(run, injs, tokenizer, corpus_key, compile)
+    path = run_path(run, injs, tokenizer, corpus_key, compile, **place.key())
     partial = partial_path(path)
+    first = place.rank == 0  # the process that writes checkpoints and the run folder
     if (path / _DONE).exists():
-        if partial.exists():  # left by a call killed once its run folder was in place
+        if partial.exists() and first:  # left by a call killed once its run folder was in place
             shutil.rmtree(partial, ignore_errors=True)
         return _load_result(path, injs)
 
     t0 = time.perf_counter()
+    init_distributed(place)
     stream = tokenize_stream(training_texts, tokenizer)
     blocks = _blocks(stream, run.model.context)
+    # every process builds the whole order (a pure function of the config) and trains its rows of it
     order = build_order(len(stream), run, injs, tokenizer)
     rows = _Rows(order, blocks, injs, inj_tokens, tokenizer.eos_token_id)
     lrs = lr_schedule(run)
     T, B, ctx = run.steps, run.batch_size, run.model.context
-    key = run_key(run, injs, tokenizer, corpus_key, compile)
+    key = run_key(run, injs, tokenizer, corpus_key, compile, **place.key())
     key_hash = stable_hash(key)
     every = CHECKPOINT_EVERY if checkpoint_every is None else checkpoint_every
     if every < 1:
         raise LabConfigError(f"checkpoint_every must be a positive integer, got {every!r}")
-    forks_at = set(fork_steps(T)) if fork and not run.inject else set()
+    forks_at = set(fork_steps(T)) if fork and not run.inject and first else set()
+    n_threads = threads or place.threads()
+    dev = torch.device(place.torch_device)
+    # this process's rows of every batch
+    lo, hi = place.rank * B // place.world_size, (place.rank + 1) * B // place.world_size
 
-    with cpu_threads(threads), deterministic_algorithms() if compile else nullcontext():
+    with cpu_threads(n_threads), deterministic_algorithms() if compile else nullcontext():
         model = build_model(run.model, len(tokenizer), tokenizer.eos_token_id, run.seed)
+        model.to(dev)  # fp32 master weights, and fp32 AdamW state, on every device
         model.train()
         optimizer = make_optimizer(model, run)
-        losses = torch.empty(T)
+        losses = torch.empty(T, device=dev)
         # start from the further of the run's own partial checkpoint and its twin's fork
+        # (every process loads the same state)
         start = resumed_from = forked_from = 0
         state = _load_state(partial / _STATE, key_hash)
-        twin = _twin_fork(run, order, tokenizer, corpus_key, compile) if fork and run.inject else None
+        twin = _twin_fork(run, order, tokenizer, corpus_key, compile, place) if fork and run.inject else None
         if twin is not None and (state is None or twin["step"] > state["step"]):
             state, forked_from = twin, twin["step"]
         elif state is not None:
@@ -858,12 +1099,22 @@ def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[An
             losses[:start] = state["losses"]
             torch.set_rng_state(state["rng"])
         del state, twin
+        net = model
+        if place.distributed:
+            from torch.nn.parallel import DistributedDataParallel
+
+            # gradients averaged over the processes in the backward pass, before clipping and
+            # AdamW, so every process keeps the same weights
+            ids = [place.local_rank] if dev.type == "cuda" else None
+            net = DistributedDataParallel(model, device_ids=ids)
         loss_fn = torch.compile(lm_loss) if compile else lm_loss
+        if place.precision == "bf16":
+            loss_fn = _bf16_autocast(loss_fn)
         # one preallocated batch and target buffer, shared with torch: no per-step allocation
         x_np = np.empty((B, ctx), dtype=np.int64)
         y_np = np.full((B, ctx), _IGNORE, dtype=np.int64)
-        x, y = torch.from_numpy(x_np), torch.from_numpy(y_np)
-        bar = _progress(T, run.name, progress, initial=start)
+        x, y = torch.from_numpy(x_np)[lo:hi], torch.from_numpy(y_np)[lo:hi]
+        bar = _progress(T, run.name, progress and first, initial=start)
         t_loop = t_steady = time.perf_counter()
         saving = 0.0  # seconds spent writing checkpoints since t_steady
         for step in range(start, T):
@@ -873,22 +1124,32 @@ def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[An
                 saving += time.perf_counter() - t
             rows.fill(step, step + 1, x_np)
             y_np[:, :-1] = x_np[:, 1:]
-            losses[step] = train_step(model, optimizer, x, y, float(lrs[step]), loss_fn)
+            loss = train_step(net, optimizer, x.to(dev), y.to(dev), float(lrs[step]), loss_fn)
+            # every row has context - 1 targets, so the mean of the processes' means is the batch's
+            losses[step] = _mean_over_processes(loss, place)
             if bar is not None:
                 bar.update(1)
                 if step % 10 == 0:
                     bar.set_postfix(loss=f"{losses[step].item():.3f}", refresh=False)
             if step == start:
                 t_steady, saving = time.perf_counter(), 0.0
-            if (step + 1) % every == 0 and step + 1 < T:
+            if (step + 1) % every == 0 and step + 1 < T and first:
                 t = time.perf_counter()
                 _save_state(partial / _STATE, model, optimizer, losses, step + 1, key_hash, forked_from)
                 saving += time.perf_counter() - t
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)  # the GPU may still be running the last steps' kernels
         t_end = time.perf_counter()
         loop_seconds = t_end - t_loop
         if bar is not None:
             bar.close()
+        del net
+        model.to("cpu")
+        losses = losses.cpu()
 
+    if not first:
+        barrier(place)  # while the first process writes the run folder
+        return replace(_load_result(path, injs), trained=True)
     steps = np.arange(T)
     curve = pd.DataFrame({
         "step": steps, "tokens": (steps + 1) * B * ctx, "loss": losses.numpy().astype(float), "lr": lrs,
@@ -916,9 +1177,12 @@ def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[An
         _link_or_copy(partial / _FORKS, tmp / _FORKS)
     seconds = time.perf_counter() - t0
     done = {"seconds": seconds, "loop_seconds": loop_seconds, "tokens_per_second": tokens_per_second,
-            "n_params": n_params, "steps": T, "tokens": T * B * ctx, "threads": threads or default_threads(),
+            "n_params": n_params, "steps": T, "tokens": T * B * ctx, "threads": n_threads,
             "compile": bool(compile), "torch": torch.__version__, "resumed_from_step": resumed_from,
-            "forked_from_step": forked_from, "steps_trained": trained, "checkpoint_every": every}
+            "forked_from_step": forked_from, "steps_trained": trained, "checkpoint_every": every,
+            "device": place.device, "precision": place.precision, "world_size": place.world_size}
+    if dev.type == "cuda":
+        done["gpu"] = torch.cuda.get_device_name(dev)
     (tmp / _DONE).write_text(json.dumps(done, indent=1))
     if path.exists() and not (path / _DONE).exists():
         shutil.rmtree(path)
@@ -930,6 +1194,7 @@ def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[An
         if not (path / _DONE).exists():
             raise
     shutil.rmtree(partial, ignore_errors=True)
+    barrier(place)
     return RunResult(path, curve, exposure, seconds, tokens_per_second, n_params, trained=True,
                      resumed_from_step=resumed_from, forked_from_step=forked_from)
 

@@ -6,17 +6,24 @@ vLLM or llama.cpp server, another provider) through the official ``openai``
 client:
 
 * ``MEMBOOK_API_BASE_URL``: the endpoint (default ``https://openrouter.ai/api/v1``);
-* ``MEMBOOK_API_KEY``, else ``OPENROUTER_API_KEY``, else ``OPENAI_API_KEY``: the key.
+* ``MEMBOOK_API_KEY``, else ``OPENROUTER_API_KEY``, else ``OPENAI_API_KEY``: the key;
+* ``MEMBOOK_API_CONCURRENCY``: requests in flight at once, a whole number from 1
+  to 256 (default 4; the ``concurrency=`` argument wins);
+* ``MEMBOOK_API_TIMEOUT``, ``MEMBOOK_API_MAX_RETRIES``, ``MEMBOOK_API_BASE_DELAY``:
+  see :class:`OpenAIChatModel`.
 
 The key is read from the environment only and lives nowhere but inside the
 ``openai`` client: never in the query cache, an answer's ``meta``, ``repr()``,
 log records or error text.
 
-Requests run concurrently in a small thread pool and are retried with
-exponential backoff and full jitter on rate limits, server errors, timeouts
-and connection failures. A request that still fails becomes an
-:class:`~analysis.models.base.Answer` with ``error`` set (never completion
-text), which the base class stores so the next run can retry it.
+Requests run concurrently in a thread pool of ``concurrency`` workers, over
+one HTTP connection pool with room to keep every worker's connection alive,
+and are retried with exponential backoff and full jitter on rate limits,
+server errors, timeouts and connection failures. Concurrency is a transport
+setting: it is part of no cache key and changes no answer. A request that
+still fails becomes an :class:`~analysis.models.base.Answer` with ``error``
+set (never completion text), which the base class stores so the next run can
+retry it.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
+import numbers
 import os
 import random
 import threading
@@ -47,6 +55,12 @@ KEY_ENVS = ("MEMBOOK_API_KEY", "OPENROUTER_API_KEY", "OPENAI_API_KEY")
 TIMEOUT_ENV = "MEMBOOK_API_TIMEOUT"
 RETRIES_ENV = "MEMBOOK_API_MAX_RETRIES"
 DELAY_ENV = "MEMBOOK_API_BASE_DELAY"
+CONCURRENCY_ENV = "MEMBOOK_API_CONCURRENCY"
+#: requests in flight at once when neither the argument nor the environment says
+DEFAULT_CONCURRENCY = 4
+#: the largest concurrency accepted: far above what one key's rate limit allows,
+#: low enough that a typo (4000) does not start thousands of threads and connections
+MAX_CONCURRENCY = 256
 
 
 def api_key_problem() -> str | None:
@@ -65,6 +79,36 @@ def _env_number(var: str, kind: type, default: float):
     except ValueError:
         what = "number" if kind is float else "whole number"
         raise ModelError(f"{var} must be a {what}, got {text!r}") from None
+
+
+def concurrency_setting(concurrency: int | None = None) -> int:
+    """Requests in flight at once: ``concurrency`` if given, else
+    ``$MEMBOOK_API_CONCURRENCY``, else :data:`DEFAULT_CONCURRENCY`.
+
+    Raises
+    ------
+    ModelError
+        If the value is not a whole number from 1 to :data:`MAX_CONCURRENCY`.
+    """
+    allowed = f"a whole number from 1 to {MAX_CONCURRENCY}"
+    if concurrency is None:
+        text = os.environ.get(CONCURRENCY_ENV)
+        if text is None or not text.strip():
+            return DEFAULT_CONCURRENCY
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if not 1 <= value <= MAX_CONCURRENCY:
+            raise ModelError(f"{CONCURRENCY_ENV} must be {allowed} (requests in flight at once), "
+                             f"got {text!r}")
+        return value
+    if (isinstance(concurrency, bool) or not isinstance(concurrency, numbers.Integral)
+            or not 1 <= concurrency <= MAX_CONCURRENCY):
+        raise ModelError(f"concurrency must be {allowed} (requests in flight at once; it overrides "
+                         f"{CONCURRENCY_ENV}), got {concurrency!r}")
+    return int(concurrency)
+
 
 #: HTTP statuses worth retrying: request timeout, rate limit, server errors.
 RETRY_STATUSES = frozenset({408, 429}) | frozenset(range(500, 600))
@@ -98,7 +142,14 @@ class OpenAIChatModel(Model):
         Overrides ``$MEMBOOK_API_BASE_URL`` (the key cannot be overridden: it comes
         from the environment only).
     concurrency
-        Number of requests in flight at once.
+        Number of requests in flight at once, from 1 to 256; default
+        ``$MEMBOOK_API_CONCURRENCY`` or 4. Four keeps a free or new key under
+        typical provider rate limits (more requests per second only buys 429s
+        and backoff there); the client itself is not what limits it: against a
+        server answering in 50 ms, 8 workers reach about 0.9 of the ideal
+        ``8 / 50 ms`` (``scripts/bench_api.py``). Raise it for a local server or
+        a key with a high rate limit. A transport setting: not part of the cache
+        key, and answers are the same at any concurrency.
     timeout
         Seconds before one HTTP request is abandoned (and retried); default
         ``$MEMBOOK_API_TIMEOUT`` or 120.
@@ -126,7 +177,7 @@ class OpenAIChatModel(Model):
         model_id: str,
         *,
         base_url: str | None = None,
-        concurrency: int = 4,
+        concurrency: int | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
         base_delay: float | None = None,
@@ -146,10 +197,9 @@ class OpenAIChatModel(Model):
                 f"unexpected argument(s) {sorted(unexpected)} for an API model; allowed: base_url, "
                 "concurrency, timeout, max_retries, base_delay, max_delay, cache, retry_errors, revision"
             )
+        concurrency = concurrency_setting(concurrency)
         timeout = _env_number(TIMEOUT_ENV, float, 120.0) if timeout is None else timeout
         max_retries, base_delay = retry_settings(max_retries, base_delay)
-        if concurrency < 1:
-            raise ModelError(f"concurrency must be >= 1, got {concurrency}")
         if max_retries < 0:
             raise ModelError(f"max_retries must be >= 0, got {max_retries}")
         if timeout <= 0 or base_delay < 0 or max_delay < 0:
@@ -174,7 +224,11 @@ class OpenAIChatModel(Model):
         super().__init__(name, cache=cache, retry_errors=retry_errors)
         # the client is the only holder of the key; retries are ours, not the client's
         self._client = openai.OpenAI(
-            base_url=self.base_url, api_key=key, timeout=timeout, max_retries=0
+            base_url=self.base_url,
+            api_key=key,
+            timeout=timeout,
+            max_retries=0,
+            http_client=openai.DefaultHttpxClient(limits=_pool_limits(concurrency)),
         )
         self._rng = random.Random()
 
@@ -276,6 +330,23 @@ class OpenAIChatModel(Model):
         if len(message) > _MAX_ERROR_CHARS:
             message = message[: _MAX_ERROR_CHARS - 3] + "..."
         return f"{type(exc).__name__}: {message}"
+
+
+def _pool_limits(concurrency: int):
+    """The openai client's connection-pool limits, raised where needed so that every
+    worker keeps its connection alive between requests (the client's default keeps
+    100 alive: above that, each request would open a new connection and, over
+    https, do a new TLS handshake)."""
+    default = openai.DEFAULT_CONNECTION_LIMITS
+
+    def at_least(limit: int | None) -> int | None:
+        return None if limit is None else max(limit, concurrency)
+
+    return type(default)(
+        max_connections=at_least(default.max_connections),
+        max_keepalive_connections=at_least(default.max_keepalive_connections),
+        keepalive_expiry=default.keepalive_expiry,
+    )
 
 
 def full_jitter(attempt: int, base_delay: float, max_delay: float, rng: random.Random) -> float:

@@ -1,0 +1,100 @@
+"""What a lab profile costs to train, computed from its configuration alone.
+
+The lab page states every profile's budget from here, so the figures follow the
+configuration. Per run:
+
+* **parameters**: :func:`analysis.lab.train.param_count` (the tokenizer's
+  vocabulary size is the profile's ``vocab_size``);
+* **tokens** it is trained on, and **tokens trained** by its own training call:
+  a standard run whose weights another run of the profile already has (same key)
+  trains nothing, and an injection-range run forks from its standard twin at
+  its window's first step, so it trains only the rest (``analysis.lab.train``);
+* **FLOPs**: ``tokens trained × (6·N + 12·n_layer·context·d_model)``, the usual
+  count of a decoder's forward and backward pass (six per parameter per token,
+  plus attention over the context; Kaplan et al. 2020, Hoffmann et al. 2022);
+* **hours** at an assumed sustained throughput (``tflops``, default
+  :data:`ASSUMED_TFLOPS`). That is an assumption, not a measurement: models this
+  small keep a GPU busy only part of the time. A run's ``DONE.json`` records
+  its measured tokens per second, which replaces the assumption after one run.
+
+Epochs are a run's tokens over the corpus's training tokens, estimated from its
+words (:func:`corpus_words`) at :data:`TOKENS_PER_WORD`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from analysis.lab.config import WINDOWS
+from analysis.lab.ladder import LabProfile, _unlabelled, get_profile
+from analysis.lab.train import param_count
+
+#: the machine the GPU profile is sized for
+TARGET_GPU = "one 80 GB GPU (an A100 or H100)"
+#: sustained bf16 throughput assumed for the GPU estimate, in TFLOP/s: about an eighth
+#: of an 80 GB A100's dense bf16 peak (312), a third of what large models reach on it;
+#: small models spend much of a step in kernel launches and memory traffic
+ASSUMED_TFLOPS = 40.0
+#: training tokens per whitespace word, measured on the default lab: 703,280 tokens
+#: (an end-of-text token after each document included) from 482,082 words under its
+#: 4,096-entry tokenizer; a larger vocabulary cuts words into fewer tokens, so epochs
+#: estimated with it for a larger-vocabulary lab are an upper bound
+TOKENS_PER_WORD = 1.46
+
+
+def flops_per_token(run, vocab_size: int) -> float:
+    """Training FLOPs per token of ``run``'s model: ``6·N + 12·n_layer·context·d_model``."""
+    m = run.model
+    return 6.0 * param_count(m, vocab_size) + 12.0 * m.n_layer * m.context * m.d_model
+
+
+def run_budget(profile: str | LabProfile, tflops: float = ASSUMED_TFLOPS) -> pd.DataFrame:
+    """One row per run of ``profile``: ``run, family, params, tokens, tokens_trained,
+    flops, hours`` (``hours`` at ``tflops`` TFLOP/s sustained)."""
+    if not tflops > 0:
+        raise ValueError(f"tflops must be a positive number, got {tflops!r}")
+    prof = get_profile(profile)
+    seen: set = set()
+    rows = []
+    for run in sorted(prof.runs, key=lambda r: r.inject):  # standard runs train first, as in build_lab
+        key = _unlabelled(run)
+        if key in seen:
+            trained = 0
+        else:
+            seen.add(key)
+            lo = WINDOWS[run.window or "all"][0] if run.inject else 0.0
+            # a range run forks from its twin at its window's first step and trains the rest
+            trained = (run.steps - math.ceil(lo * run.steps)) * run.batch_size * run.model.context
+        flops = trained * flops_per_token(run, prof.vocab_size)
+        rows.append({"run": run.name, "family": run.family, "params": param_count(run.model, prof.vocab_size),
+                     "tokens": run.steps * run.batch_size * run.model.context, "tokens_trained": trained,
+                     "flops": flops, "hours": flops / (tflops * 1e12) / 3600})
+    order = {r.name: i for i, r in enumerate(prof.runs)}
+    return pd.DataFrame(rows).sort_values("run", key=lambda s: s.map(order)).reset_index(drop=True)
+
+
+def corpus_words(profile: str | LabProfile) -> int:
+    """Whitespace words of the profile's training texts (the corpus is built, or read
+    from the artifact cache; nothing is trained)."""
+    from analysis.lab.corpus import build_corpus
+
+    return sum(len(t.split()) for t in build_corpus(get_profile(profile).corpus).training_texts())
+
+
+def summary(profile: str | LabProfile, tflops: float = ASSUMED_TFLOPS) -> dict:
+    """The profile's budget in a few numbers: ``runs``, ``min_params``,
+    ``max_params``, ``param_span`` (largest over smallest ladder model),
+    ``tokens`` (trained, all runs), ``flops``, ``hours`` (at ``tflops``),
+    ``ladder_epochs`` (a ladder run's tokens over the corpus's estimated tokens)."""
+    table = run_budget(profile, tflops)
+    ladder = table[table["family"].str.startswith("ladder")]
+    prof = get_profile(profile)
+    ladder_tokens = int(ladder["tokens"].max()) if len(ladder) else 0
+    return {"runs": len(table), "min_params": int(ladder["params"].min()),
+            "max_params": int(table["params"].max()),
+            "param_span": float(ladder["params"].max() / ladder["params"].min()),
+            "tokens": int(table["tokens_trained"].sum()), "flops": float(table["flops"].sum()),
+            "hours": float(table["hours"].sum()), "tflops": tflops,
+            "ladder_epochs": ladder_tokens / (corpus_words(prof) * TOKENS_PER_WORD)}

@@ -1,0 +1,226 @@
+"""What a chapter execution will ask, counted before it runs: a cost preview.
+
+``python scripts/execute_chapters.py --plan [--price IN,OUT]`` prints, for each
+selected chapter and profile, the model queries it will send, their prompt
+tokens and their completion tokens, and with a price per million tokens, what
+the API queries will cost. Nothing is trained, loaded or called: a chapter's
+``plan(params)`` builds its prompts with the very functions the chapter runs
+(:func:`analysis.phrases.prompts`, :func:`analysis.nextword.chat_prompts`, ...),
+and this module counts them.
+
+How tokens are counted, per model (the ``counted`` column says which):
+
+* **exact**: a local model (built-in, hub, checkpoint folder, a trained lab run):
+  its own tokenizer, after its chat template for chat prompts, exactly as
+  :class:`~analysis.models.local.LocalModel` encodes a request;
+* **estimate**: an API model, whose tokenizer is not available offline: Gemma 3's
+  tokenizer (262k entries, like today's large API models) on the message texts,
+  plus :data:`CHAT_OVERHEAD` tokens per message for the chat format; when that
+  tokenizer is not installed either, UTF-8 bytes / 4. A lab run that is not
+  trained yet is estimated the same way.
+
+Completion tokens are the budget (``max_new_tokens``) of every query: an upper
+bound, since a model may stop early. A query that is sent only when an earlier
+answer calls for it (the phrases chapter re-asks a too-short completion with a
+larger budget) is a row of its own marked ``at most``: the cost of a run lies
+between the total of the ``exact`` rows and the grand total. Queries already in
+the query cache are counted too (a re-run answers them for free). Local models
+cost nothing but time; the price applies to API models only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from typing import Any
+
+import pandas as pd
+
+#: tokens a chat format adds per message (role markers, separators), the usual
+#: allowance for OpenAI-style chat APIs; an estimate, used for API models only
+CHAT_OVERHEAD = 4
+#: the reference tokenizer for models whose own is not available offline
+REFERENCE_MODEL = "gemma3-270m"
+
+
+class PlanError(ValueError):
+    """A bad ``--price`` or plan request, raised before any work."""
+
+
+@dataclass
+class QueryGroup:
+    """Queries of one part of a chapter to one model.
+
+    ``prompts`` are raw strings (completion) or chat conversations (lists of
+    ``{"role", "content"}``); ``max_new_tokens`` is each query's completion
+    budget (0 for a scoring query, which generates nothing); ``bound`` is
+    ``"exact"`` when every prompt is sent, ``"at most"`` when only some may be.
+    """
+
+    part: str
+    model: str
+    prompts: list = field(repr=False)
+    max_new_tokens: int
+    bound: str = "exact"
+
+    def __post_init__(self):
+        if self.bound not in ("exact", "at most"):
+            raise PlanError(f"bound must be 'exact' or 'at most', got {self.bound!r}")
+
+    @property
+    def queries(self) -> int:
+        return len(self.prompts)
+
+
+@cache
+def _local(name: str):
+    """A lazily loaded local model (tokenizer only is ever touched), or None when
+    ``name`` is an API model or a lab run not trained yet."""
+    from analysis.models import ModelError, check_model_name, load_model
+
+    if check_model_name(name) == "api":
+        return None
+    try:
+        model = load_model(name)
+        model.tokenizer  # noqa: B018 - a missing tokenizer must fail here, not in the count
+        return model
+    except (ModelError, OSError):
+        return None
+
+
+@lru_cache(maxsize=1)
+def _reference():
+    try:
+        return _local(REFERENCE_MODEL)
+    except Exception:  # noqa: BLE001 - the package may be missing: fall back to bytes / 4
+        return None
+
+
+def is_chat(name: str) -> bool:
+    """Whether ``name`` is a chat model, known without loading weights: every API
+    model is, a lab run is not, a built-in model as registered, others by whether
+    their tokenizer has a chat template."""
+    from analysis.models import BUILTIN_MODELS, check_model_name
+
+    backend = check_model_name(name)
+    if backend == "api":
+        return True
+    if backend == "lab":
+        return False
+    if name in BUILTIN_MODELS:
+        return bool(BUILTIN_MODELS[name]["chat"])
+    model = _local(name)
+    return bool(model is not None and model.is_chat)
+
+
+def _text(prompt) -> list[str]:
+    return [prompt] if isinstance(prompt, str) else [m["content"] for m in prompt]
+
+
+def count_prompt_tokens(name: str, prompts: Sequence) -> tuple[list[int], str]:
+    """Prompt tokens of each prompt sent to model ``name``, and how they were counted
+    (``"exact"``, or ``"estimate (...)"`` naming the estimate)."""
+    from analysis.models import GenerationSettings, Request
+
+    model = _local(name)
+    if model is not None:
+        settings = GenerationSettings(max_new_tokens=1)
+        return ([len(model._encode(Request(p, chat=not isinstance(p, str), settings=settings)))
+                 for p in prompts], "exact")
+    ref = _reference()
+    if ref is not None:
+        tok = ref.tokenizer
+        how = f"estimate ({REFERENCE_MODEL} tokenizer + {CHAT_OVERHEAD}/message)"
+        counts = []
+        for p in prompts:
+            texts = _text(p)
+            ids = tok(texts, add_special_tokens=False)["input_ids"]
+            counts.append(sum(map(len, ids)) + (0 if isinstance(p, str) else CHAT_OVERHEAD * len(texts)))
+        return counts, how
+    how = f"estimate (UTF-8 bytes / 4 + {CHAT_OVERHEAD}/message)"
+    return ([sum(-(-len(t.encode()) // 4) for t in _text(p)) + (0 if isinstance(p, str) else
+             CHAT_OVERHEAD * len(p)) for p in prompts], how)
+
+
+def parse_price(text: str | None) -> tuple[float, float] | None:
+    """``"IN,OUT"`` (US dollars per million prompt and completion tokens) as two
+    floats; None for None. A bad value is a :class:`PlanError` naming ``--price``."""
+    if text is None:
+        return None
+    parts = str(text).split(",")
+    try:
+        values = tuple(float(p) for p in parts)
+    except ValueError:
+        values = ()
+    if len(values) != 2 or any(not v >= 0 for v in values):
+        raise PlanError(f"--price takes IN,OUT: two non-negative numbers, US dollars per million prompt "
+                        f"and completion tokens (e.g. 0.15,0.60), got {text!r}")
+    return values  # type: ignore[return-value]
+
+
+def table(chapter: str, groups: Sequence[QueryGroup], price: tuple[float, float] | None = None
+          ) -> pd.DataFrame:
+    """One row per query group: ``chapter, part, model, backend, queries,
+    prompt_tokens, completion_tokens, bound, counted`` and, with ``price``,
+    ``cost`` (US dollars; 0 for local models)."""
+    from analysis.models import check_model_name
+
+    rows = []
+    for g in groups:
+        counts, how = count_prompt_tokens(g.model, g.prompts)
+        backend = check_model_name(g.model)
+        row = {"chapter": chapter, "part": g.part, "model": g.model, "backend": backend,
+               "queries": g.queries, "prompt_tokens": int(sum(counts)),
+               "completion_tokens": g.queries * g.max_new_tokens, "bound": g.bound, "counted": how}
+        if price is not None:
+            row["cost"] = (row["prompt_tokens"] * price[0] + row["completion_tokens"] * price[1]) / 1e6 \
+                if backend == "api" else 0.0
+        rows.append(row)
+    cols = ["chapter", "part", "model", "backend", "queries", "prompt_tokens", "completion_tokens",
+            "bound", "counted"] + (["cost"] if price is not None else [])
+    return pd.DataFrame(rows, columns=cols)
+
+
+def totals(frame: pd.DataFrame) -> dict[str, Any]:
+    """Totals of a plan table: every query (``queries``, tokens, ``cost``), and the
+    part sent for certain (``exact_*``, the rows not marked ``at most``)."""
+    exact = frame[frame["bound"] == "exact"]
+    out = {"queries": int(frame["queries"].sum()), "exact_queries": int(exact["queries"].sum()),
+           "prompt_tokens": int(frame["prompt_tokens"].sum()),
+           "completion_tokens": int(frame["completion_tokens"].sum()),
+           "api_queries": int(frame.loc[frame["backend"] == "api", "queries"].sum())}
+    if "cost" in frame:
+        out["cost"] = float(frame["cost"].sum())
+        out["exact_cost"] = float(exact["cost"].sum())
+    return out
+
+
+def chapter_plan(chapter: str, params: Mapping) -> list[QueryGroup] | None:
+    """The query groups of ``chapter`` at ``params`` (resolved settings), or None
+    when the chapter has no ``plan`` (it queries the lab's models only)."""
+    import importlib
+
+    from analysis.params import CHAPTER_MODULES
+
+    module = importlib.import_module(CHAPTER_MODULES[chapter])
+    fn = getattr(module, "plan", None)
+    return None if fn is None else fn(params)
+
+
+def lab_ladder_names(lab_profile: str, runs: Sequence[str] | None = None) -> list[tuple[str, str]]:
+    """``(run, load_model name)`` of the lab profile's ladder runs (or of ``runs``),
+    from the profile alone: nothing is built or trained."""
+    from analysis.lab import ladder
+
+    prof = ladder.get_profile(lab_profile)
+    names = list(runs) if runs else [r.name for r in prof.runs if r.family.startswith("ladder")]
+    return [(r, ladder.model_name(lab_profile, r)) for r in names]
+
+
+def lab_corpus(lab_profile: str):
+    """The lab profile's corpus (built or read from the cache; no model is trained)."""
+    from analysis.lab import ladder
+    from analysis.lab.corpus import build_corpus
+
+    return build_corpus(ladder.get_profile(lab_profile).corpus)
