@@ -18,7 +18,6 @@ from analysis.models.api import (
     MAX_CONCURRENCY,
     OpenAIChatModel,
 )
-from fakeserver import FakeOpenAIServer
 
 KEY = "sk-membook-test-concurrency"
 FAST = {"timeout": 10.0, "base_delay": 0.01, "max_delay": 0.05, "max_retries": 3}
@@ -33,19 +32,6 @@ def _env(monkeypatch, tmp_path):
     monkeypatch.delenv(CONCURRENCY_ENV, raising=False)
     monkeypatch.setenv("MEMBOOK_API_KEY", KEY)
     monkeypatch.setenv("MEMBOOK_CACHE", str(tmp_path / "membook-cache"))
-
-
-@pytest.fixture
-def server():
-    with FakeOpenAIServer(api_key=KEY) as s:
-        yield s
-
-
-@pytest.fixture
-def cache(tmp_path):
-    c = QueryCache(tmp_path / "queries.sqlite")
-    yield c
-    c.close()
 
 
 def make(server, cache, **kw) -> OpenAIChatModel:

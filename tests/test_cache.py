@@ -17,13 +17,6 @@ def _isolated_cache(monkeypatch, tmp_path):
     monkeypatch.setenv("MEMBOOK_CACHE", str(tmp_path / "membook-cache"))
 
 
-@pytest.fixture
-def cache(tmp_path):
-    c = QueryCache(tmp_path / "queries.sqlite")
-    yield c
-    c.close()
-
-
 def put(cache: QueryCache, key: str, text: str | None = "t", error: str | None = None, meta=None):
     cache.put(
         key,

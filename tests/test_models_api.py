@@ -42,19 +42,6 @@ def _env(monkeypatch, tmp_path):
     monkeypatch.setenv("MEMBOOK_CACHE", str(tmp_path / "membook-cache"))
 
 
-@pytest.fixture
-def server():
-    with FakeOpenAIServer(api_key=KEY) as s:
-        yield s
-
-
-@pytest.fixture
-def cache(tmp_path):
-    c = QueryCache(tmp_path / "queries.sqlite")
-    yield c
-    c.close()
-
-
 def make(server, cache, **kw) -> OpenAIChatModel:
     return OpenAIChatModel("fake-model", base_url=server.base_url, cache=cache, **{**FAST, **kw})
 
