@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache
 from typing import Any
 
 import pandas as pd
@@ -76,7 +76,7 @@ class QueryGroup:
 @cache
 def _local(name: str):
     """A lazily loaded local model (tokenizer only is ever touched), or None when
-    ``name`` is an API model or a lab run not trained yet."""
+    ``name`` is an API model, a lab run not trained yet or a model whose package is missing."""
     from analysis.models import ModelError, check_model_name, load_model
 
     if check_model_name(name) == "api":
@@ -89,12 +89,9 @@ def _local(name: str):
         return None
 
 
-@lru_cache(maxsize=1)
 def _reference():
-    try:
-        return _local(REFERENCE_MODEL)
-    except Exception:  # noqa: BLE001 - the package may be missing: fall back to bytes / 4
-        return None
+    """The reference model for estimates, or None when its package is not installed."""
+    return _local(REFERENCE_MODEL)
 
 
 def is_chat(name: str) -> bool:
@@ -218,6 +215,7 @@ def lab_ladder_names(lab_profile: str, runs: Sequence[str] | None = None) -> lis
     return [(r, ladder.model_name(lab_profile, r)) for r in names]
 
 
+@cache
 def lab_corpus(lab_profile: str):
     """The lab profile's corpus (built or read from the cache; no model is trained)."""
     from analysis.lab import ladder
