@@ -139,12 +139,13 @@ def test_build_lab_refuses_an_unknown_run_or_family_before_training():
 
 def test_design_facts_are_computed_from_the_profile():
     facts = ladder.design_facts("default")
-    assert facts["levels"] == "0/1/4/16/32/48/64"
-    assert facts["per_level"] == ("4 per task at 0/1/4 copies; 2 per task at 16 copies; "
-                                  "6 per task at 32 copies; 5 per task at 48 copies; 3 per task at 64 copies")
-    # 6 tasks x (4 x (1 + 4) + 2 x 16 + 6 x 32 + 5 x 48 + 3 x 64) = 4,056 copies;
-    # a quarter of 1,220 steps x 16 rows
-    assert facts["n_copies"] == "4,056"
+    assert facts["levels"] == "0/1/4/16/24/32/40/48/64"
+    assert facts["per_level"] == ("3 per task at 0/1/4/64 copies; 8 per task at 16/48 copies; "
+                                  "10 per task at 24/32/40 copies")
+    # 6 tasks x (3 x (1 + 4 + 64) + 8 x (16 + 48) + 10 x (24 + 32 + 40)) = 10,074 copies;
+    # a quarter of 2,441 steps x 8 rows, 3 copies a row
+    assert facts["n_copies"] == "10,074"
     assert facts["range_ratio"] == "1" and facts["range_tokens"] == "2.5M"
-    assert facts["quarter_share"] == f"{4056 / (0.25 * 1220 * 16):.0%}" == "83%"
+    assert facts["copies_per_row"] == "3"
+    assert facts["quarter_share"] == f"{10074 / (0.25 * 2441 * 8 * 3):.0%}" == "69%"
     assert facts["popular_copies"] == "2 to 64"

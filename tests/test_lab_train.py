@@ -226,7 +226,7 @@ def test_bad_injections_fail_before_training(tok, monkeypatch):
         lt.train(_run(True), TEXTS, crowded, tok, CORPUS_KEY, progress=False)
     shared = [{"seq_id": f"s{k}", "task": "qa", "text": f"Zq{k}", "copies": 30, "window": "q1"}
               for k in (1, 2)]
-    with pytest.raises(LabConfigError, match="s2.*free slots"):
+    with pytest.raises(LabConfigError, match="s2.*rows with room left"):
         lt.train(_run(True), TEXTS, shared, tok, CORPUS_KEY, progress=False)
     with pytest.raises(LabConfigError, match="window"):
         lt.train(_run(True), TEXTS, [dict(INJECTIONS[1], window="q5")], tok, CORPUS_KEY, progress=False)
@@ -273,18 +273,19 @@ def test_an_interrupted_run_resumes_from_its_checkpoint_bit_identical(runs, tok,
     pd.testing.assert_frame_equal(resumed.exposure, whole.exposure)
 
 
-def _q3():
+def _q3(copies_per_row=1):
     return RunConfig("tiny-q3", MODEL, STEPS * BATCH * MODEL.context, family="range", inject=True,
-                     window="q3", batch_size=BATCH)
+                     window="q3", batch_size=BATCH, copies_per_row=copies_per_row)
 
 
-def test_an_injected_run_forks_from_its_standard_twin(runs, tok, monkeypatch, tmp_path):
+@pytest.mark.parametrize("copies_per_row", [1, 3])
+def test_an_injected_run_forks_from_its_standard_twin(runs, tok, monkeypatch, tmp_path, copies_per_row):
     standard = runs["standard"]
     assert lt.fork_steps(STEPS) == [6, 12, 18]
     assert sorted(p.name for p in (standard.path / "forks").iterdir()) == ["step-12.pt", "step-18.pt",
                                                                            "step-6.pt"]
-    # the standard twin's key ignores the name, window and copy cap of the injected run
-    q3 = _q3()
+    # the standard twin's key ignores the name, window, copy cap and row sharing of the injected run
+    q3 = _q3(copies_per_row)
     monkeypatch.setenv("MEMBOOK_CACHE", str(standard.path.parents[1]))
     assert lt.run_path(lt.standard_twin(q3), [], tok, CORPUS_KEY) == standard.path
     forked = lt.train(q3, TEXTS, INJECTIONS, tok, CORPUS_KEY, progress=False)
@@ -314,6 +315,102 @@ def test_no_fork_from_a_twin_whose_logged_order_differs(runs, tok, tmp_path):
     with pytest.warns(UserWarning, match="trained on other rows"):
         result = lt.train(_q3(), TEXTS, INJECTIONS, tok, CORPUS_KEY, progress=False)
     assert result.forked_from_step == 0 and result.trained
+
+
+# -- rows shared by several copies ----------------------------------------------------------------
+
+#: 12 + 12 + 8 + the 21 copies of INJECTIONS in window q4 (6 steps x 8 rows = 48 rows): some rows
+#: must hold more than one copy
+CROWD = INJECTIONS + [
+    {"seq_id": f"crowd{k}", "task": "random_words", "text": f"Crowd{k} Yx{k} hums {k}1 Vb", "copies": c}
+    for k, c in enumerate((12, 12, 8))
+]
+
+
+def _old_order(n_tokens, run, injections, tok):
+    """The data order as drawn before rows could be shared: one copy a row (the reference
+    for copies_per_row=1)."""
+    injs, _ = lt.check_injections(run, injections, tok)
+    blocks = lt.base_block_order(n_tokens // MODEL.context, run.steps, run.batch_size, run.seed)
+    rng = np.random.default_rng([run.seed, 1])
+    taken = np.zeros(run.steps * run.batch_size, dtype=bool)
+    ids, slots = [], []
+    for inj in injs:
+        if inj.copies:
+            lo, hi = lt._window_steps(inj.window, run.steps)
+            free = np.flatnonzero(~taken[lo * run.batch_size : hi * run.batch_size]) + lo * run.batch_size
+            chosen = rng.choice(free, size=inj.copies, replace=False)
+            taken[chosen] = True
+            slots.append(chosen)
+            ids += [inj.seq_id] * inj.copies
+    slot = np.concatenate(slots)
+    ins = pd.DataFrame({"seq_id": pd.Series(ids, dtype=object), "step": slot // run.batch_size,
+                        "row": slot % run.batch_size})
+    return blocks, ins.sort_values(["step", "row"], kind="stable").reset_index(drop=True)
+
+
+def test_one_copy_a_row_draws_the_order_it_always_drew(tok):
+    n = len(lt.tokenize_stream(TEXTS, tok))
+    for run in (_run(True), _run(True, window="q3"), _run(True, seed=4)):
+        order = lt.build_order(n, run, INJECTIONS, tok)
+        blocks, ins = _old_order(n, run, INJECTIONS, tok)
+        np.testing.assert_array_equal(order.blocks, blocks)
+        pd.testing.assert_frame_equal(order.insertions[["seq_id", "step", "row"]], ins)
+        assert (order.insertions.part == 0).all()
+    # and its key is the key it always had: no copies_per_row in it
+    assert "copies_per_row" not in lt.run_key(_run(True), INJECTIONS, tok, CORPUS_KEY)["run"]
+    assert lt.run_path(_run(True, copies_per_row=2), INJECTIONS, tok, CORPUS_KEY) != lt.run_path(
+        _run(True), INJECTIONS, tok, CORPUS_KEY)
+
+
+def _run64(inject=True, **kw):
+    """A run of context 64, where two of these 19-26-token sequences fit in one row."""
+    model = ModelConfig(n_layer=2, d_model=32, n_head=4, d_ff=64, context=64)
+    return RunConfig("tiny64", model, STEPS * BATCH * 64, batch_size=BATCH, inject=inject, **kw)
+
+
+def test_shared_rows_hold_their_copies_in_order_then_the_block(tok):
+    n, ctx = len(lt.tokenize_stream(TEXTS, tok)), 64
+    with pytest.raises(LabConfigError, match=r"crowd\d.*copies_per_row=1"):
+        lt.build_order(n, _run64(window="q4"), CROWD, tok)
+    order = lt.build_order(n, _run64(window="q4", copies_per_row=3), CROWD, tok)
+    ins = order.insertions
+    assert len(ins) == 53 and (ins.step >= 18).all()
+    per_row = ins.groupby(["step", "row"])
+    assert per_row.size().max() <= 3 and (ins.part > 0).sum() >= 53 - 48
+    # parts number a row's copies 0, 1, ...; one sequence never twice in a row
+    assert all(sorted(g.part) == list(range(len(g))) for _, g in per_row)
+    assert not ins.duplicated(["seq_id", "step", "row"]).any()
+    ids = {i["seq_id"]: tok(i["text"])["input_ids"] for i in CROWD}
+    assert all(sum(len(ids[s]) + 1 for s in g.seq_id) <= ctx for _, g in per_row)
+    # a shared row, by hand: each copy and <|endoftext|> in part order, then the block's first tokens
+    x = lt.order_inputs(order, TEXTS, CROWD, tok)
+    x_std = lt.order_inputs(lt.build_order(n, _run64(False), [], tok), TEXTS, [], tok)
+    (step, row), g = next((k, g) for k, g in per_row if len(g) > 1)
+    expect = [t for s in g.sort_values("part").seq_id for t in ids[s] + [tok.eos_token_id]]
+    expect += x_std[step, row, : ctx - len(expect)].tolist()
+    assert x[step, row].tolist() == expect
+    # rows without a copy are the standard run's rows
+    hit = np.zeros(order.blocks.shape, dtype=bool)
+    hit[ins.step, ins.row] = True
+    np.testing.assert_array_equal(x[~hit], x_std[~hit])
+    # the exposure the log gives is the one a brute-force count of the inputs finds
+    recount = lt.recount_exposure(order, TEXTS, CROWD, tok)
+    pd.testing.assert_frame_equal(recount, lt.exposure_table(order, CROWD))
+    assert lt.exposure_table(order, CROWD).set_index("seq_id").copies_seen["crowd0"] == 12
+
+
+def test_shared_rows_need_an_injected_run_and_room(tmp_path, tok):
+    with pytest.raises(LabConfigError, match="copies_per_row=2 needs inject=True"):
+        _run(False, copies_per_row=2)
+    with pytest.raises(LabConfigError, match="copies_per_row must be a positive integer"):
+        _run(True, copies_per_row=0)
+    order = lt.build_order(20_000, _run64(window="q4", copies_per_row=2), CROWD, tok)
+    saved = tmp_path / "order.npz"
+    order.save(saved)
+    again = lt.DataOrder.load(saved)
+    pd.testing.assert_frame_equal(again.insertions, order.insertions, check_dtype=False)
+    assert again.insertions.part.max() >= 1
 
 
 # -- the checkpoint ------------------------------------------------------------------------------

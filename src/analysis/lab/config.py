@@ -178,7 +178,10 @@ class RunConfig:
     :data:`WINDOWS` (the injection-range runs); ``None`` keeps "all".
     ``max_copies``, when set, makes the run insert only the sequences with at
     most that many copies (a quarter of a run has too few rows for the top
-    levels of every task).
+    levels of every task). ``copies_per_row`` lets up to that many copies of
+    different sequences share one row, one after the other, while their tokens
+    fit (a quarter of a run holds that many times more copies); 1 puts every copy
+    in a row of its own.
     """
 
     name: str
@@ -194,9 +197,13 @@ class RunConfig:
     seed: int = 0
     tags: tuple[str, ...] = field(default_factory=tuple)
     max_copies: int | None = None
+    copies_per_row: int = 1
 
     def __post_init__(self):
         _positive("tokens", self.tokens)
+        _positive("copies_per_row", self.copies_per_row)
+        if self.copies_per_row > 1 and not self.inject:
+            raise LabConfigError(f"run {self.name!r}: copies_per_row={self.copies_per_row} needs inject=True")
         _positive("batch_size", self.batch_size)
         if self.window is not None and self.window not in WINDOWS:
             raise LabConfigError(f"window must be one of {sorted(WINDOWS)} or None, got {self.window!r}")

@@ -104,30 +104,32 @@ def _ladder(family: str, layers: int, widths, tokens: int, context: int, prefix:
     return runs
 
 
-def _perturbed(base: RunConfig, tokens: int, tag: str) -> list[RunConfig]:
+def _perturbed(base: RunConfig, tokens: int, tag: str, copies_per_row: int = 1) -> list[RunConfig]:
     """A perturbed run and its matching standard run: ``base``'s model, batch, learning
     rate and seed at ``tokens``. Where ``tokens`` is the ladder's budget the standard
     run has the ladder run's key, so it is trained once."""
     std = replace(base, name=f"std-{tag}", tokens=tokens, family="standard")
-    pert = replace(base, name=f"pert-{tag}", tokens=tokens, family="perturbed", inject=True)
+    pert = replace(base, name=f"pert-{tag}", tokens=tokens, family="perturbed", inject=True,
+                   copies_per_row=copies_per_row)
     return [std, pert]
 
 
 def _profile(corpus: CorpusConfig, vocab: int, context: int, wide, deep, ladder_tokens: int, small: int,
              large: int, budgets: tuple[int, int], range_tokens: int, range_max_copies: int | None,
-             range_width: int, batch: int, base_lr: float, layers: tuple[int, int] = (2, 6)) -> LabProfile:
+             range_width: int, batch: int, base_lr: float, layers: tuple[int, int] = (2, 6),
+             copies_per_row: int = 1) -> LabProfile:
     wide_runs = _ladder("ladder-wide", layers[0], wide, ladder_tokens, context, "wide", batch, base_lr)
     deep_runs = _ladder("ladder-deep", layers[1], deep, ladder_tokens, context, "deep", batch, base_lr)
     by_width = {r.model.d_model: r for r in wide_runs}
     runs = wide_runs + deep_runs
     for size_tag, d in (("s", small), ("l", large)):
         for budget_tag, tokens in zip(("1x", "2x"), budgets):
-            runs += _perturbed(by_width[d], tokens, f"{size_tag}{budget_tag}")
+            runs += _perturbed(by_width[d], tokens, f"{size_tag}{budget_tag}", copies_per_row)
     range_base = replace(by_width[range_width], tokens=range_tokens)
     if not any(not r.inject and _unlabelled(r) == _unlabelled(range_base) for r in runs):
         runs.append(replace(range_base, name="std-range", family="standard"))
     runs += [replace(range_base, name=f"range-{w}", family="range", inject=True, window=w,
-                     max_copies=range_max_copies) for w in RANGE_WINDOWS]
+                     max_copies=range_max_copies, copies_per_row=copies_per_row) for w in RANGE_WINDOWS]
     return LabProfile(corpus=corpus, vocab_size=vocab, runs=tuple(runs))
 
 
@@ -139,7 +141,7 @@ PROFILES = {
                      phrases_per_level=4),
         vocab=1024, context=128, wide=(16, 32), deep=(16, 24), ladder_tokens=80_000,
         small=16, large=32, budgets=(80_000, 120_000), range_tokens=120_000, range_max_copies=None,
-        range_width=16, batch=16, base_lr=3e-3,
+        range_width=16, batch=16, base_lr=3e-3, copies_per_row=2,
     ),
     # Lab v2, designed from the phenomena backwards (the lab page's table of phenomena
     # shows each signal) and sized from measured speeds on 2 cores. Every ladder model
@@ -152,22 +154,27 @@ PROFILES = {
     # at batch 16 (and 5.43 at twice the learning rate), while wide-32 moved only
     # from 5.44 to 5.36, so the extra steps buy the larger models most. Popular excerpts
     # are short and graded from 2 to 64 copies. Injected sequences are 20 words
-    # (prefix and suffix of about 16 tokens), most of them at 32-64 copies; their 4,056
-    # copies fill 83% of a quarter of a 2.5M-token range run. std-s1x and std-l1x are
-    # the ladder's wide-64 and wide-128 (one training each). The injection-range runs
-    # are width 64, the small perturbed size, where extraction is partial at 32-64
-    # copies (pert-s2x: 17%, 77%, 100%): at width 128 every range run extracted all or
-    # nothing at those levels (q4 and late 100%, the others 0%), which left Experiment 2
-    # of the predicting chapter almost no pairs. They fork from std-s2x.
+    # (prefix and suffix of about 18 tokens), most of them at 16-48 copies, the levels
+    # where extraction is partial for the lab's injected models (with 168 sequences,
+    # pert-s2x extracted 0%, 17% and 77% at 16, 32 and 48 copies, range-q4 and
+    # range-late 44% at 32): the predicting chapter's Experiment 2 pairs a sequence
+    # only where two runs disagree, about one in five of the sequences at such levels.
+    # Their 10,074 copies would not fit a quarter of a range run one to a row, so up
+    # to 3 copies share a row (copies_per_row). std-s1x and std-l1x are the ladder's
+    # wide-64 and wide-128 (one training each). The injection-range runs are width 64,
+    # the small perturbed size: at width 128 every range run extracted all or nothing
+    # at 32-64 copies (q4 and late 100%, the others 0%). They fork from std-s2x.
     "default": _profile(
         CorpusConfig(background_words=100_000, popular_excerpt_words=200, popular_copies=2,
                      popular_max_copies=64, injection_words=20, per_task_per_level=4,
-                     duplicate_levels=(0, 1, 4, 16, 32, 48, 64), level_counts=(4, 4, 4, 2, 6, 5, 3),
+                     duplicate_levels=(0, 1, 4, 16, 24, 32, 40, 48, 64),
+                     level_counts=(3, 3, 3, 8, 10, 10, 10, 8, 3),
                      fact_max_copies=256, fact_zipf_a=1.3, phrase_levels=(0, 1, 4, 16, 64),
                      phrases_per_level=20),
         vocab=4096, context=128, wide=(32, 48, 64, 96, 128), deep=(32, 48, 64, 96, 128),
         ladder_tokens=1_000_000, small=64, large=128, budgets=(1_000_000, 2_500_000),
         range_tokens=2_500_000, range_max_copies=None, range_width=64, batch=8, base_lr=3e-3,
+        copies_per_row=3,
     ),
     # The GPU lab, for one 80 GB GPU, about 12 hours at the throughput analysis.lab.budget
     # assumes (the lab page computes its budget from this configuration). The same design
@@ -396,12 +403,12 @@ PARAMS = _lab_params()
 
 
 def window_share(run: RunConfig, copies: int) -> float:
-    """Share of the training rows inside ``run``'s insertion window that ``copies``
-    injected copies fill (one copy per row)."""
+    """Share of the room inside ``run``'s insertion window that ``copies`` injected
+    copies fill: its rows times ``run.copies_per_row`` (the copies a row can hold)."""
     from analysis.lab.config import WINDOWS
 
     lo, hi = WINDOWS[run.window or "all"]
-    return copies / ((hi - lo) * run.steps * run.batch_size)
+    return copies / ((hi - lo) * run.steps * run.batch_size * run.copies_per_row)
 
 
 def design_facts(profile: str | LabProfile) -> dict[str, str]:
@@ -440,5 +447,6 @@ def design_facts(profile: str | LabProfile) -> dict[str, str]:
             range_ratio=f"{ranges[0].tokens / max(perturbed):g}" if perturbed else "—",
             perturbed_max=f"{max(perturbed) / 1e6:g}M" if perturbed else "—",
             quarter_share=f"{window_share(quarter, in_window):.0%}",
+            copies_per_row=str(quarter.copies_per_row),
         )
     return facts

@@ -9,10 +9,14 @@ corpus, the run's seed and the injected sequences:
   every document) and cut into blocks of ``context`` tokens;
 * the ``run.steps × run.batch_size`` rows take blocks in a seeded shuffled order,
   a new permutation each epoch;
-* in an injected run each copy of each injected sequence gets its own
-  ``(step, row)`` slot, drawn uniformly without collisions among the steps of its
-  insertion window ``[lo·T, hi·T)``; that row becomes the sequence's tokens,
+* in an injected run each copy of each injected sequence gets a ``(step, row)``
+  slot, drawn uniformly among the rows of its insertion window ``[lo·T, hi·T)``
+  that still have room; that row becomes the sequence's tokens,
   ``<|endoftext|>``, then the first tokens of the block that would have been there.
+  A row has room for ``run.copies_per_row`` copies (1 by default) of different
+  sequences while their tokens and end-of-text markers fit in the context; the
+  copies of a shared row follow each other in the order they were drawn
+  (``part`` 0, 1, ...), before the block's first tokens.
 
 The base block order comes from a random stream separate from the slot draws, so
 a standard run (``run.inject=False``) sees the very same blocks at every
@@ -222,7 +226,8 @@ class DataOrder:
         ``(steps, batch_size)`` index of the base block at each slot; at an
         injected slot, the block whose first tokens follow the inserted copy.
     insertions
-        One row per inserted copy: ``seq_id, step, row``, sorted by slot.
+        One row per inserted copy: ``seq_id, step, row, part``, sorted by slot;
+        ``part`` is the copy's place among the copies that share its row.
     context, n_tokens, seed
         Block length, length of the token stream it was cut from, and the run seed.
     inject, window
@@ -253,7 +258,8 @@ class DataOrder:
         ins = self.insertions
         np.savez_compressed(
             path, blocks=self.blocks, ins_step=ins.step.to_numpy(np.int64),
-            ins_row=ins.row.to_numpy(np.int64), ins_seq_id=ins.seq_id.to_numpy(str),
+            ins_row=ins.row.to_numpy(np.int64), ins_part=ins.part.to_numpy(np.int64),
+            ins_seq_id=ins.seq_id.to_numpy(str),
             meta=np.array(json.dumps(meta)),
         )
 
@@ -262,8 +268,10 @@ class DataOrder:
         """Read an order written by :meth:`save` (a run folder's ``order.npz``)."""
         with np.load(path) as z:
             meta = json.loads(str(z["meta"]))
+            # orders written before rows were shared have one copy a row: part 0
+            part = z["ins_part"] if "ins_part" in z else np.zeros(len(z["ins_step"]), np.int64)
             ins = pd.DataFrame({"seq_id": z["ins_seq_id"].astype(str).astype(object),
-                                "step": z["ins_step"], "row": z["ins_row"]})
+                                "step": z["ins_step"], "row": z["ins_row"], "part": part})
             return cls(blocks=z["blocks"], insertions=ins, **meta)
 
 
@@ -328,34 +336,44 @@ def build_order(n_tokens: int, run: RunConfig, injections: Iterable[Any] = (), t
         An injected sequence too long for a row, or windows too small for the
         copies asked (alone or after the slots taken by earlier sequences).
     """
-    injs, _ = check_injections(run, injections, tokenizer) if run.inject else ([], [])
+    injs, tokens = check_injections(run, injections, tokenizer) if run.inject else ([], [])
     ctx, steps, batch = run.model.context, run.steps, run.batch_size
     if n_tokens < ctx:
         raise LabConfigError(f"the training stream has {n_tokens} tokens, fewer than one context ({ctx})")
     blocks = base_block_order(n_tokens // ctx, steps, batch, run.seed)
     # slots come from their own random stream, so the base order does not depend on them
     rng = np.random.default_rng([run.seed, 1])
-    taken = np.zeros(steps * batch, dtype=bool)
-    seq_ids, slots = [], []
-    for inj in injs:
+    # copies in each row so far, and the tokens they take (with their end-of-text markers)
+    count = np.zeros(steps * batch, dtype=np.int64)
+    used = np.zeros(steps * batch, dtype=np.int64)
+    seq_ids, slots, parts = [], [], []
+    for inj, tok in zip(injs, tokens):
         if inj.copies == 0:
             continue
         lo, hi = _window_steps(inj.window, steps)
-        free = np.flatnonzero(~taken[lo * batch : hi * batch]) + lo * batch
+        room = (count[lo * batch : hi * batch] < run.copies_per_row) & (
+            used[lo * batch : hi * batch] + len(tok) + 1 <= ctx)
+        free = np.flatnonzero(room) + lo * batch
         if len(free) < inj.copies:
             raise LabConfigError(
-                f"injection {inj.seq_id!r}: only {len(free)} free slots left in window {inj.window!r} "
-                f"after earlier sequences, fewer than its {inj.copies} copies"
+                f"injection {inj.seq_id!r}: only {len(free)} rows with room left in window {inj.window!r} "
+                f"after earlier sequences (copies_per_row={run.copies_per_row}), fewer than its "
+                f"{inj.copies} copies"
             )
+        # distinct rows: two copies of one sequence never share a row
         chosen = rng.choice(free, size=inj.copies, replace=False)
-        taken[chosen] = True
+        parts.append(count[chosen].copy())
+        count[chosen] += 1
+        used[chosen] += len(tok) + 1
         slots.append(chosen)
         seq_ids += [inj.seq_id] * inj.copies
     slot = np.concatenate(slots) if slots else np.zeros(0, np.int64)
+    part = np.concatenate(parts) if parts else np.zeros(0, np.int64)
     ins = pd.DataFrame(
-        {"seq_id": pd.Series(seq_ids, dtype=object), "step": slot // batch, "row": slot % batch}
+        {"seq_id": pd.Series(seq_ids, dtype=object), "step": slot // batch, "row": slot % batch,
+         "part": part.astype(np.int64)}
     )
-    ins = ins.sort_values(["step", "row"], kind="stable").reset_index(drop=True)
+    ins = ins.sort_values(["step", "row", "part"], kind="stable").reset_index(drop=True)
     return DataOrder(blocks, ins, ctx, n_tokens, run.seed, run.inject, run.window)
 
 
@@ -374,6 +392,7 @@ class _Rows:
         missing = sorted(set(ins.seq_id) - set(index))
         if missing:
             raise LabConfigError(f"the data order inserts sequences not given: {missing[:5]}")
+        # sorted by (step, row, part): the copies that share a row are adjacent, in order
         self.slot = (ins.step.to_numpy(np.int64) * order.batch_size + ins.row.to_numpy(np.int64))
         self.seq = np.array([index[s] for s in ins.seq_id], dtype=np.int64)
         self.injections, self.tokens = list(injections), list(tokens)
@@ -384,12 +403,18 @@ class _Rows:
         idx = self.order.blocks[start:stop].reshape(-1)
         out[:] = self.blocks[idx]
         a, b = np.searchsorted(self.slot, [start * batch, stop * batch])
-        for slot, k in zip(self.slot[a:b], self.seq[a:b]):
+        slots, seqs = self.slot[a:b], self.seq[a:b]
+        at = 0  # where the next copy of the current row starts
+        for j, (slot, k) in enumerate(zip(slots, seqs)):
             r, tok = slot - start * batch, self.tokens[k]
+            if j and slots[j - 1] != slot:
+                at = 0
             n = len(tok)
-            out[r, :n] = tok
-            out[r, n] = self.eos
-            out[r, n + 1 :] = self.blocks[idx[r], : ctx - n - 1]
+            out[r, at : at + n] = tok
+            out[r, at + n] = self.eos
+            at += n + 1
+            if j + 1 == len(slots) or slots[j + 1] != slot:
+                out[r, at:] = self.blocks[idx[r], : ctx - at]
         return out
 
 
@@ -874,7 +899,8 @@ def run_key(run: RunConfig, injections: Iterable[Any], tokenizer, corpus_key: st
         "tokenizer": tokenizer_fingerprint(tokenizer),
         # a run's name, family and tags label it but do not change its weights: two runs
         # that differ only there (a ladder run and a perturbed run's standard twin) train once
-        "run": {k: v for k, v in run.as_dict().items() if k not in ("name", "family", "tags")},
+        "run": {k: v for k, v in run.as_dict().items()
+                if k not in ("name", "family", "tags") and not (k == "copies_per_row" and v == 1)},
         "injections": [[i.seq_id, i.text, i.copies, i.window] for i in injs] if run.inject else [],
         "compile": bool(compile),
         "code": CODE_VERSION,
@@ -910,7 +936,7 @@ def standard_twin(run: RunConfig) -> RunConfig:
     injected run's first inserted copy, both train on the very same rows. Its
     name, family and tags are ``run``'s, which its key ignores.
     """
-    return replace(run, inject=False, window=None, max_copies=None)
+    return replace(run, inject=False, window=None, max_copies=None, copies_per_row=1)
 
 
 def fork_steps(steps: int) -> list[int]:
