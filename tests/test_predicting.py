@@ -1189,6 +1189,10 @@ def test_window_share():
     # 40 steps of 4 rows; the last quarter holds 10 steps, 40 rows: 10 copies fill a quarter of them
     assert run.steps == 40
     assert P.window_share(run, pd.DataFrame({"copies_seen": [4, 6, 0]})) == 0.25
+    # two copies a row: the same 10 copies fill an eighth of the room
+    shared = RunConfig(name="r", model=model, tokens=16 * 4 * 40, inject=True, window="q4", batch_size=4,
+                       copies_per_row=2)
+    assert P.window_share(shared, pd.DataFrame({"copies_seen": [4, 6, 0]})) == 0.125
 
 
 # -- Experiment 3 in the chapter -----------------------------------------------------------------

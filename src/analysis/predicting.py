@@ -2195,10 +2195,12 @@ def late_share_sentence(source: pd.Series) -> str:
 
 
 def window_share(run, exposure: pd.DataFrame) -> float:
-    """Share of the rows of a run's insertion window that hold an injected copy.
+    """Share of the room in a run's insertion window that its injected copies fill:
+    the window's rows times the copies a row can hold (``run.copies_per_row``).
 
     ``run`` is the run's :class:`analysis.lab.config.RunConfig` (``window``,
-    ``steps``, ``batch_size``), ``exposure`` its exposure table (``copies_seen``).
+    ``steps``, ``batch_size``, ``copies_per_row``), ``exposure`` its exposure table
+    (``copies_seen``).
     """
     from analysis.lab.ladder import window_share as share
 
