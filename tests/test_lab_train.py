@@ -44,9 +44,9 @@ INJECTIONS = [
 ]
 
 
-def _run(inject=True, **kw):
-    kw = {"tokens": STEPS * BATCH * MODEL.context, "lr": 3e-3, **kw}
-    return RunConfig("tiny", MODEL, batch_size=BATCH, inject=inject, **kw)
+def _run(inject=True, model=MODEL, **kw):
+    kw = {"tokens": STEPS * BATCH * model.context, "lr": 3e-3, **kw}
+    return RunConfig("tiny", model, batch_size=BATCH, inject=inject, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -331,7 +331,7 @@ def _old_order(n_tokens, run, injections, tok):
     """The data order as drawn before rows could be shared: one copy a row (the reference
     for copies_per_row=1)."""
     injs, _ = lt.check_injections(run, injections, tok)
-    blocks = lt.base_block_order(n_tokens // MODEL.context, run.steps, run.batch_size, run.seed)
+    blocks = lt.base_block_order(n_tokens // run.model.context, run.steps, run.batch_size, run.seed)
     rng = np.random.default_rng([run.seed, 1])
     taken = np.zeros(run.steps * run.batch_size, dtype=bool)
     ids, slots = [], []
@@ -363,17 +363,15 @@ def test_one_copy_a_row_draws_the_order_it_always_drew(tok):
         _run(True), INJECTIONS, tok, CORPUS_KEY)
 
 
-def _run64(inject=True, **kw):
-    """A run of context 64, where two of these 19-26-token sequences fit in one row."""
-    model = ModelConfig(n_layer=2, d_model=32, n_head=4, d_ff=64, context=64)
-    return RunConfig("tiny64", model, STEPS * BATCH * 64, batch_size=BATCH, inject=inject, **kw)
+#: context 64, where two of these 19-26-token sequences fit in one row
+MODEL64 = ModelConfig(n_layer=2, d_model=32, n_head=4, d_ff=64, context=64)
 
 
 def test_shared_rows_hold_their_copies_in_order_then_the_block(tok):
     n, ctx = len(lt.tokenize_stream(TEXTS, tok)), 64
     with pytest.raises(LabConfigError, match=r"crowd\d.*copies_per_row=1"):
-        lt.build_order(n, _run64(window="q4"), CROWD, tok)
-    order = lt.build_order(n, _run64(window="q4", copies_per_row=3), CROWD, tok)
+        lt.build_order(n, _run(model=MODEL64, window="q4"), CROWD, tok)
+    order = lt.build_order(n, _run(model=MODEL64, window="q4", copies_per_row=3), CROWD, tok)
     ins = order.insertions
     assert len(ins) == 53 and (ins.step >= 18).all()
     per_row = ins.groupby(["step", "row"])
@@ -385,7 +383,7 @@ def test_shared_rows_hold_their_copies_in_order_then_the_block(tok):
     assert all(sum(len(ids[s]) + 1 for s in g.seq_id) <= ctx for _, g in per_row)
     # a shared row, by hand: each copy and <|endoftext|> in part order, then the block's first tokens
     x = lt.order_inputs(order, TEXTS, CROWD, tok)
-    x_std = lt.order_inputs(lt.build_order(n, _run64(False), [], tok), TEXTS, [], tok)
+    x_std = lt.order_inputs(lt.build_order(n, _run(False, model=MODEL64), [], tok), TEXTS, [], tok)
     (step, row), g = next((k, g) for k, g in per_row if len(g) > 1)
     expect = [t for s in g.sort_values("part").seq_id for t in ids[s] + [tok.eos_token_id]]
     expect += x_std[step, row, : ctx - len(expect)].tolist()
@@ -405,7 +403,7 @@ def test_shared_rows_need_an_injected_run_and_room(tmp_path, tok):
         _run(False, copies_per_row=2)
     with pytest.raises(LabConfigError, match="copies_per_row must be a positive integer"):
         _run(True, copies_per_row=0)
-    order = lt.build_order(20_000, _run64(window="q4", copies_per_row=2), CROWD, tok)
+    order = lt.build_order(20_000, _run(model=MODEL64, window="q4", copies_per_row=2), CROWD, tok)
     saved = tmp_path / "order.npz"
     order.save(saved)
     again = lt.DataOrder.load(saved)

@@ -371,7 +371,7 @@ def build_order(n_tokens: int, run: RunConfig, injections: Iterable[Any] = (), t
     part = np.concatenate(parts) if parts else np.zeros(0, np.int64)
     ins = pd.DataFrame(
         {"seq_id": pd.Series(seq_ids, dtype=object), "step": slot // batch, "row": slot % batch,
-         "part": part.astype(np.int64)}
+         "part": part}
     )
     ins = ins.sort_values(["step", "row", "part"], kind="stable").reset_index(drop=True)
     return DataOrder(blocks, ins, ctx, n_tokens, run.seed, run.inject, run.window)
@@ -403,18 +403,17 @@ class _Rows:
         idx = self.order.blocks[start:stop].reshape(-1)
         out[:] = self.blocks[idx]
         a, b = np.searchsorted(self.slot, [start * batch, stop * batch])
-        slots, seqs = self.slot[a:b], self.seq[a:b]
-        at = 0  # where the next copy of the current row starts
-        for j, (slot, k) in enumerate(zip(slots, seqs)):
+        previous, at = -1, 0  # the row being filled, and where its next copy starts
+        for slot, k in zip(self.slot[a:b], self.seq[a:b]):
             r, tok = slot - start * batch, self.tokens[k]
-            if j and slots[j - 1] != slot:
-                at = 0
+            at = at if slot == previous else 0
             n = len(tok)
+            # the copy, <|endoftext|>, then the block's first tokens (a next copy in the row overwrites them)
             out[r, at : at + n] = tok
             out[r, at + n] = self.eos
             at += n + 1
-            if j + 1 == len(slots) or slots[j + 1] != slot:
-                out[r, at:] = self.blocks[idx[r], : ctx - at]
+            out[r, at:] = self.blocks[idx[r], : ctx - at]
+            previous = slot
         return out
 
 
