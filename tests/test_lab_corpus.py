@@ -344,6 +344,24 @@ def test_passages_are_book_text(small, popular):
             assert " ".join(words[seq.meta["word_start"]:seq.meta["word_end"]]) == seq.text
 
 
+def test_background_does_not_depend_on_the_injection_design(small):
+    # Twice the passages: the background is drawn first, so it stays word for word,
+    # and the new passages come from text outside it.
+    more = build_corpus(CorpusConfig(**{**SMALL.as_dict(), "per_task_per_level": 2 * SMALL.per_task_per_level}))
+    background = lambda c: [(d.meta["text_id"], d.meta["word_start"], d.text)  # noqa: E731
+                            for d in c.documents if d.kind == "background"]
+    assert background(more) == background(small)
+    passages = [s for s in more.injections if s.task == "passage"]
+    assert len(passages) == 2 * len([s for s in small.injections if s.task == "passage"])
+    spans = {}
+    for d in more.documents:
+        if d.kind == "background":
+            spans.setdefault(d.meta["text_id"], []).append((d.meta["word_start"], d.meta["word_end"]))
+    for seq in passages:
+        for a, b in spans.get(seq.meta["text_id"], []):
+            assert seq.meta["word_end"] <= a or seq.meta["word_start"] >= b
+
+
 def test_qa_items_are_not_knowledge_items(small):
     facts = {d.meta["question_id"] for d in fact_docs(small)}
     qa = {s.meta["question_id"] for s in small.injections if s.task == "qa"}

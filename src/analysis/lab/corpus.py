@@ -32,7 +32,9 @@ stay out of training (held-out windows, baseline stories, passage injections)
 and every excerpt window *claims* all occurrences of its shingles in every text,
 and background is cut only from unclaimed text, after dropping text whose
 shingles occur in a longer text (so Matthew is background only once, inside the
-Bible). No 12-word shingle of a held-out document or an injected sequence
+Bible); the background then claims its own text, and the passages are cut from
+what is left after it, so the base corpus does not change with the number of
+passages. No 12-word shingle of a held-out document or an injected sequence
 occurs in any training document; :func:`build_corpus` verifies this before
 returning. Words are whitespace words; every document's text is its words joined
 by single spaces.
@@ -598,7 +600,8 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _background(config: CorpusConfig, index: _TextIndex, claims: _Claims) -> list[Document]:
-    """~500-word chunks of unclaimed, non-duplicate popular text, sampled up to background_words."""
+    """~500-word chunks of unclaimed, non-duplicate popular text, sampled up to background_words
+    and claimed (so the passages drawn after them come from other text)."""
     chunks = []  # (text_id, global start, global end)
     for i, text_id in enumerate(index.ids):
         if not index.popular[i]:
@@ -615,7 +618,7 @@ def _background(config: CorpusConfig, index: _TextIndex, claims: _Claims) -> lis
     if available < config.background_words:
         raise LabConfigError(
             f"background_words={config.background_words} exceeds the {available} words of popular "
-            "text left outside the excerpt, held-out and passage windows")
+            "text left outside the excerpt and held-out windows")
     chosen, total = [], 0
     for j in _rng(config.seed, "background").permutation(len(chunks)):
         if total >= config.background_words:
@@ -625,6 +628,8 @@ def _background(config: CorpusConfig, index: _TextIndex, claims: _Claims) -> lis
         chosen.append((text_id, s, e))
         total += e - s
     chosen.sort()
+    for _, s, e in chosen:
+        claims.claim(s, e)
     docs = []
     for k, (text_id, s, e) in enumerate(chosen):
         g0 = index.span(text_id)[0]
@@ -1279,8 +1284,9 @@ def build_corpus(config: CorpusConfig) -> Corpus:
     -----
     Order of the build: the held-out and excerpt windows of every popular text
     (shortest text first, each claiming every copy of its 12-word shingles in
-    every text, the baseline stories having claimed theirs first); the passage
-    injections (claimed likewise); background from what is left; knowledge and
+    every text, the baseline stories having claimed theirs first); background
+    from what is left (claimed likewise); the passage injections from what is
+    left after it, so the base corpus does not depend on the injection design; knowledge and
     reasoning documents; the phrase documents, keeping only phrases that no
     other document or passage repeats; the other injections, keeping only candidates unique
     and absent from every training document. Short texts get both windows
@@ -1299,8 +1305,10 @@ def build_corpus(config: CorpusConfig) -> Corpus:
             heldout_baseline.append(Document(f"heldout-baseline-{text_id}", "heldout", "baseline",
                                              index.words(g0, g1), 0, {"text_id": text_id}))
     excerpts, heldout_windows = _popular_windows(config, index, claims)
-    passages = _passages(config, index, claims)
+    # The background is drawn before the passages, so a change to the injection design
+    # (how many passages) leaves the base corpus, and the ladder trained on it, as it was.
     background = _background(config, index, claims)
+    passages = _passages(config, index, claims)
     heldout = heldout_windows + heldout_baseline
     protected = {s for d in heldout for s in _shingles(d.text)}
     protected |= {s for p in passages for s in _shingles(p["text"])}

@@ -85,7 +85,7 @@ def ladder_lr(base_lr: float, d_model: int, n_layer: int = 2) -> float:
     models take smaller steps) and by ``sqrt(2 / n_layer)`` (so do deeper ones: each
     layer adds its update to the same residual stream), to four significant digits.
 
-    The depth factor was set from trial runs on the default budget: at the width
+    The depth factor was set from trial runs on 1M tokens: at the width
     rule alone the 6-layer family's training loss stopped falling between widths 96
     and 128 (4.857 and 4.863 nats on training documents); with it, deep-128 reached
     4.876 against deep-96's 4.953, and held-out losses of 5.710 and 5.747.
@@ -145,25 +145,31 @@ PROFILES = {
     ),
     # Lab v2, designed from the phenomena backwards (the lab page's table of phenomena
     # shows each signal) and sized from measured speeds on 2 cores. Every ladder model
-    # sees the same 1M tokens, several passes over the small parts of the corpus, at a
-    # learning rate set by its width. The ladder stops at about 2M parameters: in trial
-    # runs on this budget a 2-layer model of width 256 (3.1M) reached no lower loss
-    # than width 128, at the width's learning rate or at 0.7 of it. Batches of 8 rows
-    # (976 optimizer steps on the ladder's 1M tokens) rather than 16: in trial runs
-    # wide-128 reached a training-document loss of 4.73 nats at batch 8 against 5.14
-    # at batch 16 (and 5.43 at twice the learning rate), while wide-32 moved only
-    # from 5.44 to 5.36, so the extra steps buy the larger models most. Popular excerpts
-    # are short and graded from 2 to 64 copies. Injected sequences are 20 words
-    # (prefix and suffix of about 18 tokens), most of them at 16-48 copies, the levels
-    # where extraction is partial for the lab's injected models (with 168 sequences,
-    # pert-s2x extracted 0%, 17% and 77% at 16, 32 and 48 copies, range-q4 and
-    # range-late 44% at 32): the predicting chapter's Experiment 2 pairs a sequence
-    # only where two runs disagree, about one in five of the sequences at such levels.
-    # Their 10,074 copies would not fit a quarter of a range run one to a row, so up
-    # to 3 copies share a row (copies_per_row). std-s1x and std-l1x are the ladder's
-    # wide-64 and wide-128 (one training each). The injection-range runs are width 64,
-    # the small perturbed size: at width 128 every range run extracted all or nothing
-    # at 32-64 copies (q4 and late 100%, the others 0%). They fork from std-s2x.
+    # sees the same 2.5M tokens, about four passes over the corpus, at a learning rate
+    # set by its width and depth. On 1M tokens the 6-layer family's held-out loss did
+    # not fall at every step: deep-96 ended at 5.821 nats against deep-64's 5.778, an
+    # order that another init seed reversed (5.759 against 5.808), so the step was
+    # within seed noise (0.03-0.06 nats). Going from 1M to 2.5M tokens moved wide-64
+    # and wide-128 on held-out text from 5.875 and 5.713 to 5.782 and 5.641, and on
+    # training documents from 5.157 and 4.786 to 4.694 and 4.134: the larger model's
+    # lead on training text (what the size chapter reads) grows from 0.37 to 0.56 nats.
+    # The ladder stops at about 2M parameters: in trial runs on 1M tokens a 2-layer
+    # model of width 256 (3.1M) reached no lower loss than width 128, at the width's
+    # learning rate or at 0.7 of it. Batches of 8 rows rather than 16: in trial runs
+    # on 1M tokens wide-128 reached a training-document loss of 4.73 nats at batch 8
+    # against 5.14 at batch 16 (and 5.43 at twice the learning rate), while wide-32
+    # moved only from 5.44 to 5.36, so the extra steps buy the larger models most.
+    # Popular excerpts are short and graded from 2 to 64 copies. Injected sequences
+    # are 20 words (prefix and suffix of about 18 tokens), most of them at 16-48
+    # copies, the levels where extraction is partial for the lab's injected models
+    # (with 168 sequences, pert-s2x extracted 0%, 17% and 77% at 16, 32 and 48 copies,
+    # range-q4 and range-late 44% at 32): the predicting chapter's Experiment 2 pairs a
+    # sequence only where two runs disagree, about one in five of the sequences at such
+    # levels. Their 10,074 copies would not fit a quarter of a range run one to a row,
+    # so up to 3 copies share a row (copies_per_row). std-s2x and std-l2x are the
+    # ladder's wide-64 and wide-128 (one training each). The injection-range runs are
+    # width 64, the small perturbed size: at width 128 every range run extracted all or
+    # nothing at 32-64 copies (q4 and late 100%, the others 0%). They fork from std-s2x.
     "default": _profile(
         CorpusConfig(background_words=100_000, popular_excerpt_words=200, popular_copies=2,
                      popular_max_copies=64, injection_words=20, per_task_per_level=4,
@@ -172,7 +178,7 @@ PROFILES = {
                      fact_max_copies=256, fact_zipf_a=1.3, phrase_levels=(0, 1, 4, 16, 64),
                      phrases_per_level=20),
         vocab=4096, context=128, wide=(32, 48, 64, 96, 128), deep=(32, 48, 64, 96, 128),
-        ladder_tokens=1_000_000, small=64, large=128, budgets=(1_000_000, 2_500_000),
+        ladder_tokens=2_500_000, small=64, large=128, budgets=(1_000_000, 2_500_000),
         range_tokens=2_500_000, range_max_copies=None, range_width=64, batch=8, base_lr=3e-3,
         copies_per_row=3,
     ),
