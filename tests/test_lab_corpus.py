@@ -347,7 +347,8 @@ def test_passages_are_book_text(small, popular):
 def test_background_does_not_depend_on_the_injection_design(small):
     # Twice the passages: the background is drawn first, so it stays word for word,
     # and the new passages come from text outside it.
-    more = build_corpus(CorpusConfig(**{**SMALL.as_dict(), "per_task_per_level": 2 * SMALL.per_task_per_level}))
+    doubled = {**SMALL.as_dict(), "per_task_per_level": 2 * SMALL.per_task_per_level}
+    more = build_corpus(CorpusConfig(**doubled))
     background = lambda c: [(d.meta["text_id"], d.meta["word_start"], d.text)  # noqa: E731
                             for d in c.documents if d.kind == "background"]
     assert background(more) == background(small)
