@@ -7,6 +7,7 @@ index of the texts is built once per process).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -73,6 +74,18 @@ def test_other_seed_other_windows(small):
     assert (mine != theirs).sum() >= 30
     assert small.fingerprint() != other.fingerprint()
     assert small.injection_table()["text"].tolist() != other.injection_table()["text"].tolist()
+
+
+def test_fingerprint_follows_content(small):
+    # A change to the building code that changes what is built must change the key
+    # of everything trained on it, whether or not CODE_VERSION was bumped.
+    changed = dataclasses.replace(small, documents=[
+        dataclasses.replace(small.documents[0], text=small.documents[0].text + " more"),
+        *small.documents[1:]])
+    assert changed.fingerprint() != small.fingerprint()
+    fewer = dataclasses.replace(small, injections=small.injections[1:])
+    assert fewer.fingerprint() != small.fingerprint()
+    assert dataclasses.replace(small).fingerprint() == small.fingerprint()
 
 
 def test_fingerprint_follows_config():

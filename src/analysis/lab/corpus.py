@@ -57,7 +57,7 @@ from analysis.cache import stable_hash
 from analysis.lab.config import CorpusConfig, LabConfigError
 
 #: bump when a change to this module changes the corpus built from a config
-CODE_VERSION = "corpus-4"
+CODE_VERSION = "corpus-5"
 #: words per shingle of the disjointness guarantees
 SHINGLE_WORDS = 12
 #: cap on an MMLU injection's characters per requested word (symbol-heavy items tokenize long)
@@ -250,16 +250,25 @@ class Corpus:
         return [self.documents[i].text for i in slots[order]]
 
     def fingerprint(self) -> str:
-        """Stable hash of what the corpus is built from.
+        """Stable hash of what the corpus is built from and of what it holds.
 
         Returns
         -------
         str
-            Hash of the config, the sha256 of every registered input file the
-            corpus reads, and :data:`CODE_VERSION`; the cache key of anything
-            built from the corpus (tokenizer, trained models).
+            Hash of :func:`corpus_fingerprint` (the config, the sha256 of every
+            registered input file the corpus reads, :data:`CODE_VERSION`) and of
+            the built content: every document's id, kind, text and copies, every
+            held-out text and every injection's id, text and copies. The cache
+            key of anything built from the corpus (tokenizer, trained models):
+            a change to the building code that changes the content retrains,
+            even where :data:`CODE_VERSION` was not bumped.
         """
-        return corpus_fingerprint(self.config)
+        content = {
+            "documents": [[d.doc_id, d.kind, d.text, d.copies] for d in self.documents],
+            "heldout": [[d.doc_id, d.text] for d in self.heldout],
+            "injections": [[i.seq_id, i.text, i.copies, i.window] for i in self.injections],
+        }
+        return stable_hash({"recipe": corpus_fingerprint(self.config), "content": stable_hash(content)})
 
 
 def _frame(rows: list[dict], leading: list[str]) -> pd.DataFrame:
@@ -276,7 +285,7 @@ def _frame(rows: list[dict], leading: list[str]) -> pd.DataFrame:
 
 
 def corpus_fingerprint(config: CorpusConfig) -> str:
-    """The fingerprint of the corpus built from ``config``, without building it.
+    """The hash of the recipe of the corpus built from ``config``, without building it.
 
     Parameters
     ----------
@@ -286,7 +295,8 @@ def corpus_fingerprint(config: CorpusConfig) -> str:
     Returns
     -------
     str
-        Same as ``build_corpus(config).fingerprint()``.
+        Hash of the config, the input files' sha256 and :data:`CODE_VERSION`;
+        :meth:`Corpus.fingerprint` adds the built content to it.
     """
     key = {
         "config": config.as_dict(),
