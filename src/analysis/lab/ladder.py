@@ -149,9 +149,9 @@ PROFILES = {
     # set by its width and depth. On 1M tokens the 6-layer family's held-out loss did
     # not fall at every step: deep-96 ended at 5.821 nats against deep-64's 5.778, an
     # order that another init seed reversed (5.759 against 5.808), so the step was
-    # within seed noise (0.03-0.06 nats). Going from 1M to 2.5M tokens moved wide-64
-    # and wide-128 on held-out text from 5.875 and 5.713 to 5.782 and 5.641, and on
-    # training documents from 5.157 and 4.786 to 4.694 and 4.134: the larger model's
+    # within seed noise (0.03-0.06 nats). On the corpus-4 lab, going from 1M to 2.5M
+    # tokens moved wide-64 and wide-128 on held-out text from 5.875 and 5.713 to 5.782
+    # and 5.641, and on training documents from 5.157 and 4.786 to 4.694 and 4.134: the larger model's
     # lead on training text (what the size chapter reads) grows from 0.37 to 0.56 nats.
     # On the corpus-5 lab (40 documents each, the lab page's comparison) training loss
     # falls at every step in both families (wide 5.25 to 4.11, deep 5.15 to 4.03), and
