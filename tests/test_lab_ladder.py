@@ -1,5 +1,7 @@
 """The lab's profiles: shapes, validation and which sequences each run inserts."""
 
+from dataclasses import replace
+
 import pytest
 
 from analysis.lab import ladder
@@ -46,8 +48,6 @@ def test_range_counterfactual_is_added_only_when_missing():
 
 
 def test_standard_twins_at_the_ladder_budget_are_the_ladder_runs():
-    from dataclasses import replace
-
     prof = _small_profile(2000)
     label = {"name": "", "family": ""}
     # std-l1x differs from wide-32 only in its labels, so the two share one run key and train once
@@ -149,3 +149,24 @@ def test_design_facts_are_computed_from_the_profile():
     assert facts["copies_per_row"] == "3"
     assert facts["quarter_share"] == f"{10074 / (0.25 * 2441 * 8 * 3):.0%}" == "69%"
     assert facts["popular_copies"] == "2 to 64"
+
+
+def test_a_profile_sets_weight_decay_per_width_and_its_twins_inherit_it():
+    prof = ladder.PROFILES["default"]
+    assert prof.run("wide-128").weight_decay == prof.run("deep-128").weight_decay == 0.4
+    assert prof.run("wide-96").weight_decay == prof.run("deep-32").weight_decay == 0.1
+    # the large perturbed runs are width 128 and inherit its decay; std-l2x is still wide-128
+    assert {prof.run(n).weight_decay for n in ("pert-l1x", "pert-l2x", "std-l1x")} == {0.4}
+    assert prof.run("pert-s2x").weight_decay == 0.1
+    label = {"name": "", "family": ""}
+    assert replace(prof.run("std-l2x"), **label) == replace(prof.run("wide-128"), **label)
+    assert ladder.weight_decay_text(prof) == "0.1, and 0.4 at width 128"
+    assert ladder.weight_decay_text("smoke") == "0.1"
+
+
+def test_weight_decay_for_a_width_outside_the_ladder_fails():
+    with pytest.raises(LabConfigError, match=r"weight_decay names widths \[100\]"):
+        ladder._profile(ladder.PROFILES["smoke"].corpus, 1024, 128, wide=(16, 32), deep=(16, 24),
+                        ladder_tokens=1000, small=16, large=32, budgets=(1000, 2000), range_tokens=2000,
+                        range_max_copies=None, range_width=16, batch=16, base_lr=3e-3,
+                        weight_decay={100: 0.4})

@@ -6,7 +6,7 @@ A profile names a corpus configuration, a tokenizer size and a list of runs:
   depth/width ratio (2 and 6 layers), spanning more than 10× in parameters. Every
   ladder model sees the same tokens in the same order, several passes over a
   small corpus, at a peak learning rate set by its width and depth
-  (:func:`ladder_lr`);
+  (:func:`ladder_lr`) and a weight decay the profile may set per width;
 * **perturbed runs** (base corpus plus injected sequences) at two sizes × two
   token budgets, each with a matching standard run (same model, budget, batch,
   learning rate and seed, hence the same base data order): the counterfactual
@@ -30,7 +30,7 @@ inside the run it was training), and registers the runs so
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import pandas as pd
@@ -38,6 +38,9 @@ import pandas as pd
 from analysis.lab.config import CorpusConfig, LabConfigError, ModelConfig, RunConfig
 
 RANGE_WINDOWS = ("q1", "q2", "q3", "q4", "early", "late")
+
+#: AdamW weight decay of a ladder width a profile does not set otherwise (``RunConfig``'s default)
+DEFAULT_WEIGHT_DECAY = RunConfig.__dataclass_fields__["weight_decay"].default
 
 
 @dataclass(frozen=True)
@@ -94,13 +97,14 @@ def ladder_lr(base_lr: float, d_model: int, n_layer: int = 2) -> float:
 
 
 def _ladder(family: str, layers: int, widths, tokens: int, context: int, prefix: str, batch: int,
-            base_lr: float) -> list[RunConfig]:
+            base_lr: float, weight_decay: Mapping[int, float]) -> list[RunConfig]:
     runs = []
     for d in widths:
         heads = max(1, d // 32)
         model = ModelConfig(n_layer=layers, d_model=d, n_head=heads, d_ff=4 * d, context=context)
         runs.append(RunConfig(name=f"{prefix}-{d}", model=model, tokens=tokens, family=family,
-                              batch_size=batch, lr=ladder_lr(base_lr, d, layers)))
+                              batch_size=batch, lr=ladder_lr(base_lr, d, layers),
+                              weight_decay=weight_decay.get(d, DEFAULT_WEIGHT_DECAY)))
     return runs
 
 
@@ -117,9 +121,19 @@ def _perturbed(base: RunConfig, tokens: int, tag: str, copies_per_row: int = 1) 
 def _profile(corpus: CorpusConfig, vocab: int, context: int, wide, deep, ladder_tokens: int, small: int,
              large: int, budgets: tuple[int, int], range_tokens: int, range_max_copies: int | None,
              range_width: int, batch: int, base_lr: float, layers: tuple[int, int] = (2, 6),
-             copies_per_row: int = 1) -> LabProfile:
-    wide_runs = _ladder("ladder-wide", layers[0], wide, ladder_tokens, context, "wide", batch, base_lr)
-    deep_runs = _ladder("ladder-deep", layers[1], deep, ladder_tokens, context, "deep", batch, base_lr)
+             copies_per_row: int = 1, weight_decay: Mapping[int, float] | None = None) -> LabProfile:
+    """A profile's runs. ``weight_decay`` maps a width to its ladder models' AdamW weight
+    decay (both families; the perturbed and range runs of that width inherit it);
+    widths not in it get :data:`DEFAULT_WEIGHT_DECAY`."""
+    weight_decay = dict(weight_decay or {})
+    unknown = sorted(set(weight_decay) - set(wide) - set(deep))
+    if unknown:
+        raise LabConfigError(f"weight_decay names widths {unknown} that are in no ladder family "
+                             f"(wide {list(wide)}, deep {list(deep)})")
+    wide_runs = _ladder("ladder-wide", layers[0], wide, ladder_tokens, context, "wide", batch, base_lr,
+                        weight_decay)
+    deep_runs = _ladder("ladder-deep", layers[1], deep, ladder_tokens, context, "deep", batch, base_lr,
+                        weight_decay)
     by_width = {r.model.d_model: r for r in wide_runs}
     runs = wide_runs + deep_runs
     for size_tag, d in (("s", small), ("l", large)):
@@ -155,9 +169,13 @@ PROFILES = {
     # lead on training text (what the size chapter reads) grows from 0.37 to 0.56 nats.
     # On the corpus-5 lab (40 documents each, the lab page's comparison) training loss
     # falls at every step in both families (wide 5.25 to 4.11, deep 5.15 to 4.03), and
-    # held-out loss falls up to width 96 (wide 6.00 to 5.61, deep 5.87 to 5.54), then
-    # rises by 0.005 and 0.012 nats at width 128, within the seed noise above: at four
-    # passes the largest models trade held-out loss for memorized training text.
+    # at one weight decay (0.1) held-out loss fell up to width 96 (wide 6.00 to 5.61,
+    # deep 5.87 to 5.54), then rose by 0.005 and 0.012 nats at width 128: at four passes
+    # the largest models traded held-out loss for memorized training text. Width 128
+    # therefore trains at weight decay 0.4. In trial runs wide-128 then reached 5.507
+    # nats held out (5.619 at 0.1; 5.632 at 0.1 and 0.7 of the learning rate, so a
+    # smaller step is not the cure) and 4.146 on training documents (4.111 at 0.1);
+    # deep-128 5.474 held out and 4.097 on training documents (5.557 and 4.026 at 0.1).
     # The ladder stops at about 2M parameters: in trial runs on 1M tokens a 2-layer
     # model of width 256 (3.1M) reached no lower loss than width 128, at the width's
     # learning rate or at 0.7 of it. Batches of 8 rows rather than 16: in trial runs
@@ -185,7 +203,7 @@ PROFILES = {
         vocab=4096, context=128, wide=(32, 48, 64, 96, 128), deep=(32, 48, 64, 96, 128),
         ladder_tokens=2_500_000, small=64, large=128, budgets=(1_000_000, 2_500_000),
         range_tokens=2_500_000, range_max_copies=None, range_width=64, batch=8, base_lr=3e-3,
-        copies_per_row=3,
+        copies_per_row=3, weight_decay={128: 0.4},
     ),
     # The GPU lab, for one 80 GB GPU, about 12 hours at the throughput analysis.lab.budget
     # assumes (the lab page computes its budget from this configuration). The same design
@@ -422,6 +440,25 @@ def window_share(run: RunConfig, copies: int) -> float:
     return copies / ((hi - lo) * run.steps * run.batch_size * run.copies_per_row)
 
 
+def weight_decay_text(profile: str | LabProfile) -> str:
+    """The ladder's AdamW weight decay in words: one value, or the common one and the
+    widths that differ (``"0.1, and 0.4 at width 128"``)."""
+    prof = get_profile(profile)
+    by_width: dict[int, set[float]] = {}
+    for r in prof.runs:
+        if r.family.startswith("ladder"):
+            by_width.setdefault(r.model.d_model, set()).add(r.weight_decay)
+    values = [v for vs in by_width.values() for v in vs]
+    common = max(set(values), key=lambda v: (values.count(v), -v))
+    others: dict[float, list[int]] = {}
+    for d, vs in sorted(by_width.items()):
+        for v in vs - {common}:
+            others.setdefault(v, []).append(d)
+    parts = [f"{v:g} at width{'s' if len(ds) > 1 else ''} {'/'.join(map(str, ds))}"
+             for v, ds in sorted(others.items())]
+    return f"{common:g}" + (", and " + "; ".join(parts) if parts else "")
+
+
 def design_facts(profile: str | LabProfile) -> dict[str, str]:
     """The lab's design as the lab page states it, computed from the profile:
     duplicate levels, sequences per level, fact copies, the injection-range runs'
@@ -448,6 +485,7 @@ def design_facts(profile: str | LabProfile) -> dict[str, str]:
         "popular_copies": (f"{cfg.popular_copies} to {cfg.popular_max_copies}" if cfg.popular_max_copies
                            else str(cfg.popular_copies)),
         "excerpt_words": f"{cfg.popular_excerpt_words:,}",
+        "weight_decay": weight_decay_text(prof),
     }
     if ranges:
         quarter = next((r for r in ranges if r.window == "q1"), ranges[0])
