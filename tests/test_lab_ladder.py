@@ -151,15 +151,18 @@ def test_design_facts_are_computed_from_the_profile():
     assert facts["popular_copies"] == "2 to 64"
 
 
-def test_a_profile_sets_weight_decay_per_width_and_its_twins_inherit_it():
+def test_a_profile_sets_weight_decay_per_ladder_width_and_the_other_runs_keep_the_default():
     prof = ladder.PROFILES["default"]
     assert prof.run("wide-128").weight_decay == prof.run("deep-128").weight_decay == 0.4
     assert prof.run("wide-96").weight_decay == prof.run("deep-32").weight_decay == 0.1
-    # the large perturbed runs are width 128 and inherit its decay; std-l2x is still wide-128
-    assert {prof.run(n).weight_decay for n in ("pert-l1x", "pert-l2x", "std-l1x")} == {0.4}
-    assert prof.run("pert-s2x").weight_decay == 0.1
+    # the large perturbed runs are width 128 but train at the default decay, so std-l2x
+    # is no longer wide-128 under another name, while std-s2x still is wide-64
+    assert {prof.run(n).weight_decay for n in ("pert-l1x", "pert-l2x", "std-l1x", "std-l2x")} == {0.1}
+    assert {r.weight_decay for r in prof.runs if r.family == "range"} == {0.1}
     label = {"name": "", "family": ""}
-    assert replace(prof.run("std-l2x"), **label) == replace(prof.run("wide-128"), **label)
+    assert replace(prof.run("std-l2x"), **label) != replace(prof.run("wide-128"), **label)
+    assert replace(prof.run("std-l2x"), **label) == replace(prof.run("wide-128"), weight_decay=0.1, **label)
+    assert ladder.shared_twins_text(prof) == "std-s2x is wide-64"
     assert ladder.weight_decay_text(prof) == "0.1, and 0.4 at width 128"
     assert ladder.weight_decay_text("smoke") == "0.1"
 
