@@ -821,3 +821,29 @@ def test_runs_over_lengths_strategies_and_sets(tmp_path):
     tokens = dict(zip(docs, model.tokenize(list(docs.values()))))
     # set k is sampled with seed sample_seed + k
     assert inf.results["B"].pairs == len(E.sample_pairs(tokens, 4, 2, 5, seed=8))
+
+
+def test_size_tracking_r_and_the_set_size_sentence():
+    # entropy exactly linear in log2(pairs): pairs 1, 2, 4, 8 -> log2 0, 1, 2, 3
+    levels = pd.DataFrame({"e": [0, 1, 2, 3], "pairs": [1, 2, 4, 8], "entropy": [5.0, 6.0, 7.0, 8.0]})
+    assert E.size_tracking_r(levels) == pytest.approx(1.0)
+    # hand-computed: x = log2([8, 2, 2, 8]) = [3, 1, 1, 3], y = [4, 1, 2, 4]; centred x = [1, -1, -1, 1],
+    # centred y = [1.25, -1.75, -0.75, 1.25]; r = 5 / sqrt(4 * 6.75) = 0.9623
+    bowl = pd.DataFrame({"e": [0, 3, 5, 16], "pairs": [8, 2, 2, 8], "entropy": [4.0, 1.0, 2.0, 4.0]})
+    assert E.size_tracking_r(bowl) == pytest.approx(5 / (4 * 6.75) ** 0.5)
+    assert np.isnan(E.size_tracking_r(levels.head(2)))
+    assert np.isnan(E.size_tracking_r(levels.assign(pairs=3)))
+    main = E.SetResult("m", bowl, E.Fit(0.1, 2.0, 0.4, 0.1, 4), None, None, pd.DataFrame(), 20)
+    assert E.set_size_sentence(main, 16) == (
+        "Across the level sets the entropy follows log₂ of the number of pairs in each set at r = 0.96, "
+        "more closely than it follows the score (r = 0.400). The verbatim set (e = 0) holds 8 pairs and the "
+        "sets at e = 1 to 5 hold 2 to 2 each: so verbatim answers are commoner here than partly memorized "
+        "ones, whereas in the source low scores are exponentially rarer than high ones.")
+    # x = log2([1, 8, 2, 4]) = [0, 3, 1, 2] against y = [5, 6, 7, 8]: r = 2 / sqrt(5 * 5) = 0.4
+    rising = levels.assign(pairs=[1, 8, 2, 4])
+    assert E.size_tracking_r(rising) == pytest.approx(0.4)
+    rare = E.SetResult("m", rising, E.Fit(1.0, 5.0, 0.99, 0.0, 4), None, None, pd.DataFrame(), 15)
+    text = E.set_size_sentence(rare, 16)
+    assert "at r = 0.40, less closely than it follows the score (r = 0.990)" in text
+    assert text.endswith("so here, as in the source, verbatim answers are rarer than partly memorized ones.")
+    assert E.set_size_sentence(fake_set("g", es=(4, 5)), 16).startswith("With fewer than 3 level sets")

@@ -1117,6 +1117,40 @@ def token_space_sentence(levels: pd.DataFrame) -> str:
             f"{int(hi['pairs']):,} pairs) spans {int(hi['token_space']):,}: the token space {trend}.")
 
 
+def size_tracking_r(levels: pd.DataFrame) -> float:
+    """Pearson r, over the level sets, between each set's entropy and log2 of the
+    number of pairs in it: how far the entropy follows the set's size (a plug-in
+    entropy grows with the tokens it is computed on) rather than its score. NaN
+    with fewer than 3 level sets or where either column is constant."""
+    if len(levels) < 3:
+        return float("nan")
+    x, y = np.log2(levels["pairs"].to_numpy(float)), levels["entropy"].to_numpy(float)
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def set_size_sentence(main: SetResult, suffix_tokens: int) -> str:
+    """Whether the level sets' entropy follows their sizes more closely than their
+    scores (:func:`size_tracking_r` against the entropy line's r), with the sizes of
+    the verbatim set and of the sets below ``|s|/2``."""
+    r_size = size_tracking_r(main.levels)
+    if main.fit is None or not np.isfinite(r_size):
+        return "With fewer than 3 level sets, the entropy's dependence on set size is not measured here."
+    closer = "more closely than" if abs(r_size) > abs(main.fit.r) else "less closely than"
+    text = (f"Across the level sets the entropy follows log₂ of the number of pairs in each set at "
+            f"r = {r_size:.2f}, {closer} it follows the score (r = {main.fit.r:.3f}).")
+    lv = main.levels.set_index("e")["pairs"]
+    low = lv[(lv.index > 0) & (lv.index < suffix_tokens / 2)]
+    if 0 in lv.index and len(low):
+        compare = ("so verbatim answers are commoner here than partly memorized ones, whereas in the source "
+                   "low scores are exponentially rarer than high ones" if lv[0] > low.max() else
+                   "so here, as in the source, verbatim answers are rarer than partly memorized ones")
+        text += (f" The verbatim set (e = 0) holds {int(lv[0]):,} pairs and the sets at e = 1 to "
+                 f"{int(low.index.max())} hold {int(low.min()):,} to {int(low.max()):,} each: {compare}.")
+    return text
+
+
 def normalized_sentence(norm_fit: Fit | None) -> str:
     """The normalized-entropy line against the source's decreasing one."""
     if norm_fit is None:
