@@ -39,7 +39,7 @@ from analysis.lab.config import CorpusConfig, LabConfigError, ModelConfig, RunCo
 
 RANGE_WINDOWS = ("q1", "q2", "q3", "q4", "early", "late")
 
-#: AdamW weight decay of a ladder width a profile does not set otherwise (``RunConfig``'s default)
+#: AdamW weight decay of every run a profile's per-width map does not set (``RunConfig``'s default)
 DEFAULT_WEIGHT_DECAY = RunConfig.__dataclass_fields__["weight_decay"].default
 
 
@@ -446,7 +446,8 @@ def window_share(run: RunConfig, copies: int) -> float:
 
 def weight_decay_text(profile: str | LabProfile) -> str:
     """The ladder's AdamW weight decay in words: one value, or the common one and the
-    widths that differ (``"0.1, and 0.4 at width 128"``)."""
+    widths that differ (``"0.1, and 0.4 at width 128"``), with the reason recorded in
+    the profile's comment when some width differs."""
     prof = get_profile(profile)
     by_width: dict[int, set[float]] = {}
     for r in prof.runs:
@@ -460,7 +461,11 @@ def weight_decay_text(profile: str | LabProfile) -> str:
             others.setdefault(v, []).append(d)
     parts = [f"{v:g} at width{'s' if len(ds) > 1 else ''} {'/'.join(map(str, ds))}"
              for v, ds in sorted(others.items())]
-    return f"{common:g}" + (", and " + "; ".join(parts) if parts else "")
+    if not parts:
+        return f"{common:g}"
+    return (f"{common:g}, and " + "; ".join(parts) + ": at the common decay, trial runs showed held-out "
+            "loss rising from the next smaller width to these (the comment on ladder.PROFILES gives the "
+            "numbers)")
 
 
 def shared_twins_text(profile: str | LabProfile) -> str:
