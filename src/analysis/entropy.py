@@ -1122,12 +1122,11 @@ def size_tracking_r(levels: pd.DataFrame) -> float:
     number of pairs in it: how far the entropy follows the set's size (a plug-in
     entropy grows with the tokens it is computed on) rather than its score. NaN
     with fewer than 3 level sets or where either column is constant."""
-    if len(levels) < 3:
+    try:
+        fit = fit_line(np.log2(levels["pairs"].to_numpy(float)), levels["entropy"])
+    except EntropyError:  # fewer than 3 level sets, or every set the same size
         return float("nan")
-    x, y = np.log2(levels["pairs"].to_numpy(float)), levels["entropy"].to_numpy(float)
-    if np.ptp(x) == 0 or np.ptp(y) == 0:
-        return float("nan")
-    return float(np.corrcoef(x, y)[0, 1])
+    return fit.r if np.ptp(levels["entropy"]) > 0 else float("nan")
 
 
 def set_size_sentence(main: SetResult, suffix_tokens: int) -> str:

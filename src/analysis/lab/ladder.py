@@ -449,15 +449,13 @@ def weight_decay_text(profile: str | LabProfile) -> str:
     widths that differ (``"0.1, and 0.4 at width 128"``), with the reason recorded in
     the profile's comment when some width differs."""
     prof = get_profile(profile)
-    by_width: dict[int, set[float]] = {}
-    for r in prof.runs:
-        if r.family.startswith("ladder"):
-            by_width.setdefault(r.model.d_model, set()).add(r.weight_decay)
-    values = [v for vs in by_width.values() for v in vs]
+    # the profile's map is keyed by width, so both families agree on each width's decay
+    decay = {r.model.d_model: r.weight_decay for r in prof.runs if r.family.startswith("ladder")}
+    values = list(decay.values())
     common = max(set(values), key=lambda v: (values.count(v), -v))
     others: dict[float, list[int]] = {}
-    for d, vs in sorted(by_width.items()):
-        for v in vs - {common}:
+    for d, v in sorted(decay.items()):
+        if v != common:
             others.setdefault(v, []).append(d)
     parts = [f"{v:g} at width{'s' if len(ds) > 1 else ''} {'/'.join(map(str, ds))}"
              for v, ds in sorted(others.items())]
