@@ -5,7 +5,7 @@
     nox -s book     execute every chapter on the default profile and build the book
     nox -s site     the browser check: the smoke book built and every page opened in
                     headless Chromium (screenshots in _build/screenshots/)
-    nox -s lint     ruff
+    nox -s lint     ruff, and lint-imports (the layer contract in pyproject.toml)
     nox -s bench    the benchmark scripts (figures go to bench/results/)
 
 Every session installs the package and its extras into its own virtualenv
@@ -80,8 +80,9 @@ def site(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    session.install("ruff")
+    session.install("ruff", "import-linter>=2.1", "-e", ".", "--no-deps")
     session.run("ruff", "check", "src", "tests", "scripts", "book/_ext", "noxfile.py")
+    session.run("lint-imports")
 
 
 @nox.session(python=PYTHON)

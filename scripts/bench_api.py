@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the fake server lives with the tests
 
-from analysis.cache import QueryCache  # noqa: E402
+from analysis.core.cache import QueryCache  # noqa: E402
 from analysis.models import load_model  # noqa: E402
 from fakeserver import FakeOpenAIServer  # noqa: E402
 

@@ -71,7 +71,7 @@ def level_sets(n_pairs: int, length: int = 16, vocab: int = 4096, seed: int = 0)
 
 def generation(model_name: str, n: int, batch_sizes: list[int], prefix: int = 32, suffix: int = 16) -> None:
     from analysis import entropy
-    from analysis.cache import QueryCache
+    from analysis.core.cache import QueryCache
     from analysis.models import GenerationSettings, load_model
 
     rng = np.random.default_rng(0)

@@ -20,9 +20,9 @@ from pathlib import Path
 import torch
 from transformers import GenerationConfig  # noqa: F401  (import cost outside the timings)
 
-from analysis import data
+from analysis.core import data
 from analysis import phrases as ph
-from analysis.cache import QueryCache
+from analysis.core.cache import QueryCache
 from analysis.models import GenerationSettings
 from analysis.models.local import LocalModel
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from execute_chapters import execute  # noqa: E402
 
-from analysis.cache import QUERY_CACHE_ENV  # noqa: E402
+from analysis.core.cache import QUERY_CACHE_ENV  # noqa: E402
 
 
 def glued(notebook: Path, name: str) -> str | None:

@@ -29,7 +29,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from analysis import predicting as PR
-    from analysis.cache import QueryCache
+    from analysis.core.cache import QueryCache
     from analysis.lab import ladder
     from analysis.models import load_model
 

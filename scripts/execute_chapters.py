@@ -22,7 +22,7 @@ commit, to results/<chapter>.json. Wall times go to book/chapters/_timings.json.
 ``--plan`` executes nothing: it prints, per selected chapter, the queries the
 execution would send to each model, their prompt and completion tokens, and with
 ``--price IN,OUT`` (US dollars per million tokens) the cost of the API queries
-(see ``analysis.plan``).
+(see ``analysis.book.plan``).
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ import papermill as pm
 
 ROOT = Path(__file__).resolve().parents[1]
 from analysis.params import PROFILE_NAMES, ParameterError, check_overrides, declaration  # noqa: E402
-from analysis.plan import PlanError, chapter_plan, parse_price, totals  # noqa: E402
-from analysis.plan import table as plan_table  # noqa: E402
+from analysis.book.plan import PlanError, chapter_plan, parse_price, totals  # noqa: E402
+from analysis.book.plan import table as plan_table  # noqa: E402
 
 SOURCES = ROOT / "notebooks"
 OUT = ROOT / "book" / "chapters"

@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from analysis.cache import QueryCache, cache_dir, stable_hash  # noqa: E402
+from analysis.core.cache import QueryCache, cache_dir, stable_hash  # noqa: E402
 from analysis.models import ModelError, load_model  # noqa: E402
 from analysis.models.local import GGUF_SOURCES  # noqa: E402
 

@@ -14,7 +14,7 @@ os.environ.setdefault("MEMBOOK_LAB_DEVICE", "cpu")
 def cache(tmp_path):
     """An empty query cache in the test's temporary folder (it replaces pytest's own
     ``cache`` fixture, which no test uses)."""
-    from analysis.cache import QueryCache
+    from analysis.core.cache import QueryCache
 
     c = QueryCache(tmp_path / "queries.sqlite")
     yield c

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.cache import QueryCache
+from analysis.core.cache import QueryCache
 from analysis.models import ModelError, load_model
 from analysis.models.api import (
     CONCURRENCY_ENV,

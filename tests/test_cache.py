@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from analysis.cache import QueryCache, artifact_path, cache_dir, stable_hash
+from analysis.core.cache import QueryCache, artifact_path, cache_dir, stable_hash
 from analysis.models.base import Answer, GenerationSettings, Model, ModelError, Request
 
 

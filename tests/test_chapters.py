@@ -128,7 +128,7 @@ def test_lab_smoke_exposure_check_holds(smoke_book):
     assert values["all_agree"] == "agree exactly"
     assert values["n_standard"] == "8"  # 4 ladder models + 4 standard twins on the smoke profile
     # the table of phenomena: a row per chapter, and the ladder's families counted
-    from analysis.lab.phenomena import CHAPTERS
+    from analysis.book.phenomena import CHAPTERS
 
     assert all(values[f"phenomenon_{c}"] for c in CHAPTERS)
     assert values["ladder_families"] == "2" and 0 <= int(values["ladder_monotone_families"]) <= 2
@@ -191,7 +191,7 @@ def test_distributional_smoke_runs_the_method_on_the_ladder(smoke_book):
 def test_the_plan_counts_the_queries_the_smoke_execution_sent(smoke_book, chapter):
     """The cost preview, made before the run, against what the run reported: every
     query it marks certain was sent, and nothing beyond its "at most" rows."""
-    from analysis import plan
+    from analysis.book import plan
     from analysis.params import declaration
 
     site, _ = smoke_book

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis import data, size
+from analysis import size
+from analysis.core import data
 from analysis import phrases as ph
 from analysis.lab import ladder
 from fakeserver import FakeOpenAIServer, Fault
@@ -137,7 +138,7 @@ def test_a_refused_connection_is_recorded_as_errors_and_strict_fails(api_env, tm
 
 
 def _plan(chapter: str, profile: str, **overrides):
-    from analysis import plan
+    from analysis.book import plan
     from analysis.params import declaration
 
     params = declaration(chapter).resolve(profile, **overrides)
@@ -149,7 +150,7 @@ def _api_rows(frame):
 
 
 def test_phrases_paper_plan_and_reduced_execution(api_env, tmp_path):
-    from analysis import plan
+    from analysis.book import plan
 
     api_env.setenv("MEMBOOK_QUERY_CACHE", str(tmp_path / "queries.sqlite"))
     params, full = _plan("phrases", "paper", models=[MODEL])
@@ -182,7 +183,7 @@ def test_phrases_paper_plan_and_reduced_execution(api_env, tmp_path):
 
 
 def test_size_paper_plan_and_reduced_execution(api_env, tmp_path):
-    from analysis import plan
+    from analysis.book import plan
 
     api_env.setenv("MEMBOOK_QUERY_CACHE", str(tmp_path / "queries.sqlite"))
     params, full = _plan("size", "paper", models=[MODEL])

@@ -1,4 +1,4 @@
-"""Tests of analysis.data: registry, verified fetching and text cleaning.
+"""Tests of analysis.core.data: registry, verified fetching and text cleaning.
 
 Tests marked by the ``mirror`` fixture need the offline data mirror and skip
 when ``MEMBOOK_DATA_MIRROR`` is unset; the others build what they need in
@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import data
+from analysis.core import data
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "data"

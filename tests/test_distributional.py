@@ -10,7 +10,7 @@ import pytest
 from scipy.stats import kendalltau, spearmanr
 
 from analysis import distributional as D
-from analysis.cache import QueryCache
+from analysis.core.cache import QueryCache
 from analysis.models import Model
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from analysis import entropy as E
-from analysis.cache import QueryCache
+from analysis.core.cache import QueryCache
 from analysis.models import Answer, GenerationSettings, Model, ModelError
 
 # -- reference implementations (textbook dynamic programs) -------------------------

@@ -12,7 +12,7 @@ import shutil
 import pytest
 import torch
 
-from analysis.cache import QueryCache
+from analysis.core.cache import QueryCache
 from analysis.models import load_model
 from analysis.models.base import GenerationSettings
 from analysis.models.local import LocalModel, folder_fingerprint, split_revision

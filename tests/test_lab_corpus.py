@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import data
+from analysis.core import data
 from analysis.lab import corpus as lab_corpus
 from analysis.lab.config import CorpusConfig, LabConfigError
 from analysis.lab.corpus import MAX_CHARS_PER_WORD, SHINGLE_WORDS, build_corpus

@@ -27,8 +27,8 @@ import pytest
 import torch
 
 import analysis
-from analysis import data
-from analysis.cache import stable_hash
+from analysis.core import data
+from analysis.core.cache import stable_hash
 from analysis.lab import build, ladder
 from analysis.lab import train as lt
 from analysis.lab.config import LabConfigError, ModelConfig, RunConfig

@@ -1,4 +1,4 @@
-"""The lab page's table of phenomena (analysis.lab.phenomena): every number by hand
+"""The lab page's table of phenomena (analysis.book.phenomena): every number by hand
 on small tables, and the whole table on the smoke lab (slow; needs the data mirror)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from analysis import distributional as D
 from analysis import phrases as ph
 from analysis.lab import ladder
-from analysis.lab import phenomena as phen
+from analysis.book import phenomena as phen
 from analysis.lab.corpus import Document
 
 
@@ -83,7 +83,7 @@ def test_size_check_by_hand():
 
 
 def test_accuracy_figure_draws():
-    from analysis import plots
+    from analysis.book import plots
 
     acc, manifest = size_fixture()
     fig = plots.lab_accuracy_by_copies(phen.accuracy_by_text(acc, manifest))

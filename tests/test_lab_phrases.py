@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import data
+from analysis.core import data
 from analysis import phrases as ph
-from analysis.cache import QueryCache
+from analysis.core.cache import QueryCache
 from analysis.lab import corpus as lab_corpus
 from analysis.lab.config import CorpusConfig, LabConfigError
 from analysis.lab.corpus import Corpus, _phrase_documents, _shingles

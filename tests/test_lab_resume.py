@@ -25,7 +25,7 @@ import pandas as pd
 import pytest
 import torch
 
-from analysis import data
+from analysis.core import data
 from analysis.lab import ladder
 from analysis.lab import train as lt
 from analysis.lab.tokenizer import load_tokenizer, save_tokenizer

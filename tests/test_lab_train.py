@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import torch
 
-from analysis.cache import QueryCache
+from analysis.core.cache import QueryCache
 from analysis.lab import train as lt
 from analysis.lab.config import LabConfigError, ModelConfig, RunConfig
 from analysis.lab.tokenizer import get_tokenizer, load_tokenizer, save_tokenizer, train_tokenizer

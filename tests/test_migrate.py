@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.cache import QueryCache
+from analysis.core.cache import QueryCache
 from analysis.models.base import GenerationSettings, Request
 from analysis.models.local import LocalModel
 from tiny_model import make_tiny_checkpoint

@@ -22,7 +22,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from analysis.cache import QueryCache
+from analysis.core.cache import QueryCache
 from analysis.models import GenerationSettings, ModelError, load_model
 from analysis.models.api import KEY_ENVS, OpenAIChatModel, _retry_after
 from fakeserver import FakeOpenAIServer, Fault
@@ -404,7 +404,7 @@ def test_different_settings_are_different_requests(server, cache):
 RUNNER = textwrap.dedent(
     """
     import json, sys
-    from analysis.cache import QueryCache
+    from analysis.core.cache import QueryCache
     from analysis.models import load_model
 
     prompts = [f"resume prompt {i:02d}" for i in range(30)]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.cache import QueryCache
+from analysis.core.cache import QueryCache
 from analysis.models import GenerationSettings, ModelError, load_model
 from analysis.models.local import LocalModel, _eos_ids
 

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from analysis import nextword, size
-from analysis.cache import QueryCache
+from analysis.core.cache import QueryCache
 from analysis.models import Answer, Model, ModelError
 
 SAMPLES = pd.DataFrame(

@@ -365,7 +365,7 @@ def test_filter_summary_counts_agree_with_the_masks_and_the_keep_hook():
 
 
 def _recorded_api(tmp_path, index="v4_piletrain_llama"):
-    from analysis.cache import QueryCache
+    from analysis.core.cache import QueryCache
 
     fixture = Path(__file__).parent / "fixtures" / "infinigram_api.json"
     recorded = json.loads(fixture.read_text())["responses"]
@@ -391,7 +391,7 @@ class _Upper:
 
 
 def test_infinigram_api_retries_with_exponential_backoff_then_succeeds(tmp_path):
-    from analysis.cache import QueryCache
+    from analysis.core.cache import QueryCache
 
     waits, calls = [], []
 
@@ -412,7 +412,7 @@ def test_infinigram_api_retries_with_exponential_backoff_then_succeeds(tmp_path)
 def test_infinigram_api_gives_up_after_max_retries_and_jitters(tmp_path):
     import random
 
-    from analysis.cache import QueryCache
+    from analysis.core.cache import QueryCache
 
     waits = []
 
@@ -449,7 +449,7 @@ def test_infinigram_api_chain_rule_skips_zero_probabilities(tmp_path):
 
 
 def test_infinigram_api_errors_are_recorded_never_counted(tmp_path):
-    from analysis.cache import QueryCache
+    from analysis.core.cache import QueryCache
 
     api, sent = _recorded_api(tmp_path)
     with pytest.raises(G.NgramError, match="Invalid query"):

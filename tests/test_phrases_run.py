@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from analysis import phrases as ph
-from analysis.cache import QueryCache, cached_frame
+from analysis.core.cache import QueryCache, cached_frame
 from analysis.models import Answer, GenerationSettings, Model
 
 PHRASES = pd.DataFrame(
@@ -141,7 +141,8 @@ def test_a_run_whose_every_answer_is_excluded_reports_counts_instead_of_crashing
     import matplotlib
 
     matplotlib.use("Agg")
-    from analysis import plots, report
+    from analysis.book import plots
+    from analysis.book import report
 
     script = {p: RuntimeError("HTTP 503") for p in ph.prompts(PHRASES, chat=True)}
     script["续写句子：起点一"] = "作为一个人工智能助手，我不能继续"  # a refusal: also excluded

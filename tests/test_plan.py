@@ -1,4 +1,4 @@
-"""The cost preview (``analysis.plan``, ``execute_chapters.py --plan``): query and
+"""The cost preview (``analysis.book.plan``, ``execute_chapters.py --plan``): query and
 token counts against hand counts on the smoke profile, token counts against the
 tokenizers themselves, the price arithmetic, and the command line."""
 
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis import phrases, plan, size
+from analysis import phrases, size
+from analysis.book import plan
 from analysis.models import BUILTIN_MODELS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -525,7 +525,7 @@ def test_paper_tables_load_with_spot_checks():
 
 
 def test_sequence_scores_cut_prefix_and_suffix_and_label(tmp_path):
-    from analysis.cache import QueryCache
+    from analysis.core.cache import QueryCache
     from analysis.models import Model
 
     class Scripted(Model):

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from analysis import phrases as ph
-from analysis import report
+from analysis.book import report
 from analysis.models import ModelError, check_model_name
 
 

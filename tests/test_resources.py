@@ -10,8 +10,8 @@ import sqlite3
 
 import pytest
 
-from analysis import cache as C
-from analysis.cache import QueryCache
+from analysis.core import cache as C
+from analysis.core.cache import QueryCache
 from analysis.models.base import Answer, Model, ModelError
 
 

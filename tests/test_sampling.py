@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from analysis.cache import QueryCache
+from analysis.core.cache import QueryCache
 from analysis.models.base import GenerationSettings, number_samples, request_seed
 from analysis.models.local import LocalModel
 from tiny_model import make_tiny_checkpoint

@@ -31,8 +31,9 @@ import numpy as np
 import pandas as pd
 
 from analysis.lab.ladder import lab_profile_param
+from analysis.core.paths import DATA_DIR
 from analysis.params import Declaration, Param
-from analysis.report import fmt_pct
+from analysis.core.fmt import fmt_pct
 
 
 class DistributionalError(ValueError):
@@ -1310,7 +1311,7 @@ def load_paper_claims() -> pd.DataFrame:
     (``data/distributional_claims.csv``; see its note for the source)."""
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "data" / "distributional_claims.csv"
+    path = DATA_DIR / "distributional_claims.csv"
     return pd.read_csv(path, comment="#")
 
 

@@ -32,7 +32,7 @@ import pandas as pd
 from analysis.lab.ladder import lab_profile_param
 from analysis.params import Declaration, Param
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+from analysis.core.paths import DATA_DIR  # noqa: E402
 
 #: the source's discoverable-memorization setup
 PAPER_PREFIX_TOKENS = 100

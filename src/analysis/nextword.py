@@ -29,7 +29,7 @@ def _chat_messages(system: str | None, user: str) -> list[dict]:
 def chat_prompts(samples: pd.DataFrame, templates: pd.DataFrame | None) -> list[tuple[int, list[list[dict]]]]:
     """The chat conversations of chat mode: ``(template_id, one conversation per
     sample)`` for every template, in the templates' order. :func:`probe` sends
-    these, and :mod:`analysis.plan` counts them before a run."""
+    these, and :mod:`analysis.book.plan` counts them before a run."""
     if templates is None or templates.empty:
         raise ModelError("chat mode needs prompt templates (template_id, system, template)")
     out = []

@@ -59,7 +59,7 @@ Where the source (or its code) leaves a choice open, this module says what it do
   empty context the denominator is the number of tokens plus documents.
 
 Everything here is pure computation except :func:`build_index`, which writes
-an index folder (cached under :func:`analysis.cache.artifact_path`) and runs
+an index folder (cached under :func:`analysis.core.cache.artifact_path`) and runs
 the infini-gram indexer in a subprocess.
 """
 
@@ -84,7 +84,7 @@ from nltk.tokenize import NLTKWordTokenizer
 from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from analysis.cache import artifact_path, stable_hash
+from analysis.core.cache import artifact_path, stable_hash
 
 __all__ = [
     "ABBREVIATIONS",
@@ -1150,7 +1150,7 @@ class InfiniGramAPI:
 
     For readers who are online: Pythia was trained on the Pile, whose training
     split the API indexes as :data:`PILE_INDEX`. Every response is stored in
-    the book's query cache (:class:`analysis.cache.QueryCache`) as it arrives,
+    the book's query cache (:class:`analysis.core.cache.QueryCache`) as it arrives,
     so a re-run sends nothing; a failed request raises :class:`NgramError` and
     is recorded as an error, never as a count. ``post`` replaces the HTTP call
     (the tests pass recorded responses).
@@ -1176,7 +1176,7 @@ class InfiniGramAPI:
         import random
         import time as _time
 
-        from analysis.cache import QueryCache
+        from analysis.core.cache import QueryCache
         from analysis.models.api import retry_settings
 
         if not isinstance(index, str) or not index:
@@ -1202,7 +1202,7 @@ class InfiniGramAPI:
 
     def query(self, query_type: str, **fields) -> dict:
         """One API request (cached): ``{"index", "query_type", **fields}`` → the response dict."""
-        from analysis.cache import QueryCache
+        from analysis.core.cache import QueryCache
 
         payload = {"index": self.index, "query_type": query_type, **fields}
         key = QueryCache.key("infini-gram", self.index, query_type, payload)

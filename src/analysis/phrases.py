@@ -1194,7 +1194,7 @@ def exclusion_table(scored: Mapping[tuple[str, str], pd.DataFrame]) -> pd.DataFr
 def headline(rates_table: pd.DataFrame, model: str, types=("propaganda", "culturax")) -> dict[str, str]:
     """Rate and Wilson interval of ``model`` on each type as prose strings; a type
     with no scorable completion says so instead of a number."""
-    from analysis.report import fmt_interval, fmt_pct
+    from analysis.core.fmt import fmt_interval, fmt_pct
 
     r = rates_table.set_index(["model", "type"])
     out = {}
@@ -1209,7 +1209,7 @@ def headline(rates_table: pd.DataFrame, model: str, types=("propaganda", "cultur
 
 def top_rate(rates_table: pd.DataFrame, type_labels: Mapping[str, str]) -> str:
     """The highest rate of a run, with its counts, model and type, as a phrase."""
-    from analysis.report import fmt_pct
+    from analysis.core.fmt import fmt_pct
 
     if rates_table.empty:
         return "not measured: no completion of this run could be scored"
@@ -1244,7 +1244,7 @@ def comparison_verdict(rates_table: pd.DataFrame, source: pd.DataFrame, type_: s
     """Where each model's rate on ``type_`` falls against the source's range of rates:
     below it (the whole 95% interval under the source's lowest rate), above it (the
     whole interval over its highest) or overlapping it."""
-    from analysis.report import fmt_pct
+    from analysis.core.fmt import fmt_pct
 
     lo, hi = source_range(source, type_)
     sub = rates_table[rates_table["type"] == type_]
@@ -1266,7 +1266,7 @@ def comparison_verdict(rates_table: pd.DataFrame, source: pd.DataFrame, type_: s
 def source_comparison(source: pd.DataFrame, rates_table: pd.DataFrame, type_labels: Mapping[str, str]
                       ) -> pd.DataFrame:
     """The source's 2024 rates and this run's side by side: one row per (who, model)."""
-    from analysis.report import fmt_pct
+    from analysis.core.fmt import fmt_pct
 
     side = source.assign(who="source, 2024", rate=source["rate_pct"].map(lambda x: f"{x:.1f}%"))
     ours = rates_table.assign(who="this run", rate=rates_table["rate"].map(fmt_pct))
@@ -1279,8 +1279,8 @@ def source_comparison(source: pd.DataFrame, rates_table: pd.DataFrame, type_labe
 def english_phrases(n_per_class: int, seed: int = 0) -> pd.DataFrame:
     """The English counterpart's phrases: :func:`select_distinctive_phrases` on the
     popular texts against the 2024–26 stories, cached under its inputs."""
-    from analysis import data
-    from analysis.cache import cached_frame
+    from analysis.core import data
+    from analysis.core.cache import cached_frame
 
     popular = {k: plain_prose(v) for k, v in data.popular_texts().items()}
     baseline = {k: plain_prose(v) for k, v in data.baseline_texts().items()}
@@ -1485,7 +1485,7 @@ def _fmt_count(n: float) -> str:
 
 
 def _model_sentence(name: str, rows: pd.DataFrame) -> str:
-    from analysis.report import fmt_pct
+    from analysis.core.fmt import fmt_pct
 
     size = f"{name} ({_fmt_count(rows['params'].iloc[0])} parameters)"
     trained = rows[(rows["copies"] > 0) & (rows["total"] > 0)].sort_values("copies", ascending=False)
@@ -1513,7 +1513,7 @@ def lab_verdict(table: pd.DataFrame) -> str:
     (:func:`rises_with_copies`); and the largest model against the smallest at the
     top level. A re-run with other numbers says the other thing.
     """
-    from analysis.report import fmt_pct
+    from analysis.core.fmt import fmt_pct
 
     if table.empty:
         return ("This lab has no phrase documents (its corpus sets `phrases_per_level` to zero), so there is "
@@ -1579,7 +1579,7 @@ def lab_summary(table: pd.DataFrame) -> str:
 def lab_rate_table(table: pd.DataFrame) -> pd.DataFrame:
     """Matched / scorable and the rate per model (rows, smallest first) and copy
     level (columns; "never trained" = the controls), for display."""
-    from analysis.report import fmt_pct
+    from analysis.core.fmt import fmt_pct
 
     if table.empty:
         return pd.DataFrame()
@@ -1595,12 +1595,12 @@ def lab_rate_table(table: pd.DataFrame) -> pd.DataFrame:
 
 def plan(params: Mapping) -> list:
     """The queries an execution at ``params`` sends, built as the chapter builds
-    them, for :mod:`analysis.plan` to count: each model's continuations of the
+    them, for :mod:`analysis.book.plan` to count: each model's continuations of the
     sampled phrases, its re-queries (at most one per phrase: only a completion
     that :func:`needs_requery` is asked again), the English counterpart, and the
     lab ladder's continuations of the lab's phrases. Loads, trains and calls nothing."""
-    from analysis import data
-    from analysis.plan import QueryGroup, is_chat, lab_corpus, lab_ladder_names
+    from analysis.core import data
+    from analysis.book.plan import QueryGroup, is_chat, lab_corpus, lab_ladder_names
 
     sample = sample_phrases(data.phrases(), params["n_per_type"], seed=params["seed"])
     english = english_phrases(params["n_english_per_type"], seed=params["seed"])

@@ -236,7 +236,7 @@ __all__ = [
 ]
 
 #: folder of the transcribed source tables
-DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+from analysis.core.paths import DATA_DIR  # noqa: E402
 #: table name -> file of :func:`load_paper_table`
 PAPER_TABLES = {
     "exp1_dataset": "predicting_exp1_dataset.csv",

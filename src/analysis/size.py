@@ -134,7 +134,7 @@ __all__ = [
 ]
 
 #: folder of the transcribed paper tables
-DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+from analysis.core.paths import DATA_DIR  # noqa: E402
 #: table name -> file of :func:`load_paper_table`
 PAPER_TABLES = {
     "table1": "size_table1.csv",
@@ -1609,7 +1609,7 @@ def group_gap(acc_table: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.
 
 def chapter_texts(params: Mapping) -> tuple[dict[str, str], dict[str, str]]:
     """The popular and baseline texts a run probes (all 41, or the profile's subset)."""
-    from analysis import data
+    from analysis.core import data
 
     popular, baseline = data.popular_texts(), data.baseline_texts()
     if params.get("popular_texts"):
@@ -1655,7 +1655,7 @@ def gap_sentences(gap: pd.DataFrame, models: Sequence[str]) -> str:
 def lab_samples(corpus, prefix_lens: Sequence[int], n: int, seed: int = 0) -> pd.DataFrame:
     """Positions for the lab ladder: inside the trained excerpt window of each popular
     text in the lab corpus, and anywhere in the baseline stories it never saw."""
-    from analysis import data
+    from analysis.core import data
 
     manifest = corpus.manifest()
     windows = {r.text_id: (int(r.word_start), int(r.word_end))
@@ -1792,11 +1792,11 @@ PARAMS = Declaration(
 
 def plan(params: Mapping) -> list:
     """The queries an execution at ``params`` sends, built as the chapter builds
-    them, for :mod:`analysis.plan` to count: each model's probe (one query a
+    them, for :mod:`analysis.book.plan` to count: each model's probe (one query a
     position, or one a position and template in chat mode), then each lab ladder
     model's probe of the lab's positions. Loads, trains and calls nothing."""
     from analysis import nextword
-    from analysis.plan import QueryGroup, is_chat, lab_corpus, lab_ladder_names
+    from analysis.book.plan import QueryGroup, is_chat, lab_corpus, lab_ladder_names
 
     popular, baseline = chapter_texts(params)
     samples = sample_positions({**popular, **baseline}, params["prefix_lens"], params["n_per_text"],

@@ -52,8 +52,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from analysis import data
-from analysis.cache import stable_hash
+from analysis.core import data
+from analysis.core.cache import stable_hash
 from analysis.lab.config import CorpusConfig, LabConfigError
 
 #: bump when a change to this module changes the corpus built from a config

@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from analysis.cache import cache_dir
+from analysis.core.cache import cache_dir
 from analysis.models.base import ModelError
 
 

@@ -21,7 +21,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from analysis.cache import artifact_path
+from analysis.core.cache import artifact_path
 
 #: bumped when training or saving changes, so cached tokenizers are rebuilt
 TOKENIZER_VERSION = 1

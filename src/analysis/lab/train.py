@@ -106,7 +106,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.cache import artifact_path, stable_hash
+from analysis.core.cache import artifact_path, stable_hash
 from analysis.lab.config import WINDOWS, LabConfigError, ModelConfig, RunConfig
 
 #: bumped whenever a change alters what a run trains on or how; part of every run key

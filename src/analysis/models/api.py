@@ -43,7 +43,7 @@ from urllib.parse import urlsplit
 
 import openai
 
-from analysis.cache import QueryCache
+from analysis.core.cache import QueryCache
 from analysis.models import API_PREFIX
 from analysis.models.base import Answer, Model, ModelError, Request
 

@@ -2,7 +2,7 @@
 
 A :class:`Model` answers the questions the chapters ask (continuations, chat
 completions, next token or word, log-probabilities of a continuation) and
-sends every request through the persistent :class:`~analysis.cache.QueryCache`
+sends every request through the persistent :class:`~analysis.core.cache.QueryCache`
 first. Backends subclass it and implement only the uncached primitives
 :meth:`Model._generate` and :meth:`Model._logprobs`. A chapter never branches
 on which backend it got.
@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from analysis.cache import QueryCache, stable_hash
+from analysis.core.cache import QueryCache, stable_hash
 
 Messages = list[dict[str, str]]
 Prompt = Union[str, Messages]
@@ -152,7 +152,7 @@ class Model(ABC):
     name
         The model's name as the chapter gave it (part of every cache key).
     cache
-        The query cache; a shared default under :func:`analysis.cache.cache_dir`.
+        The query cache; a shared default under :func:`analysis.core.cache.cache_dir`.
     retry_errors
         Re-send requests whose cached entry is an error (default True), so an
         API outage is retried on the next run instead of frozen into the cache.

@@ -39,7 +39,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from analysis.cache import artifact_path, stable_hash
+from analysis.core.cache import artifact_path, stable_hash
 from analysis.models.base import Answer, Model, ModelError, Request, request_seed
 
 #: where each built-in model's GGUF comes from

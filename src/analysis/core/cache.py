@@ -9,7 +9,7 @@ Two caches make re-runs cheap and interrupted runs resumable:
   backend, model, request kind, prompt and generation settings, and written as
   each answer arrives.
 
-Used by every chapter through :mod:`analysis.models` and :mod:`analysis.data`.
+Used by every chapter through :mod:`analysis.models` and :mod:`analysis.core.data`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any
 CACHE_ENV = "MEMBOOK_CACHE"
 #: overrides the query cache's file alone (benchmarks use it for a cold run)
 QUERY_CACHE_ENV = "MEMBOOK_QUERY_CACHE"
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from analysis.core.paths import REPO_ROOT
 
 
 def cache_dir() -> Path:

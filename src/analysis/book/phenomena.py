@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from analysis.report import fmt_pct
+from analysis.core.fmt import fmt_pct
 
 #: the chapters, in the order of the table's rows
 CHAPTERS = ("lab", "size", "distributional", "predicting", "entropy", "phrases")
@@ -197,7 +197,7 @@ def accuracy_by_text(acc: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame:
     """Mean accuracy over prefix lengths per model and text, with each popular
     excerpt's copies from the manifest (NaN for the never-trained stories):
     ``model, group, text_id, copies, acc``, models in ``acc``'s order. The points of
-    :func:`analysis.plots.lab_accuracy_by_copies`."""
+    :func:`analysis.book.plots.lab_accuracy_by_copies`."""
     copies = manifest.loc[manifest["kind"] == "popular"].set_index("text_id")["copies"]
     out = acc.groupby(["model", "group", "text_id"], sort=False, as_index=False)["acc"].mean()
     out["copies"] = out["text_id"].map(copies).where(out["group"] == "popular")

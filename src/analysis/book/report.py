@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.core.fmt import fmt_interval, fmt_p, fmt_pct  # noqa: F401  (re-exported for the notebooks)
 from analysis.params import ParameterError  # noqa: F401  (chapters raise it as report.ParameterError)
 
 
@@ -44,16 +45,6 @@ def glue_usage() -> pd.DataFrame:
     table = usage()
     glue_text(**{f"run_{c}": int(table[c].sum()) for c in ("queries", "calls", "hits", "errors")})
     return table
-
-
-def fmt_pct(x: float, digits: int = 1) -> str:
-    """A proportion as a percentage string, e.g. ``0.0432 -> '4.3%'``; "—" when undefined."""
-    x = float(x)
-    return f"{100 * x:.{digits}f}%" if math.isfinite(x) else "—"
-
-
-def fmt_interval(lo: float, hi: float, digits: int = 1) -> str:
-    return f"[{100 * float(lo):.{digits}f}, {100 * float(hi):.{digits}f}]%"
 
 
 def rate_table(rates: pd.DataFrame, type_labels: Mapping[str, str] | None = None) -> pd.DataFrame:
@@ -183,7 +174,7 @@ def explorer_widget(scored: pd.DataFrame, phrases: pd.DataFrame, threshold: floa
     return w.VBox([phrase, model, out])
 
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+from analysis.core.paths import DATA_DIR  # noqa: E402
 
 
 def data_table(name: str):
@@ -192,11 +183,6 @@ def data_table(name: str):
     if not path.exists():
         raise FileNotFoundError(f"no table {name!r} in {DATA_DIR}")
     return path
-
-
-def fmt_p(p: float) -> str:
-    """A p-value for prose: three significant digits, or '< 0.001'."""
-    return "< 0.001" if p < 0.001 else f"= {p:.3g}"
 
 
 def gap_sentences(gap: pd.DataFrame, first: str, second: str, alpha: float = 0.05) -> str:

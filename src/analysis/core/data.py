@@ -5,7 +5,7 @@ Every input file (texts, benchmark tasks, phrase lists) is listed in
 commit-pinned source URL. :func:`fetch` returns a local copy of a file and
 checks its sha256 every time, looking in this order:
 
-1. the cache, ``analysis.cache.cache_dir() / "data" / <name>``;
+1. the cache, ``analysis.core.cache.cache_dir() / "data" / <name>``;
 2. the offline data mirror, a folder named by the ``MEMBOOK_DATA_MIRROR``
    environment variable (used in place, it is read-only);
 3. the network: originals are downloaded from their URL, cleaned and derived
@@ -30,10 +30,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.cache import cache_dir
+from analysis.core.cache import cache_dir
+from analysis.core.paths import DATA_DIR
 
 MIRROR_ENV = "MEMBOOK_DATA_MIRROR"
-REGISTRY_CSV = Path(__file__).resolve().parents[2] / "data" / "registry.csv"
+REGISTRY_CSV = DATA_DIR / "registry.csv"
 DOWNLOAD_TIMEOUT_S = 60
 POPULAR_DIR = "texts/popular/"
 BASELINE_DIR = "texts/baseline/"
@@ -126,7 +127,7 @@ def _file_sha256(path: Path) -> str:
 def _how_to_get(entry: dict) -> str:
     ways = [f"set {MIRROR_ENV} to a folder (the offline data mirror) holding {entry['name']}"]
     if entry["kind"] in TEXT_KINDS:
-        ways.append(f"let analysis.data rebuild it from {entry['derived_from']}")
+        ways.append(f"let analysis.core.data rebuild it from {entry['derived_from']}")
     elif entry["url"]:
         ways.append(f"download it from {entry['url']}")
     return "To get it, " + ", or ".join(ways) + "."
@@ -608,7 +609,7 @@ def phrases() -> pd.DataFrame:
 def registry_fingerprint(prefixes: list[str] | tuple[str, ...]) -> str:
     """A short hash of the sha256 of every registered input under ``prefixes``:
     part of the cache key of anything computed from those inputs."""
-    from analysis.cache import stable_hash
+    from analysis.core.cache import stable_hash
 
     reg = registry()
     rows = reg[reg["name"].str.startswith(tuple(prefixes))].sort_values("name")

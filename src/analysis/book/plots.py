@@ -257,7 +257,7 @@ def lab_accuracy_by_copies(by_text: pd.DataFrame) -> plt.Figure:
     first lightest): a point per
     text, a line through the mean per doubling of copies, and the mean over the
     never-trained 2024–26 stories as a dashed line. ``by_text`` is
-    :func:`analysis.lab.phenomena.accuracy_by_text`."""
+    :func:`analysis.book.phenomena.accuracy_by_text`."""
     models = list(dict.fromkeys(by_text["model"]))
     cmap = sns.color_palette("crest", as_cmap=True)
     palette = [cmap(x) for x in np.linspace(0.1, 0.95, len(models))] if len(models) > 1 else [cmap(0.95)]

@@ -1,4 +1,4 @@
-"""The hidden preamble of every chapter: ``from analysis.preamble import *``.
+"""The hidden preamble of every chapter: ``from analysis.book.preamble import *``.
 
 Sets the plotting style and a headless backend, pandas display options, and
 brings in what every chapter uses (glue, display, the package's modules).
@@ -14,7 +14,9 @@ import pandas as pd  # noqa: E402
 from IPython.display import HTML, Markdown, display  # noqa: E402, F401
 from myst_nb import glue  # noqa: E402, F401
 
-from analysis import data, plots, report  # noqa: E402, F401
+from analysis.core import data  # noqa: E402, F401
+from analysis.book import plots  # noqa: E402, F401
+from analysis.book import report  # noqa: E402, F401
 from analysis.models import GenerationSettings, load_model  # noqa: E402, F401
 
 

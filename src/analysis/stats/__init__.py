@@ -1,0 +1,16 @@
+"""Statistics shared by the chapters: one home each, one result type.
+
+* :mod:`.result`: :class:`Estimate` (value, interval, p, n, method) and :class:`StatsError`;
+* :mod:`.lines`: least-squares lines (:func:`fit_line`) and percentile intervals;
+* :mod:`.intervals`: Wilson intervals of proportions;
+* :mod:`.auc`: AUC-ROC with its Mann–Whitney p-value;
+* :mod:`.ranks`: rank correlations;
+* :mod:`.permutation`: the blocked sign-permutation test.
+
+A method module takes its statistics from here; nothing here knows a chapter.
+"""
+
+from analysis.stats.auc import auc, auc_test  # noqa: F401
+from analysis.stats.intervals import wilson_interval  # noqa: F401
+from analysis.stats.lines import Fit, fit_line, percentile_interval  # noqa: F401
+from analysis.stats.result import Estimate, StatsError  # noqa: F401
