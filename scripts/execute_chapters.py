@@ -154,9 +154,12 @@ def write_results(name: str, profile: str, params: dict, seconds: float, values:
     results_dir.mkdir(parents=True, exist_ok=True)
     path = results_dir / f"{name}.json"
     usage = {k.removeprefix("run_"): _value(values[k]) for k in USAGE_KEYS if k in values}
+    values = dict(values)
+    # the chapter's claims (report.glue_claims), each with its status and reason
+    claims = json.loads(values.pop("claims")) if "claims" in values else []
     record = {"chapter": name, "profile": profile, "params": params, "commit": commit,
               "executed": _now(), "seconds": round(seconds, 1),
-              "usage": usage, "values": dict(sorted(values.items()))}
+              "usage": usage, "claims": claims, "values": dict(sorted(values.items()))}
     path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     return path
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 import html
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from analysis.core.claims import Claim, to_json
 from analysis.core.fmt import fmt_interval, fmt_p, fmt_pct  # noqa: F401  (re-exported for the notebooks)
 from analysis.params import ParameterError  # noqa: F401  (chapters raise it as report.ParameterError)
 
@@ -33,6 +34,18 @@ def glue_md(**values: str) -> None:
 
     for name, value in values.items():
         glue(name, Markdown(value), display=False)
+
+
+def glue_claims(claims: Iterable[Claim], render: Callable[[Claim], str] | None = None) -> list[Claim]:
+    """Glue a chapter's claims: all of them as JSON under ``claims`` (which
+    ``execute_chapters.py`` writes to ``results/<chapter>.json`` under
+    ``"claims"``, for the scoreboard page), and, with ``render`` (the chapter's
+    ``text.render``), each one's sentence as Markdown under ``claim_<id>``."""
+    claims = list(claims)
+    glue_text(claims=to_json(claims))
+    if render is not None:
+        glue_md(**{f"claim_{c.id}": render(c) for c in claims})
+    return claims
 
 
 def glue_usage() -> pd.DataFrame:
