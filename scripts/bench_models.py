@@ -20,8 +20,8 @@ from pathlib import Path
 import torch
 from transformers import GenerationConfig  # noqa: F401  (import cost outside the timings)
 
-from analysis.core import data
 from analysis import phrases as ph
+from analysis.core import data
 from analysis.core.cache import QueryCache
 from analysis.models import GenerationSettings
 from analysis.models.local import LocalModel

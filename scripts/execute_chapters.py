@@ -38,9 +38,9 @@ import jupytext
 import papermill as pm
 
 ROOT = Path(__file__).resolve().parents[1]
-from analysis.params import PROFILE_NAMES, ParameterError, check_overrides, declaration  # noqa: E402
 from analysis.book.plan import PlanError, chapter_plan, parse_price, totals  # noqa: E402
 from analysis.book.plan import table as plan_table  # noqa: E402
+from analysis.params import PROFILE_NAMES, ParameterError, check_overrides, declaration  # noqa: E402
 
 SOURCES = ROOT / "notebooks"
 OUT = ROOT / "book" / "chapters"

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from analysis import phrases as ph
 from analysis import size
 from analysis.core import data
-from analysis import phrases as ph
 from analysis.lab import ladder
 from fakeserver import FakeOpenAIServer, Fault
 

@@ -12,8 +12,8 @@ import pytest
 
 from analysis import distributional as D
 from analysis import phrases as ph
-from analysis.lab import ladder
 from analysis.book import phenomena as phen
+from analysis.lab import ladder
 from analysis.lab.corpus import Document
 
 

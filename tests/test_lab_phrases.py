@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.core import data
 from analysis import phrases as ph
+from analysis.core import data
 from analysis.core.cache import QueryCache
 from analysis.lab import corpus as lab_corpus
 from analysis.lab.config import CorpusConfig, LabConfigError

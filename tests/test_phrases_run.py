@@ -141,8 +141,7 @@ def test_a_run_whose_every_answer_is_excluded_reports_counts_instead_of_crashing
     import matplotlib
 
     matplotlib.use("Agg")
-    from analysis.book import plots
-    from analysis.book import report
+    from analysis.book import plots, report
 
     script = {p: RuntimeError("HTTP 503") for p in ph.prompts(PHRASES, chat=True)}
     script["续写句子：起点一"] = "作为一个人工智能助手，我不能继续"  # a refusal: also excluded

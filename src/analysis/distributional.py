@@ -30,10 +30,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.lab.ladder import lab_profile_param
-from analysis.core.paths import DATA_DIR
-from analysis.params import Declaration, Param
 from analysis.core.fmt import fmt_pct
+from analysis.core.paths import DATA_DIR
+from analysis.lab.ladder import lab_profile_param
+from analysis.params import Declaration, Param
 
 
 class DistributionalError(ValueError):
@@ -1309,7 +1309,6 @@ PROFILES = {
 def load_paper_claims() -> pd.DataFrame:
     """The paper's claims the chapter sets beside the lab's results
     (``data/distributional_claims.csv``; see its note for the source)."""
-    from pathlib import Path
 
     path = DATA_DIR / "distributional_claims.csv"
     return pd.read_csv(path, comment="#")

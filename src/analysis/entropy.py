@@ -24,15 +24,13 @@ import zlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from analysis.core.paths import DATA_DIR  # noqa: E402
 from analysis.lab.ladder import lab_profile_param
 from analysis.params import Declaration, Param
-
-from analysis.core.paths import DATA_DIR  # noqa: E402
 
 #: the source's discoverable-memorization setup
 PAPER_PREFIX_TOKENS = 100

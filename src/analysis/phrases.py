@@ -1600,7 +1600,8 @@ def plan(params: Mapping) -> list:
     that :func:`needs_requery` is asked again), the English counterpart, and the
     lab ladder's continuations of the lab's phrases. Loads, trains and calls nothing."""
     from analysis.core import data
-    from analysis.book.plan import QueryGroup, is_chat, lab_corpus, lab_ladder_names
+    from analysis.lab.plan import lab_corpus, lab_ladder_names
+    from analysis.models.queries import QueryGroup, is_chat
 
     sample = sample_phrases(data.phrases(), params["n_per_type"], seed=params["seed"])
     english = english_phrases(params["n_english_per_type"], seed=params["seed"])

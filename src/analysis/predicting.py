@@ -84,7 +84,6 @@ named constants (:data:`PAPER_N_SEQUENCES`, :data:`PAPER_EXCLUDED_POSITIVES`, ..
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -237,6 +236,7 @@ __all__ = [
 
 #: folder of the transcribed source tables
 from analysis.core.paths import DATA_DIR  # noqa: E402
+
 #: table name -> file of :func:`load_paper_table`
 PAPER_TABLES = {
     "exp1_dataset": "predicting_exp1_dataset.csv",

@@ -67,7 +67,6 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -135,6 +134,7 @@ __all__ = [
 
 #: folder of the transcribed paper tables
 from analysis.core.paths import DATA_DIR  # noqa: E402
+
 #: table name -> file of :func:`load_paper_table`
 PAPER_TABLES = {
     "table1": "size_table1.csv",
@@ -1796,7 +1796,8 @@ def plan(params: Mapping) -> list:
     position, or one a position and template in chat mode), then each lab ladder
     model's probe of the lab's positions. Loads, trains and calls nothing."""
     from analysis import nextword
-    from analysis.book.plan import QueryGroup, is_chat, lab_corpus, lab_ladder_names
+    from analysis.lab.plan import lab_corpus, lab_ladder_names
+    from analysis.models.queries import QueryGroup, is_chat
 
     popular, baseline = chapter_texts(params)
     samples = sample_positions({**popular, **baseline}, params["prefix_lens"], params["n_per_text"],

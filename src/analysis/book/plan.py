@@ -31,11 +31,16 @@ cost nothing but time; the price applies to API models only.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
 import pandas as pd
+
+from analysis.models.queries import (  # noqa: F401  (re-exported: the plan's types)
+    PlanError,
+    QueryGroup,
+    _local,
+    is_chat,
+)
 
 #: tokens a chat format adds per message (role markers, separators), the usual
 #: allowance for OpenAI-style chat APIs; an estimate, used for API models only
@@ -44,71 +49,9 @@ CHAT_OVERHEAD = 4
 REFERENCE_MODEL = "gemma3-270m"
 
 
-class PlanError(ValueError):
-    """A bad ``--price`` or plan request, raised before any work."""
-
-
-@dataclass
-class QueryGroup:
-    """Queries of one part of a chapter to one model.
-
-    ``prompts`` are raw strings (completion) or chat conversations (lists of
-    ``{"role", "content"}``); ``max_new_tokens`` is each query's completion
-    budget (0 for a scoring query, which generates nothing); ``bound`` is
-    ``"exact"`` when every prompt is sent, ``"at most"`` when only some may be.
-    """
-
-    part: str
-    model: str
-    prompts: list = field(repr=False)
-    max_new_tokens: int
-    bound: str = "exact"
-
-    def __post_init__(self):
-        if self.bound not in ("exact", "at most"):
-            raise PlanError(f"bound must be 'exact' or 'at most', got {self.bound!r}")
-
-    @property
-    def queries(self) -> int:
-        return len(self.prompts)
-
-
-@cache
-def _local(name: str):
-    """A lazily loaded local model (tokenizer only is ever touched), or None when
-    ``name`` is an API model, a lab run not trained yet or a model whose package is missing."""
-    from analysis.models import ModelError, check_model_name, load_model
-
-    if check_model_name(name) == "api":
-        return None
-    try:
-        model = load_model(name)
-        model.tokenizer  # noqa: B018 - a missing tokenizer must fail here, not in the count
-        return model
-    except (ModelError, OSError):
-        return None
-
-
 def _reference():
     """The reference model for estimates, or None when its package is not installed."""
     return _local(REFERENCE_MODEL)
-
-
-def is_chat(name: str) -> bool:
-    """Whether ``name`` is a chat model, known without loading weights: every API
-    model is, a lab run is not, a built-in model as registered, others by whether
-    their tokenizer has a chat template."""
-    from analysis.models import BUILTIN_MODELS, check_model_name
-
-    backend = check_model_name(name)
-    if backend == "api":
-        return True
-    if backend == "lab":
-        return False
-    if name in BUILTIN_MODELS:
-        return bool(BUILTIN_MODELS[name]["chat"])
-    model = _local(name)
-    return bool(model is not None and model.is_chat)
 
 
 def _text(prompt) -> list[str]:
@@ -203,22 +146,3 @@ def chapter_plan(chapter: str, params: Mapping) -> list[QueryGroup] | None:
     module = importlib.import_module(CHAPTER_MODULES[chapter])
     fn = getattr(module, "plan", None)
     return None if fn is None else fn(params)
-
-
-def lab_ladder_names(lab_profile: str, runs: Sequence[str] | None = None) -> list[tuple[str, str]]:
-    """``(run, load_model name)`` of the lab profile's ladder runs (or of ``runs``),
-    from the profile alone: nothing is built or trained."""
-    from analysis.lab import ladder
-
-    prof = ladder.get_profile(lab_profile)
-    names = list(runs) if runs else [r.name for r in prof.runs if r.family.startswith("ladder")]
-    return [(r, ladder.model_name(lab_profile, r)) for r in names]
-
-
-@cache
-def lab_corpus(lab_profile: str):
-    """The lab profile's corpus (built or read from the cache; no model is trained)."""
-    from analysis.lab import ladder
-    from analysis.lab.corpus import build_corpus
-
-    return build_corpus(ladder.get_profile(lab_profile).corpus)

@@ -14,9 +14,11 @@ import pandas as pd  # noqa: E402
 from IPython.display import HTML, Markdown, display  # noqa: E402, F401
 from myst_nb import glue  # noqa: E402, F401
 
+from analysis.book import (
+    plots,  # noqa: E402, F401
+    report,  # noqa: E402, F401
+)
 from analysis.core import data  # noqa: E402, F401
-from analysis.book import plots  # noqa: E402, F401
-from analysis.book import report  # noqa: E402, F401
 from analysis.models import GenerationSettings, load_model  # noqa: E402, F401
 
 

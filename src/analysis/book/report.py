@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import html
 import json
-import math
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
