@@ -27,6 +27,10 @@ from pathlib import Path
 from typing import Any
 
 CACHE_ENV = "MEMBOOK_CACHE"
+#: where converted models live, when set (default: the artifact cache)
+MODEL_CACHE_ENV = "MEMBOOK_MODEL_CACHE"
+#: the artifact kinds that :data:`MODEL_CACHE_ENV` moves
+MODEL_KINDS = ("models", "gguf")
 #: overrides the query cache's file alone (benchmarks use it for a cold run)
 QUERY_CACHE_ENV = "MEMBOOK_QUERY_CACHE"
 from analysis.core.paths import REPO_ROOT
@@ -50,8 +54,11 @@ def artifact_path(kind: str, key: Mapping[str, Any]) -> Path:
 
     The folder name is a hash of ``key``; any change to an input gives a new
     folder, so a cached artifact is reused only if every input is unchanged.
+    Converted models (kinds in :data:`MODEL_KINDS`) go under ``$MEMBOOK_MODEL_CACHE``
+    when it is set: the test suite shares them across its otherwise isolated caches.
     """
-    path = cache_dir() / kind / stable_hash(dict(key))
+    models = os.environ.get(MODEL_CACHE_ENV) if kind in MODEL_KINDS else None
+    path = (Path(models) if models else cache_dir()) / kind / stable_hash(dict(key))
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
 
