@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from analysis.core.paths import REPO_ROOT
+
 CACHE_ENV = "MEMBOOK_CACHE"
 #: where converted models live, when set (default: the artifact cache)
 MODEL_CACHE_ENV = "MEMBOOK_MODEL_CACHE"
@@ -33,7 +35,6 @@ MODEL_CACHE_ENV = "MEMBOOK_MODEL_CACHE"
 MODEL_KINDS = ("models", "gguf")
 #: overrides the query cache's file alone (benchmarks use it for a cold run)
 QUERY_CACHE_ENV = "MEMBOOK_QUERY_CACHE"
-from analysis.core.paths import REPO_ROOT
 
 
 def cache_dir() -> Path:

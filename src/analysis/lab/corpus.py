@@ -304,7 +304,7 @@ def corpus_fingerprint(config: CorpusConfig) -> str:
         "code": CODE_VERSION,
     }
     if config.phrases_per_level:
-        from analysis.phrases import SELECTION_VERSION
+        from analysis.lab.phrase_selection import SELECTION_VERSION
 
         key["phrase_selection"] = SELECTION_VERSION
     return stable_hash(key)
@@ -1159,7 +1159,7 @@ def _probes(text: str) -> set[str]:
 def _phrase_candidates() -> pd.DataFrame:
     """The English counterpart's popular-text phrases, best LASSO score first
     (:func:`analysis.phrases.english_phrases`, cached in the artifact cache)."""
-    from analysis.phrases import english_phrases
+    from analysis.lab.phrase_selection import english_phrases
 
     table = english_phrases(PHRASE_SELECTION_N, seed=0)
     return table[table["type"] == "popular"].reset_index(drop=True)
