@@ -11,7 +11,12 @@
     and the last ``default`` execution committed to ``results/<chapter>.json``:
     profile, parameters, commit, date, wall time, model calls and cache hits.
 
-Both render a Markdown table that MyST parses into the page.
+``{scoreboard}``
+    Every claim of every chapter, from the ``"claims"`` of ``results/*.json``
+    (:mod:`analysis.book.scoreboard`): the source's statement and value, this
+    run's value, the status and its reason, and a link to the section.
+
+Each renders Markdown that MyST parses into the page.
 """
 
 from __future__ import annotations
@@ -139,7 +144,17 @@ class ExecutionStatus(_MarkdownDirective):
         return self.render("\n".join(parts))
 
 
+class Scoreboard(_MarkdownDirective):
+    def run(self):
+        from analysis.book.scoreboard import claims_table, scoreboard_markdown
+
+        for path in (self.root / "results").glob("*.json"):
+            self.env.note_dependency(str(path))
+        return self.render(scoreboard_markdown(claims_table(self.root / "results")))
+
+
 def setup(app):
     app.add_directive("chapter-parameters", ChapterParameters)
     app.add_directive("execution-status", ExecutionStatus)
+    app.add_directive("scoreboard", Scoreboard)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
