@@ -23,7 +23,8 @@ def local_imports(tree: ast.AST, package: str = "analysis"):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         for node in ast.walk(fn):
-            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] == package):
+            top = (node.module or "").split(".")[0] if isinstance(node, ast.ImportFrom) else ""
+            if isinstance(node, ast.ImportFrom) and (node.level or top == package):
                 yield node.lineno
             elif isinstance(node, ast.Import) and any(a.name.split(".")[0] == package for a in node.names):
                 yield node.lineno

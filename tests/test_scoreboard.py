@@ -57,4 +57,5 @@ def test_markdown_links_each_claim_to_its_section_and_marks_by_design(tmp_path):
 
 
 def test_no_claims_says_so(tmp_path):
-    assert "No chapter has recorded claims" in scoreboard.scoreboard_markdown(scoreboard.claims_table(tmp_path))
+    text = scoreboard.scoreboard_markdown(scoreboard.claims_table(tmp_path))
+    assert "No chapter has recorded claims" in text
