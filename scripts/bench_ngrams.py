@@ -26,11 +26,13 @@ from pathlib import Path
 import numpy as np
 from benchutil import best_of
 
+from analysis import ngrams as G
+from analysis.lab import ladder
+from analysis.lab.tokenizer import get_tokenizer
+
 
 def real_pairs(items: list[dict], n: int, drop: bool, total: int, seed: int = 0):
     """Task-gram pairs of the items, topped up with cross-item pairs of their n-grams to ``total``."""
-    from analysis import ngrams as G
-
     table = G.task_gram_pairs([q for q, _ in items], [a for _, a in items], n, drop_stopwords=drop)
     xs, ys = list(table["x"]), list(table["y"])
     qgrams = sorted({g for q, _ in items for g in G.ngrams(q, n, drop)})
@@ -48,13 +50,8 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=50_000)
     args = parser.parse_args()
 
-    from analysis import ngrams as G
-    from analysis.lab import ladder
-    from analysis.lab.corpus import build_corpus
-    from analysis.lab.tokenizer import get_tokenizer
-
     t0 = time.perf_counter()
-    corpus = build_corpus(ladder.get_profile(args.profile).corpus)
+    corpus = ladder.profile_corpus(args.profile)
     texts = corpus.training_texts()
     tok = get_tokenizer(texts, corpus.fingerprint(), ladder.get_profile(args.profile).vocab_size)
     n_words = sum(len(t.split()) for t in texts)

@@ -16,6 +16,11 @@ from pathlib import Path
 import papermill as pm
 import pytest
 
+from analysis.book import plan
+from analysis.book.phenomena import CHAPTERS
+from analysis.core.claims import INCONCLUSIVE, STATUSES, Claim, from_json
+from analysis.params import declaration
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 from check_site import have_browser  # noqa: E402
@@ -23,14 +28,17 @@ from execute_chapters import chapters, execute, glued_values  # noqa: E402
 
 # the venv's jupyter-book, also when pytest runs without the venv on PATH
 JUPYTER_BOOK = shutil.which("jupyter-book") or str(Path(sys.executable).with_name("jupyter-book"))
+# every test of this module shares one cache (tests/conftest.py): the first smoke execution
+# trains the smoke lab and the later ones reuse it
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not os.environ.get("MEMBOOK_DATA_MIRROR"), reason="MEMBOOK_DATA_MIRROR is unset"),
+    pytest.mark.usefixtures("use_shared_cache"),
 ]
 
 
 @pytest.fixture(scope="module")
-def smoke_book(tmp_path_factory):
+def smoke_book(tmp_path_factory, use_shared_cache):
     site = tmp_path_factory.mktemp("site")
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy(ROOT / name, site / name)
@@ -46,6 +54,35 @@ def test_every_chapter_executes_on_smoke(smoke_book):
         nb = json.loads((site / "book" / "chapters" / f"{name}.ipynb").read_text())
         errors = [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
         assert not errors
+
+
+def glued_claims(notebook: Path) -> tuple[int, list[Claim]]:
+    """How many times an executed chapter glued ``claims``, and the claims of the last."""
+    nb = json.loads(notebook.read_text())
+    records = [o for c in nb["cells"] for o in c.get("outputs", [])
+               if o.get("metadata", {}).get("scrapbook", {}).get("name") == "claims"]
+    values = glued_values(notebook)
+    return len(records), from_json(values["claims"]) if "claims" in values else []
+
+
+def test_every_chapter_glues_its_claims_once_with_their_renderings(smoke_book):
+    """What execute_chapters.py writes to results/<chapter>.json under "claims": each
+    chapter glues all its claims once (report.glue_claims), each with a status and a
+    reason, its rendering under claim_<id>, and a section label the chapter has."""
+    site, _ = smoke_book
+    for name in chapters():
+        notebook = site / "book" / "chapters" / f"{name}.ipynb"
+        times, claims = glued_claims(notebook)
+        if name == "lab" and times == 0:  # the lab page re-runs no source: it may state no claim
+            continue
+        assert times == 1, f"{name}: claims glued {times} times"
+        assert claims, f"{name}: no claim"
+        values = glued_values(notebook)
+        source = (ROOT / "notebooks" / f"{name}.md").read_text()
+        for c in claims:
+            assert c.chapter == name and c.status in STATUSES and c.reason, (name, c.id)
+            assert values.get(f"claim_{c.id}"), f"{name}: claim {c.id} has no rendering glued"
+            assert c.section and f"({c.section})=" in source, f"{name}: claim {c.id}: no label {c.section!r}"
 
 
 def test_phrases_smoke_glues_real_numbers(smoke_book):
@@ -128,8 +165,6 @@ def test_lab_smoke_exposure_check_holds(smoke_book):
     assert values["all_agree"] == "agree exactly"
     assert values["n_standard"] == "8"  # 4 ladder models + 4 standard twins on the smoke profile
     # the table of phenomena: a row per chapter, and the ladder's families counted
-    from analysis.book.phenomena import CHAPTERS
-
     assert all(values[f"phenomenon_{c}"] for c in CHAPTERS)
     assert values["ladder_families"] == "2" and 0 <= int(values["ladder_monotone_families"]) <= 2
 
@@ -138,11 +173,11 @@ def test_size_smoke_runs_the_method_on_the_lab_ladder(smoke_book):
     site, _ = smoke_book
     values = glued_values(site / "book" / "chapters" / "size.ipynb")
     assert values["lab_n"] == "4"  # the smoke ladder: 2 wide and 2 deep runs
-    # the verdict is a function of R²: it says what the number says
-    tracks = float(values["lab_r2"]) >= 0.5
-    assert ("does not track size" in values["lab_verdict"]) is not tracks
-    assert f"R² = {values['lab_r2']}" in values["lab_verdict"]
-    assert "This run's pairwise tests use raw block scores" in values["cal_verdict"]
+    # the ladder's verdict is the rendering of its claim, whose value is the glued R²
+    law = {c.id: c for c in from_json(values["claims"])}["lab_law"]
+    assert f"{law.value:.2f}" == values["lab_r2"] and law.n == 4
+    assert values["lab_verdict"] == values["claim_lab_law"] and values["cal_verdict"]
+    assert law.n >= law.min_n or law.status == INCONCLUSIVE  # too few ladder models decide nothing
     assert values["t2_valid"] == "16 of 16"  # Table II: every MoE best bound is below the true size
     assert int(values["n_errors"]) == 0
 
@@ -191,9 +226,6 @@ def test_distributional_smoke_runs_the_method_on_the_ladder(smoke_book):
 def test_the_plan_counts_the_queries_the_smoke_execution_sent(smoke_book, chapter):
     """The cost preview, made before the run, against what the run reported: every
     query it marks certain was sent, and nothing beyond its "at most" rows."""
-    from analysis.book import plan
-    from analysis.params import declaration
-
     site, _ = smoke_book
     values = glued_values(site / "book" / "chapters" / f"{chapter}.ipynb")
     groups = plan.chapter_plan(chapter, declaration(chapter).resolve("smoke"))

@@ -275,7 +275,7 @@ def test_strip_gutenberg_custom_start_and_multiline_marker():
     raw = "Header\n***START OF THE PROJECT GUTENBERG EBOOK LONG\nTITLE***\nNotes\nCHAPTER 1\nText.\n"
     assert data.strip_gutenberg(raw) == "Notes\nCHAPTER 1\nText.\n"
     assert data.strip_gutenberg(raw, start=r"^CHAPTER 1") == "CHAPTER 1\nText.\n"
-    with pytest.raises(ValueError, match="start line"):
+    with pytest.raises(data.DataError, match="start line"):
         data.strip_gutenberg(raw, start=r"^CHAPTER 9")
 
 

@@ -21,6 +21,7 @@ from analysis.core import data
 from analysis.lab import corpus as lab_corpus
 from analysis.lab.config import CorpusConfig, LabConfigError
 from analysis.lab.corpus import MAX_CHARS_PER_WORD, SHINGLE_WORDS, build_corpus
+from analysis.lab.corpus import facts as lab_facts
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get(data.MIRROR_ENV),
@@ -209,8 +210,8 @@ def test_fact_copies_are_zipfian(small):
     for doc in docs:  # the rendered fact holds its question, then its answer
         assert doc.meta["question"] in doc.text
         assert doc.text.index(doc.meta["question"]) < doc.text.rindex(doc.meta["answer"].removesuffix("."))
-        assert doc.text == lab_corpus._render_fact(lab_corpus.FACT_TEMPLATES[doc.meta["template"]],
-                                                   doc.meta["question"], doc.meta["answer"])
+        assert doc.text == lab_facts.render_fact(lab_corpus.FACT_TEMPLATES[doc.meta["template"]],
+                                                 doc.meta["question"], doc.meta["answer"])
 
 
 def test_quiz_rounds_list_each_question_its_mentions(small):
@@ -273,21 +274,21 @@ def test_zipf_counts_by_hand():
             return np.zeros(size, dtype=int)
 
     r = Recorder()
-    lab_corpus._zipf_counts(5, 1.0, 0, 2, r)
+    lab_facts.zipf_counts(5, 1.0, 0, 2, r)
     assert r.support == [0, 1, 2]
     assert r.p == pytest.approx([6 / 11, 3 / 11, 2 / 11])  # 1, 1/2, 1/3 normalized
-    lab_corpus._zipf_copies(5, 2.0, 2, r)
+    lab_facts.zipf_copies(5, 2.0, 2, r)
     assert r.support == [1, 2] and r.p == pytest.approx([4 / 5, 1 / 5])  # 1, 1/4 normalized
 
 
 def test_quiz_rounds_by_hand():
     # slots in order: 0 0 2 3 3 3; 3 rounds (6 slots / 2, and fact 3's 3 mentions): dealt in turn
-    assert lab_corpus._quiz_rounds([2, 0, 1, 3], 2, [0, 1, 2, 3]) == [[0, 3], [0, 3], [2, 3]]
+    assert lab_facts.quiz_rounds([2, 0, 1, 3], 2, [0, 1, 2, 3]) == [[0, 3], [0, 3], [2, 3]]
     # slots 3 3 3 2 0 0: rounds 0 1 2 0 1 2
-    assert lab_corpus._quiz_rounds([2, 0, 1, 3], 2, [3, 2, 1, 0]) == [[3, 2], [3, 0], [3, 0]]
+    assert lab_facts.quiz_rounds([2, 0, 1, 3], 2, [3, 2, 1, 0]) == [[3, 2], [3, 0], [3, 0]]
     # one fact in 5 rounds needs 5 rounds, though 6 slots fit in 2 of 4
-    assert lab_corpus._quiz_rounds([5, 1], 4, [1, 0]) == [[1, 0], [0], [0], [0], [0]]
-    assert lab_corpus._quiz_rounds([0, 0], 4, [0, 1]) == []
+    assert lab_facts.quiz_rounds([5, 1], 4, [1, 0]) == [[1, 0], [0], [0], [0], [0]]
+    assert lab_facts.quiz_rounds([0, 0], 4, [0, 1]) == []
 
 
 def test_no_quiz_rounds_without_mentions():

@@ -33,6 +33,8 @@ from analysis.lab import build, ladder
 from analysis.lab import train as lt
 from analysis.lab.config import LabConfigError, ModelConfig, RunConfig
 from analysis.lab.tokenizer import save_tokenizer, train_tokenizer
+from analysis.lab.train import loop
+from analysis.lab.train import runs as lab_runs
 
 SRC = Path(analysis.__file__).resolve().parents[1]
 #: the 1- and 2-process loss curves differ by float rounding only: at most 1.43e-6 nats per step,
@@ -119,7 +121,7 @@ def _smoke_run(**kw):
 def test_a_single_cpu_process_keeps_its_run_key_and_other_placements_get_their_own(monkeypatch):
     # the book's cached lab lives under these keys: they must not change (hashes from the code
     # before devices existed, with a stand-in tokenizer fingerprint)
-    monkeypatch.setattr(lt, "tokenizer_fingerprint", lambda tok: "tok-fp")
+    monkeypatch.setattr(lab_runs, "tokenizer_fingerprint", lambda tok: "tok-fp")  # the name run_key calls
     inj = [{"seq_id": "a", "task": "qa", "text": "Zq7 vexed", "copies": 4, "window": "all"}]
     std = _smoke_run()
     q3 = _smoke_run(name="range-q3", tokens=120_000, family="range", inject=True, window="q3")
@@ -189,8 +191,9 @@ def test_a_bad_device_or_an_uneven_batch_fails_before_any_work(monkeypatch, tmp_
     _no_torchrun(monkeypatch)
     monkeypatch.setenv("MEMBOOK_CACHE", str(tmp_path))
     tok = train_tokenizer(TEXTS, vocab_size=300)
-    monkeypatch.setattr(lt, "build_model", lambda *a, **k: pytest.fail("training started"))
-    monkeypatch.setattr(lt, "init_distributed", lambda *a, **k: pytest.fail("joined a process group"))
+    # the names the training loop calls
+    monkeypatch.setattr(loop, "build_model", lambda *a, **k: pytest.fail("training started"))
+    monkeypatch.setattr(loop, "init_distributed", lambda *a, **k: pytest.fail("joined a process group"))
     with pytest.raises(LabConfigError, match="device must be one of cpu, cuda"):
         lt.train(RUNS["standard"], TEXTS, [], tok, KEY, progress=False, device="mps")
     # three processes cannot split a batch of eight rows
@@ -201,7 +204,8 @@ def test_a_bad_device_or_an_uneven_batch_fails_before_any_work(monkeypatch, tmp_
     smoke = ladder.PROFILES["smoke"]
     uneven = next(n for n in range(2, 64) if all(r.batch_size % n for r in smoke.runs))
     monkeypatch.setenv("WORLD_SIZE", str(uneven))
-    monkeypatch.setattr("analysis.lab.corpus.build_corpus", lambda *a, **k: pytest.fail("built the corpus"))
+    monkeypatch.setattr(ladder, "build_corpus", lambda *a, **k: pytest.fail("built the corpus"))
+    monkeypatch.setattr(ladder, "english_phrases", lambda *a, **k: pytest.fail("selected the phrases"))
     with pytest.raises(LabConfigError, match=f"does not split evenly over {uneven} processes"):
         ladder.build_lab("smoke", progress=False, device="cpu")
     assert not list(tmp_path.glob("lab-runs/*"))
@@ -209,7 +213,7 @@ def test_a_bad_device_or_an_uneven_batch_fails_before_any_work(monkeypatch, tmp_
 
 def test_the_entry_point_refuses_bad_names_before_any_work(monkeypatch, capsys):
     _no_torchrun(monkeypatch)
-    monkeypatch.setattr(ladder, "build_corpus", lambda *a, **k: pytest.fail("built"), raising=False)
+    monkeypatch.setattr(ladder, "build_corpus", lambda *a, **k: pytest.fail("built"))
     smoke = ["--profile", "smoke"]
     for argv, message in ((["--profile", "huge"], "invalid choice: 'huge'"),
                           ([*smoke, "--runs", "wide-999"], "no run 'wide-999' in profile 'smoke'"),
@@ -234,6 +238,7 @@ import json, os, sys
 from analysis.lab import train as lt
 from analysis.lab.config import ModelConfig, RunConfig
 from analysis.lab.tokenizer import load_tokenizer
+from analysis.lab.train import loop
 
 args = json.load(open(sys.argv[1]))
 tok = load_tokenizer(args["tokenizer"])
@@ -256,7 +261,7 @@ train("q3", "scratch", fork=False)
 class Killed(Exception):
     pass
 
-step, calls = lt.train_step, []
+step, calls = loop.train_step, []
 
 def dies(*a, **k):
     if len(calls) == 13:
@@ -264,12 +269,12 @@ def dies(*a, **k):
     calls.append(1)
     return step(*a, **k)
 
-lt.train_step = dies
+loop.train_step = dies  # the name the training loop calls
 try:
     train("injected", "killed", checkpoint_every=5)
 except Killed:
     pass
-lt.train_step = step
+loop.train_step = step
 lt.barrier(lt.placement())
 train("injected", "killed", checkpoint_every=5)
 if lt.placement().rank == 0:
@@ -324,7 +329,6 @@ def test_two_processes_train_the_same_batches_resume_and_fork(tmp_path, monkeypa
 @pytest.mark.skipif(not os.environ.get(data.MIRROR_ENV),
                     reason=f"{data.MIRROR_ENV} is unset: point it at the offline data mirror")
 def test_two_processes_train_the_smoke_labs_smallest_runs_as_one(tmp_path, monkeypatch):
-    from analysis.lab.corpus import build_corpus
     from analysis.lab.tokenizer import get_tokenizer
 
     _no_torchrun(monkeypatch)
@@ -343,7 +347,7 @@ def test_two_processes_train_the_smoke_labs_smallest_runs_as_one(tmp_path, monke
 
     # one process, in the same cache (its corpus and tokenizer are there): its own run folders
     monkeypatch.setenv("MEMBOOK_CACHE", str(cache))
-    corpus = build_corpus(smoke.corpus)
+    corpus = ladder.profile_corpus("smoke")
     texts, key = corpus.training_texts(), corpus.fingerprint()
     tok = get_tokenizer(texts, key, smoke.vocab_size)
     for run in runs:

@@ -1,7 +1,8 @@
 """Phrase documents in the lab corpus, and the phrases chapter's check against them.
 
 The lab trains the English counterpart's phrases at known copy levels
-(:func:`analysis.lab.corpus._phrase_documents`); the phrases chapter scores the
+(:func:`analysis.lab.corpus.phrases.phrase_documents`), which it receives as
+input (:func:`analysis.lab.ladder.phrase_candidates`); the phrases chapter scores the
 ladder on them and sets the rate at each level beside the truth
 (:func:`analysis.phrases.rates_by_copies`). The unit tests use hand-made
 phrases and need no data; the build test needs the offline data mirror.
@@ -20,8 +21,11 @@ from analysis import phrases as ph
 from analysis.core import data
 from analysis.core.cache import QueryCache
 from analysis.lab import corpus as lab_corpus
+from analysis.lab import ladder
 from analysis.lab.config import CorpusConfig, LabConfigError
-from analysis.lab.corpus import Corpus, _phrase_documents, _shingles
+from analysis.lab.corpus import Corpus
+from analysis.lab.corpus.common import shingles
+from analysis.lab.corpus.phrases import phrase_documents
 from analysis.models import Answer, GenerationSettings, Model
 
 
@@ -41,13 +45,13 @@ def candidates(rows: list[list[str]]) -> pd.DataFrame:
 ROWS = [words(i) for i in range(9)]
 ROWS[4] = ROWS[0][10:] + words(4)[10:]
 OTHERS = ["an unrelated document that quotes " + " ".join(ROWS[1][5:15]) + " and stops"]
-PROTECTED = set(_shingles(" ".join(ROWS[3][:12])))
+PROTECTED = set(shingles(" ".join(ROWS[3][:12])))
 CONFIG = CorpusConfig(phrase_levels=(0, 2, 5), phrases_per_level=2)
 
 
 @pytest.fixture(scope="module")
 def docs():
-    return _phrase_documents(CONFIG, OTHERS, PROTECTED, candidates(ROWS))
+    return phrase_documents(CONFIG, OTHERS, PROTECTED, candidates(ROWS))
 
 
 def test_phrases_are_dealt_to_the_levels_and_skip_repeats(docs):
@@ -57,10 +61,10 @@ def test_phrases_are_dealt_to_the_levels_and_skip_repeats(docs):
                                         "phrase-005-0", "phrase-005-1"]
     assert {d.kind for d in docs} == {"phrase"}
     # seeded: the same config deals the same way, seed 1 the same phrases another way
-    again = _phrase_documents(CONFIG, OTHERS, PROTECTED, candidates(ROWS))
+    again = phrase_documents(CONFIG, OTHERS, PROTECTED, candidates(ROWS))
     assert [d.meta for d in again] == [d.meta for d in docs]
     seed_1 = CorpusConfig(**{**CONFIG.as_dict(), "seed": 1})
-    other = _phrase_documents(seed_1, OTHERS, PROTECTED, candidates(ROWS))
+    other = phrase_documents(seed_1, OTHERS, PROTECTED, candidates(ROWS))
     assert {d.meta["phrase_id"] for d in other} == {d.meta["phrase_id"] for d in docs}
     assert [d.meta["phrase_id"] for d in other] != [d.meta["phrase_id"] for d in docs]
 
@@ -88,17 +92,40 @@ def test_the_manifest_gives_the_truth(docs):
 def test_too_few_phrases_name_the_field():
     asks = "phrases_per_level=3 x 3 phrase_levels asks for 9 phrases; only 6 "
     with pytest.raises(LabConfigError, match=asks):
-        _phrase_documents(CorpusConfig(phrase_levels=(0, 2, 5), phrases_per_level=3), OTHERS, PROTECTED,
+        phrase_documents(CorpusConfig(phrase_levels=(0, 2, 5), phrases_per_level=3), OTHERS, PROTECTED,
                           candidates(ROWS))
 
 
 def test_zero_phrases_disable_it(monkeypatch):
-    def fail():
+    def fail(*args, **kw):
         raise AssertionError("the selection must not run")
 
-    monkeypatch.setattr(lab_corpus, "_phrase_candidates", fail)
+    monkeypatch.setattr(ladder, "english_phrases", fail)
     assert CorpusConfig().phrases_per_level == 0
-    assert _phrase_documents(CorpusConfig(), OTHERS, PROTECTED) == []
+    assert ladder.phrase_candidates(CorpusConfig()) is None
+    assert phrase_documents(CorpusConfig(), OTHERS, PROTECTED) == []
+
+
+def test_phrases_without_candidates_name_the_fix():
+    with pytest.raises(LabConfigError, match=r"phrases_per_level=2 asks for 6 phrase documents, but "
+                                             r"build_corpus was given no phrase_candidates: pass .*"
+                                             r"analysis\.lab\.ladder\.phrase_candidates\(config\)"):
+        phrase_documents(CONFIG, OTHERS, PROTECTED)
+
+
+def test_the_ladder_hands_the_corpus_the_english_counterparts_popular_phrases(monkeypatch):
+    table = pd.concat([candidates(ROWS[:2]).assign(type="popular"),
+                       candidates(ROWS[2:3]).assign(type="baseline", id="baseline_1")], ignore_index=True)
+    asked = []
+
+    def selection(n_per_class, seed=0):
+        asked.append((n_per_class, seed))
+        return table
+
+    monkeypatch.setattr(ladder, "english_phrases", selection)
+    got = ladder.phrase_candidates(CONFIG)
+    assert asked == [(ladder.PHRASE_SELECTION_N, 0)] and ladder.PHRASE_SELECTION_N == 1_000
+    assert got["id"].tolist() == ["popular_1", "popular_2"] and got.index.tolist() == [0, 1]
 
 
 @pytest.mark.parametrize("levels", [(), (1, 1), (-1, 4), (1.5,), (True, 4), "0,1"])
@@ -246,8 +273,9 @@ def test_build_corpus_trains_each_phrase_exactly_its_copies(monkeypatch, tmp_pat
     story = next(iter(sorted(baseline)))
     rows.insert(0, baseline[story].split()[100:120])
     table = candidates(rows).assign(text_id=[story] + longest)
-    monkeypatch.setattr(lab_corpus, "_phrase_candidates", lambda: table)
-    corpus = lab_corpus.build_corpus(BUILD)
+    with pytest.raises(LabConfigError, match="no phrase_candidates"):
+        lab_corpus.build_corpus(BUILD)
+    corpus = lab_corpus.build_corpus(BUILD, phrase_candidates=table)
     phrases = [d for d in corpus.documents if d.kind == "phrase"]
     assert sorted(d.copies for d in phrases) == [0, 0, 0, 1, 1, 1, 4, 4, 4]
     assert "popular_1" not in {d.meta["phrase_id"] for d in phrases}  # the held-out story's

@@ -29,6 +29,7 @@ from analysis.core import data
 from analysis.lab import ladder
 from analysis.lab import train as lt
 from analysis.lab.tokenizer import load_tokenizer, save_tokenizer
+from analysis.lab.train import devices
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get(data.MIRROR_ENV),
@@ -53,13 +54,12 @@ def _twin_in_profile(run):
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """The smoke corpus's training texts, key, tokenizer and injected sequences, built once."""
-    from analysis.lab.corpus import build_corpus
     from analysis.lab.tokenizer import get_tokenizer
 
     cache = tmp_path_factory.mktemp("corpus-cache")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MEMBOOK_CACHE", str(cache))
-        corpus = build_corpus(SMOKE.corpus)
+        corpus = ladder.profile_corpus("smoke")
         texts = corpus.training_texts()
         key = corpus.fingerprint()
         tok = get_tokenizer(texts, key, SMOKE.vocab_size)
@@ -95,16 +95,17 @@ def _assert_same_run(a, b):
 CHILD = """
 import json, sys, time
 from analysis.lab import ladder, train as lt
+from analysis.lab.train import loop
 from analysis.lab.tokenizer import load_tokenizer
 
 args = json.load(open(sys.argv[1]))
-step = lt.train_step
+step = loop.train_step
 
 def slow_step(*a, **k):
     time.sleep(0.25)
     return step(*a, **k)
 
-lt.train_step = slow_step
+loop.train_step = slow_step  # the name the training loop calls
 run = ladder.PROFILES["smoke"].run(args["run"])
 lt.train(run, args["texts"], args["injections"], load_tokenizer(args["tokenizer"]), args["key"],
          progress=False, threads=args["threads"], checkpoint_every=args["every"])
@@ -169,7 +170,7 @@ def test_a_range_run_forked_from_its_standard_twin_equals_one_from_scratch(lab, 
                                                                            window):
     run = RANGE[window]
     T = run.steps
-    lo = lt._window_steps(run.window, T)[0]
+    lo = lt.window_steps(run.window, T)[0]
     twin = lt.standard_twin(run)
     assert (twin.inject, twin.window, twin.max_copies) == (False, None, None)
     # the profile's standard run of that shape and budget is the twin: its key ignores names
@@ -201,7 +202,7 @@ def test_a_range_run_forked_from_its_standard_twin_equals_one_from_scratch(lab, 
 def test_build_lab_trains_the_twin_first_and_forks_from_it(lab, monkeypatch):
     # the corpus and tokenizer are cached there already; no other test trains in that cache
     monkeypatch.setenv("MEMBOOK_CACHE", str(lab.cache))
-    monkeypatch.setattr(lt, "default_threads", lambda: THREADS)
+    monkeypatch.setattr(devices, "default_threads", lambda: THREADS)
     late, twin = RANGE["late"], _twin_in_profile(RANGE["late"])
     shapes = {(r.model, r.tokens, r.seed) for r in RANGE.values()}
     ladder_run = next(r for r in SMOKE.runs
@@ -211,7 +212,7 @@ def test_build_lab_trains_the_twin_first_and_forks_from_it(lab, monkeypatch):
     built = ladder.build_lab("smoke", runs=names, progress=False)
     assert list(built.results) == names
     result = built.results[late.name]
-    assert result.trained and result.forked_from_step == lt._window_steps("late", late.steps)[0] > 0
+    assert result.trained and result.forked_from_step == lt.window_steps("late", late.steps)[0] > 0
     assert (built.results[twin.name].path / "forks").is_dir()
     # no range run of the profile forks from this ladder run: it saves no forks
     assert not (built.results[ladder_run.name].path / "forks").exists()

@@ -16,6 +16,7 @@ from analysis.core.cache import QueryCache
 from analysis.lab import train as lt
 from analysis.lab.config import LabConfigError, ModelConfig, RunConfig
 from analysis.lab.tokenizer import get_tokenizer, load_tokenizer, save_tokenizer, train_tokenizer
+from analysis.lab.train import loop
 
 WORDS = (
     "the a of to and in is it that was he for on are as with his they at be this from have or by one had "
@@ -257,12 +258,12 @@ def test_an_interrupted_run_resumes_from_its_checkpoint_bit_identical(runs, tok,
         calls.append(1)
         return step(*args, **kw)
 
-    monkeypatch.setattr(lt, "train_step", dies_at_step_13)
+    monkeypatch.setattr(loop, "train_step", dies_at_step_13)  # the name the loop calls
     with pytest.raises(_Killed):
         lt.train(_run(True), TEXTS, INJECTIONS, tok, CORPUS_KEY, progress=False, checkpoint_every=5)
     path = lt.run_path(_run(True), INJECTIONS, tok, CORPUS_KEY)
     assert (lt.partial_path(path) / "state.pt").exists() and not path.exists()
-    monkeypatch.setattr(lt, "train_step", step)
+    monkeypatch.setattr(loop, "train_step", step)
     resumed = lt.train(_run(True), TEXTS, INJECTIONS, tok, CORPUS_KEY, progress=False, checkpoint_every=5)
     assert resumed.resumed_from_step == 10 and resumed.forked_from_step == 0
     assert not lt.partial_path(path).exists()
@@ -337,7 +338,7 @@ def _old_order(n_tokens, run, injections, tok):
     ids, slots = [], []
     for inj in injs:
         if inj.copies:
-            lo, hi = lt._window_steps(inj.window, run.steps)
+            lo, hi = lt.window_steps(inj.window, run.steps)
             free = np.flatnonzero(~taken[lo * run.batch_size : hi * run.batch_size]) + lo * run.batch_size
             chosen = rng.choice(free, size=inj.copies, replace=False)
             taken[chosen] = True

@@ -12,6 +12,8 @@ import pandas as pd
 import pytest
 
 from analysis import ngrams as G
+from analysis.core.cache import QueryCache, cache_dir
+from analysis.ngrams import embedding
 
 HAS_INFINI = importlib.util.find_spec("infini_gram") is not None
 NO_INFINI = "infini-gram is not installed (pip install infini-gram)"
@@ -221,6 +223,12 @@ def test_infgram_prob_uses_the_longest_found_context(toy_index):
     assert G.infgram_logprob(index, ctx, target) == pytest.approx(want)
 
 
+def test_the_index_folder_key_is_unchanged():
+    # the artifact key of a built index: a changed key rebuilds every cached index
+    folder = G.index_path(["w1 w2", "w3"], _ToyTokenizer())
+    assert folder.relative_to(cache_dir()).as_posix() == "infini-gram/aec455a4a3a78412"
+
+
 def test_missing_index_raises_naming_the_folder(tmp_path):
     with pytest.raises(G.NgramError, match="no-such-index"):
         G.open_index(tmp_path / "no-such-index")
@@ -254,7 +262,7 @@ def test_bad_gamma_raises_before_any_embedding(monkeypatch):
     def no_model(*args, **kwargs):
         raise AssertionError("the model must not be used")
 
-    monkeypatch.setattr(G, "embed", no_model)
+    monkeypatch.setattr(embedding, "embed", no_model)  # what pair_cosines calls
     table = G.task_gram_pairs(QA_IN, QA_OUT, 3)
     for bad in (1.5, -1.01, float("nan"), "0.7", True, [0.7], object()):
         with pytest.raises(G.NgramError, match="gamma must be"):
@@ -365,8 +373,6 @@ def test_filter_summary_counts_agree_with_the_masks_and_the_keep_hook():
 
 
 def _recorded_api(tmp_path, index="v4_piletrain_llama"):
-    from analysis.core.cache import QueryCache
-
     fixture = Path(__file__).parent / "fixtures" / "infinigram_api.json"
     recorded = json.loads(fixture.read_text())["responses"]
     sent = []
@@ -391,8 +397,6 @@ class _Upper:
 
 
 def test_infinigram_api_retries_with_exponential_backoff_then_succeeds(tmp_path):
-    from analysis.core.cache import QueryCache
-
     waits, calls = [], []
 
     def flaky(payload):
@@ -410,10 +414,6 @@ def test_infinigram_api_retries_with_exponential_backoff_then_succeeds(tmp_path)
 
 
 def test_infinigram_api_gives_up_after_max_retries_and_jitters(tmp_path):
-    import random
-
-    from analysis.core.cache import QueryCache
-
     waits = []
 
     def down(payload):
@@ -440,6 +440,19 @@ def test_infinigram_api_counts_and_caches(tmp_path):
     assert sent[-1]["query"] == "capital of France AND Paris"
 
 
+def test_infinigram_api_query_key_is_unchanged(tmp_path):
+    # the query cache key of a request: a changed key re-asks the API for every cached count
+    api, _ = _recorded_api(tmp_path)
+    assert api.pair_count("capital of France", "Paris") == 120
+    payload = {"index": "v4_piletrain_llama", "query_type": "count", "query": "a b"}
+    assert QueryCache.key("infini-gram", "v4_piletrain_llama", "count", payload) == (
+        "4a1d12d83550fcbd383ef0b26f4b589123bce6569e868151298fc7049ae71d1c")
+    key = QueryCache.key("infini-gram", "v4_piletrain_llama", "count",
+                         {"index": "v4_piletrain_llama", "query_type": "count",
+                          "query": "capital of France AND Paris"})
+    assert api._cache.get(key) is not None
+
+
 def test_infinigram_api_chain_rule_skips_zero_probabilities(tmp_path):
     api, _ = _recorded_api(tmp_path)
     # log 0.5 + (p = 0: counted as 1) + log 0.25
@@ -449,8 +462,6 @@ def test_infinigram_api_chain_rule_skips_zero_probabilities(tmp_path):
 
 
 def test_infinigram_api_errors_are_recorded_never_counted(tmp_path):
-    from analysis.core.cache import QueryCache
-
     api, sent = _recorded_api(tmp_path)
     with pytest.raises(G.NgramError, match="Invalid query"):
         api.count("no such index")

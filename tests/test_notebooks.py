@@ -1,13 +1,19 @@
-"""The chapter sources stay thin: no logic in a notebook, no hand-typed number in prose.
+"""The chapter sources stay thin: no logic in a notebook, no hand-typed number in prose,
+and the chapter's claims glued once.
 
 Logic (function definitions, classes, loops, try/except) belongs in the package,
 where it is tested; a number in a sentence comes from the computation (glue) or
 from a transcribed table, so a re-run with other numbers says the other thing.
+Every claim of a chapter is built in a hidden cell and glued by one call of
+``report.glue_claims(claims, render=<chapter>.render)`` (execute_chapters.py writes
+them to results/<chapter>.json under "claims").
 """
 
+import ast
 import re
 from pathlib import Path
 
+import jupytext
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,3 +76,42 @@ def test_no_logic_in_a_notebook(chapter):
 def test_no_hand_typed_number_in_prose(chapter):
     found = prose_numbers(source(chapter))
     assert not found, f"{chapter}: glue these numbers or take them from data/: {found}"
+
+
+HIDDEN = {"remove-cell", "remove-input"}
+#: pages that may state no claim: the lab builds the models the studies use, it re-runs no source
+CLAIMS_OPTIONAL = {"lab"}
+
+
+def glue_claims_calls(notebook) -> list[tuple[int, bool, bool]]:
+    """Each ``report.glue_claims(...)`` call of a notebook: its cell's index, whether
+    that cell is hidden, and whether the call passes ``render=``."""
+    calls = []
+    for i, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
+            continue
+        tree = ast.parse("\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                                   for line in cell.source.splitlines()))
+        for node in ast.walk(tree):
+            func = node.func if isinstance(node, ast.Call) else None
+            if isinstance(func, ast.Attribute) and func.attr == "glue_claims":
+                hidden = bool(HIDDEN & set(cell.metadata.get("tags", [])))
+                calls.append((i, hidden, any(k.arg == "render" for k in node.keywords)))
+    return calls
+
+
+def test_the_glue_claims_check_reads_the_calls():
+    md = ("```{code-cell} ipython3\n:tags: [remove-cell]\n\nclaims = size.claims(results)\n"
+          "report.glue_claims(claims, render=size.render)\n```\n\n"
+          "```{code-cell} ipython3\nreport.glue_claims([])\n```\n")
+    assert glue_claims_calls(jupytext.reads(md, fmt="md:myst")) == [(0, True, True), (1, False, False)]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_claims_are_glued_once_in_a_hidden_cell_with_their_rendering(chapter):
+    calls = glue_claims_calls(jupytext.read(ROOT / "notebooks" / f"{chapter}.md"))
+    if chapter in CLAIMS_OPTIONAL and not calls:
+        return
+    assert len(calls) == 1, f"{chapter}: report.glue_claims is called {len(calls)} times, not once"
+    [(cell, hidden, render)] = calls
+    assert hidden and render, f"{chapter}: cell {cell} must be hidden and pass render=<chapter>.render"

@@ -1,4 +1,8 @@
-"""Running the Phrases study on a model: sampling, prompts, re-query, errors."""
+"""Running the Phrases study on a model: sampling, prompts, re-query, errors, and
+the English counterpart's phrase selection (re-exported from the lab)."""
+
+import itertools
+import random
 
 import pandas as pd
 import pytest
@@ -122,26 +126,11 @@ def test_plain_prose_drops_markup_and_verse_labels():
     ]
 
 
-def test_distance_gap_is_a_one_sided_mann_whitney_test():
-    from scipy.stats import mannwhitneyu
-
-    scored = pd.DataFrame({
-        "model": ["m"] * 8, "type": ["propaganda"] * 4 + ["culturax"] * 4,
-        "distance": [0.5, 0.6, 0.7, 0.8, 0.75, 0.9, 0.95, 1.0], "excluded": [False] * 7 + [True],
-    })
-    gap = ph.distance_gap(scored, "propaganda", "culturax").iloc[0]
-    assert (gap["n_first"], gap["n_second"]) == (4, 3)
-    assert gap["median_first"] == pytest.approx(0.65) and gap["median_second"] == 0.9
-    ref = mannwhitneyu([0.5, 0.6, 0.7, 0.8], [0.75, 0.9, 0.95], alternative="less")
-    assert gap["U"] == ref.statistic == 1.0  # only 0.8 > 0.75
-    assert gap["p_value"] == pytest.approx(ref.pvalue)
-
-
 def test_a_run_whose_every_answer_is_excluded_reports_counts_instead_of_crashing(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from analysis.book import plots, report
+    from analysis.book import plots
 
     script = {p: RuntimeError("HTTP 503") for p in ph.prompts(PHRASES, chat=True)}
     script["续写句子：起点一"] = "作为一个人工智能助手，我不能继续"  # a refusal: also excluded
@@ -156,21 +145,83 @@ def test_a_run_whose_every_answer_is_excluded_reports_counts_instead_of_crashing
     assert ph.headline(rates, "scripted")["propaganda"].startswith("not measured")
     assert ph.top_rate(rates, plots.TYPE_LABELS).startswith("not measured")
     source = pd.DataFrame({"model": ["a", "a"], "type": ["propaganda", "culturax"], "rate_pct": [4.3, 0.8]})
-    assert ph.comparison_verdict(rates, source) == ("This run has no scorable completion to set beside the "
-                                                    "source's rates.")
-    assert report.gap_sentences(ph.distance_gap(main, "propaganda", "culturax"), "a", "b").startswith(
-        "No model has scorable completions")
+    claims = [*ph.state_media_gap_claims(rates, source, ["scripted"]),
+              *ph.source_range_claims(rates, source, ["scripted"]),
+              *ph.distance_gap_claims(ph.distance_gap(main, "propaganda", "culturax"), "zh", ["scripted"]),
+              ph.refusal_claim(scored), ph.windowed_claim(ph.rates_by_mode(scored), 0.4)]
+    # nothing was scorable: every claim that needs a rate is not testable, and says why
+    assert [c.status for c in claims[:3]] == ["not testable here"] * 3
+    assert claims[3].status == "inconclusive"  # 6 completions, the refusal found in both modes
+    assert claims[4].status == "not testable here"
+    assert ph.comparison_verdict(claims) == (
+        "This run has no scorable completion to set beside the source's rates.")
+    assert ph.gap_sentences(claims).startswith("No model has scorable completions")
     for fig in (plots.phrase_rates(rates, source), plots.mode_comparison(ph.rates_by_mode(scored)),
                 plots.distance_distribution(main, 0.4)):
         assert fig.axes[0].texts[0].get_text() == plots.NO_SCORABLE  # a figure that says why it is empty
 
 
-def test_comparison_verdict_places_each_model_against_the_source_range():
-    source = pd.DataFrame({"model": ["a", "b"], "type": ["propaganda"] * 2, "rate_pct": [3.2, 8.8]})
-    rates = pd.DataFrame({"model": ["low", "mid", "high"], "type": ["propaganda"] * 3,
-                          "rate": [0.001, 0.05, 0.30], "ci_lo": [0.0, 0.01, 0.2], "ci_hi": [0.02, 0.12, 0.4]})
-    text = ph.comparison_verdict(rates, source)
-    assert text.startswith("The source's 2024 models reproduce 3.2% to 8.8% of state-media endings")
-    assert "low (0.1%) is below the source's range" in text
-    assert "mid (5.0%) is within reach of the source's range" in text
-    assert "high (30.0%) is above the source's range" in text
+# --- English phrase selection ---------------------------------------------------
+
+COMMON = [
+    "the",
+    "of",
+    "and",
+    "to",
+    "in",
+    "is",
+    "was",
+    "for",
+    "on",
+    "that",
+    "with",
+    "as",
+    "by",
+    "at",
+    "it",
+    "from",
+    "this",
+    "be",
+    "are",
+    "or",
+]
+MARKERS_A = ("wizard", "castle", "dragon")
+MARKERS_B = ("senator", "budget", "tariff")
+
+
+def _corpus(prefix: str, markers, seed: int, n_texts: int = 3, n_words: int = 600):
+    rng = random.Random(seed)
+    return {
+        f"{prefix}{t}": " ".join(
+            rng.choice(markers) if i % 7 == 3 else rng.choice(COMMON) for i in range(n_words)
+        )
+        for t in range(n_texts)
+    }
+
+
+def test_select_distinctive_phrases_on_obvious_corpora():
+    texts_a, texts_b = _corpus("a", MARKERS_A, 1), _corpus("b", MARKERS_B, 2)
+    out = ph.select_distinctive_phrases(texts_a, texts_b, n_per_class=6, seed=0)
+    assert list(out.columns)[:7] == ["id", "type", "text_id", "phrase", "start", "end", "coef"]
+    assert out["type"].value_counts().to_dict() == {"popular": 6, "baseline": 6}
+    pop, base = out[out["type"] == "popular"], out[out["type"] == "baseline"]
+    assert pop["text_id"].isin(texts_a).all() and base["text_id"].isin(texts_b).all()
+    assert (pop["coef"] > 0).all() and (base["coef"] < 0).all()
+    assert pop["phrase"].map(lambda s: any(m in s.split() for m in MARKERS_A)).all()
+    assert base["phrase"].map(lambda s: any(m in s.split() for m in MARKERS_B)).all()
+    assert pop["id"].tolist()[0] == "popular_1"
+    for row in out.itertuples(index=False):
+        words = (texts_a | texts_b)[row.text_id].split()
+        window = words[row.word_offset : row.word_offset + 20]
+        assert row.phrase == " ".join(window) == row.start + " " + row.end
+        assert len(row.start.split()) == len(row.end.split()) == 10
+    for _, group in out.groupby("text_id"):
+        offsets = sorted(group["word_offset"])
+        assert all(b - a >= 20 for a, b in itertools.pairwise(offsets))
+    again = ph.select_distinctive_phrases(texts_a, texts_b, n_per_class=6, seed=0)
+    pd.testing.assert_frame_equal(out, again)
+
+
+def test_select_distinctive_phrases_needs_both_corpora():
+    with pytest.raises(ValueError):
+        ph.select_distinctive_phrases({"a": "one two"}, {})

@@ -1,14 +1,22 @@
-"""Parameter validation, table formatting and the static explorer."""
+"""Parameter validation, table formatting, the static explorer, and a chapter's
+claims from glue to results/<chapter>.json."""
 
 import json
 import re
+import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from analysis import phrases as ph
 from analysis.book import report
+from analysis.core.claims import INCONCLUSIVE, REPRODUCED, Claim, directional, from_json, not_testable
 from analysis.models import ModelError, check_model_name
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from execute_chapters import write_results  # noqa: E402
 
 
 def test_profile_values_are_taken_and_overridden():
@@ -104,11 +112,11 @@ def test_widget_explorer_shows_the_highlighted_window():
     assert "<mark>" not in out.value and "distance –" in out.value
 
 
-def test_lab_model_names_resolve_through_the_lab_index(tmp_path, monkeypatch):
+def test_lab_model_names_resolve_through_the_lab_index(tmp_path, isolated_cache):
     from analysis.lab.index import register
     from analysis.models import load_model
 
-    monkeypatch.setenv("MEMBOOK_CACHE", str(tmp_path))
+    assert not (isolated_cache / "lab").exists()  # the test's own, empty cache
     with pytest.raises(ModelError, match="no trained lab run 'tiny'; trained runs: none yet"):
         load_model("lab:tiny")
     (tmp_path / "ckpt").mkdir()
@@ -130,3 +138,48 @@ def test_a_retrained_checkpoint_gets_a_new_cache_identity(tmp_path):
     weights.write_bytes(b"new weights")
     os.utime(weights, ns=(1, 1))
     assert LocalModel("lab:x", tmp_path).cache_identity() != before
+
+
+# -- claims: glued by the chapter, written to results/<chapter>.json by execute_chapters.py --
+
+
+def chapter_claims() -> list[Claim]:
+    status, reason = directional(value=0.6, null=0.5, p=0.01, n=40, min_n=30)
+    auc = Claim(id="e1_auc", chapter="size", statement="Popular texts are predicted better.", status=status,
+                reason=reason, comparison="AUC > 0.5", value=0.6, interval=(0.52, 0.68), n=40, p=0.01,
+                min_n=30, source_value="0.71", section="size-ladder")
+    status, reason = directional(value=0.7, null=0.5, p=0.001, n=17, min_n=30)
+    small = Claim(id="e2_small", chapter="size", statement="The smallest pair agrees.", status=status,
+                  reason=reason, comparison="AUC > 0.5", value=0.7, n=17, p=0.001, min_n=30, by_design=True)
+    return [auc, small, not_testable("e3_api", "size", "An API model agrees.", "no API model in this run")]
+
+
+def test_glued_claims_are_written_under_claims_and_not_under_values(monkeypatch, tmp_path):
+    glued = {}
+    monkeypatch.setattr(report, "glue_text", lambda **v: glued.update({k: str(x) for k, x in v.items()}))
+    monkeypatch.setattr(report, "glue_md", lambda **v: glued.update(v))
+    claims = chapter_claims()
+    assert [c.status for c in claims] == [REPRODUCED, INCONCLUSIVE, "not testable here"]
+    assert report.glue_claims(claims, render=lambda c: f"{c.id}: {c.status}") == claims
+    assert set(glued) == {"claims", "claim_e1_auc", "claim_e2_small", "claim_e3_api"}
+    assert glued["claim_e2_small"] == "e2_small: inconclusive"
+
+    usage = {"run_queries": "10", "run_calls": "4", "run_hits": "6", "run_errors": "0"}
+    values = {**glued, "n_texts": "41", **usage}
+    path = write_results("size", "default", {"profile": "default"}, 12.34, values, "abc123",
+                         results_dir=tmp_path)
+    record = json.loads(path.read_text())
+    assert path == tmp_path / "size.json"
+    assert record["claims"] == [c.to_dict() for c in claims]
+    assert from_json(json.dumps(record["claims"])) == claims
+    assert "claims" not in record["values"] and record["values"]["n_texts"] == "41"
+    assert record["values"]["claim_e1_auc"] == "e1_auc: reproduced"  # the renderings stay glued values
+    assert record["usage"] == {"queries": 10, "calls": 4, "hits": 6, "errors": 0}
+    assert (record["chapter"], record["commit"], record["seconds"]) == ("size", "abc123", 12.3)
+    assert "claims" in values  # the caller's values are left as they were
+
+
+def test_a_chapter_without_claims_writes_an_empty_list(tmp_path):
+    path = write_results("lab", "default", {}, 1.0, {"n_runs": "8"}, "abc", results_dir=tmp_path)
+    record = json.loads(path.read_text())
+    assert record["claims"] == [] and record["values"] == {"n_runs": "8"}

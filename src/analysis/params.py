@@ -27,6 +27,9 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.models import ModelError, check_model_name, describe_model_names
+from analysis.models.api import api_key_problem
+
 PROFILE_NAMES = ("smoke", "default", "paper")
 
 # chapter name -> module holding its PARAMS
@@ -76,7 +79,7 @@ class Param:
 
     def __post_init__(self):
         if self.kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+            raise ParameterError(f"kind must be one of {KINDS}, got {self.kind!r}")
 
     def allowed(self) -> str:
         """The allowed values, in words (for errors and ``--list-params``)."""
@@ -87,8 +90,6 @@ class Param:
         elif self.kind == "choice":
             text = "one of " + ", ".join(map(repr, self.choices))
         elif self.kind == "models":
-            from analysis.models import describe_model_names
-
             text = "comma-separated model names: " + describe_model_names(api=self.api)
         elif self.kind == "names":
             text = "a list or comma-separated string" + (
@@ -172,8 +173,6 @@ def check_model(name: str, *, param: str = "models", api: bool = True) -> str:
     """The backend of model ``name``, or a :class:`ParameterError` naming ``param``:
     an unknown name, an API model where the chapter needs token-level access, or an
     API model with no key in the environment. Loads nothing."""
-    from analysis.models import ModelError, check_model_name
-
     try:
         backend = check_model_name(name)
     except ModelError as err:
@@ -184,8 +183,6 @@ def check_model(name: str, *, param: str = "models", api: bool = True) -> str:
                 f"{param}: {name!r} is an API model, but this chapter needs token-level access "
                 "(log-probabilities or token ids of the model's own tokenizer); use a local model, "
                 "a Hugging Face id or a lab run (lab:<run>)")
-        from analysis.models.api import api_key_problem
-
         problem = api_key_problem()
         if problem:
             raise ParameterError(f"{param}: {name!r} needs an API key: {problem}")
@@ -215,10 +212,10 @@ class Declaration:
     def __post_init__(self):
         missing = [p for p in PROFILE_NAMES if p not in self.profiles]
         if missing:
-            raise ValueError(f"{self.chapter}: profiles {missing} are not declared")
+            raise ParameterError(f"{self.chapter}: profiles {missing} are not declared")
         names = [p.name for p in self.params]
         if len(set(names)) != len(names) or "profile" in names:
-            raise ValueError(f"{self.chapter}: parameter names must be unique and not 'profile'")
+            raise ParameterError(f"{self.chapter}: parameter names must be unique and not 'profile'")
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -28,6 +28,14 @@ Each ``*_check`` is a pure function of measured tables and returns a
 load models (:func:`popular_accuracy`, :func:`extraction_scores`,
 :func:`membership_losses`, :func:`phrase_rates`) are thin: they call the chapters'
 steps and return their tables.
+
+Where a row decides whether its signal is there, the decision is a
+:class:`~analysis.core.claims.Claim` on the check (``Check.claims``), and the
+row's sentence reads it: the ladder's losses fall in every family
+(``lab_ladder_losses_fall``) and the entropy chapter's lab model has a lower loss
+on every member set than on every non-member set (``lab_member_loss_below``, by
+design: the members are its training documents). :func:`claims` gathers them for
+:func:`analysis.book.report.glue_claims` and :func:`render` words one.
 """
 
 from __future__ import annotations
@@ -38,7 +46,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from analysis import distributional, entropy, predicting, size
+from analysis import phrases as ph
+from analysis.core.claims import NOT_TESTABLE, REPRODUCED, Claim, not_testable, within
 from analysis.core.fmt import fmt_pct
+from analysis.lab.ladder import model_name
+from analysis.lab.probe import monotone_families, popular_by_copies
+from analysis.lab.train import eval_loss
+from analysis.models import GenerationSettings, load_model
+from analysis.stats.auc import auc
 
 #: the chapters, in the order of the table's rows
 CHAPTERS = ("lab", "size", "distributional", "predicting", "entropy", "phrases")
@@ -52,13 +68,16 @@ SIZE_MAX_NEW_TOKENS = 4
 DISTRIBUTIONAL_N = 3
 #: words of each set's sample in the entropy check's losses
 MEMBERSHIP_WORDS = 4000
+#: the claims' page: the lab page's section on the phenomena (its MyST label)
+SECTION = "lab-phenomena"
 
 
 @dataclass
 class Check:
     """One chapter's check: ``signal`` (what the corpus holds by construction),
     ``check`` (what is measured), ``value`` (the measurement, in words), the
-    measured ``table`` and the ``numbers`` to glue (strings)."""
+    measured ``table``, the ``numbers`` to glue (strings) and the ``claims``
+    the row decides (none where it only measures)."""
 
     chapter: str
     signal: str
@@ -66,6 +85,7 @@ class Check:
     value: str
     table: pd.DataFrame
     numbers: dict[str, str] = field(default_factory=dict)
+    claims: list[Claim] = field(default_factory=list)
 
 
 def phenomena_table(checks: Sequence[Check]) -> pd.DataFrame:
@@ -76,6 +96,19 @@ def phenomena_table(checks: Sequence[Check]) -> pd.DataFrame:
     return pd.DataFrame([{"chapter": c.chapter, "signal built in": c.signal, "check": c.check,
                           "measured": c.value} for c in rows],
                         columns=["chapter", "signal built in", "check", "measured"])
+
+
+def claims(checks: Sequence[Check]) -> list[Claim]:
+    """Every claim of the checks, in the checks' order (for
+    :func:`analysis.book.report.glue_claims`, with :func:`render`)."""
+    return [c for check in checks for c in check.claims]
+
+
+def render(claim: Claim) -> str:
+    """A claim of the table of phenomena in a sentence (Markdown): the statement,
+    its status (and whether the lab builds the signal in) and the reason."""
+    design = ", by design" if claim.by_design else ""
+    return f"{claim.statement}: *{claim.status}*{design} ({claim.reason})."
 
 
 def glue_values(checks: Sequence[Check]) -> dict[str, str]:
@@ -147,9 +180,8 @@ def ladder_check(losses: pd.DataFrame, profile) -> Check:
     """The ladder check from :func:`analysis.lab.probe.loss_comparison`'s losses:
     per family, whether training and held-out loss both fall with every step up in
     parameters (:func:`analysis.lab.probe.monotone_families`). Glues
-    ``ladder_monotone_families`` (families where both fall) and ``ladder_families``."""
-    from analysis.lab.probe import monotone_families
-
+    ``ladder_monotone_families`` (families where both fall) and ``ladder_families``;
+    its claim is :func:`ladder_claim`."""
     fams = monotone_families(losses)
     k, n = int(fams["monotone"].sum()), len(fams)
     failing = []
@@ -163,7 +195,24 @@ def ladder_check(losses: pd.DataFrame, profile) -> Check:
         value += f" ({'; '.join(failing)})"
     return Check("lab", ladder_signal(profile, losses),
                  "training and held-out loss fall with every step up in parameters, per family",
-                 value, fams, {"ladder_monotone_families": str(k), "ladder_families": str(n)})
+                 value, fams, {"ladder_monotone_families": str(k), "ladder_families": str(n)},
+                 [ladder_claim(k, n)])
+
+
+def ladder_claim(monotone: int, families: int) -> Claim:
+    """``lab_ladder_losses_fall``: training and held-out loss fall with every step up
+    in parameters in every ladder family. The value is the share of families where
+    both fall; reproduced when it is 1 (not by design: the lab builds the sizes,
+    not the losses)."""
+    share = monotone / families if families else None
+    status, reason = within(value=share, target=1.0, tolerance=0.0, n=families, min_n=1)
+    if status != NOT_TESTABLE:
+        reason = f"both fall in {monotone} of {families} families; {reason}"
+    return Claim(id="lab_ladder_losses_fall", chapter="lab",
+                 statement="training and held-out loss fall with every step up in parameters, "
+                           "in every ladder family",
+                 status=status, reason=reason, value=share, n=families, min_n=1, section=SECTION,
+                 comparison="share of families where both losses fall at every step = 1")
 
 
 # ---------------------------------------------------------------------------
@@ -178,10 +227,6 @@ def popular_accuracy(lab, runs: Sequence[str], prefix_lens: Sequence[int] = SIZE
     stories (:func:`analysis.size.lab_samples`), each model continuing the raw prefix
     (:func:`analysis.size.probe_models`). ``model`` holds the run's name, rows in
     ``runs`` order."""
-    from analysis import size
-    from analysis.lab.ladder import model_name
-    from analysis.models import load_model
-
     names = {model_name(lab.name, r): r for r in runs}
     models = {name: load_model(name) for name in names}
     samples = size.lab_samples(lab.corpus, prefix_lens, n, seed=seed)
@@ -218,8 +263,6 @@ def size_check(acc: pd.DataFrame, manifest: pd.DataFrame, runs: Sequence[str] | 
     largest. The value gives, per model, the accuracy in the least and the most
     copied bin and on the stories. Glues ``size_acc_gain_small`` and
     ``size_acc_gain_large`` (most-copied bin minus least-copied bin)."""
-    from analysis.lab.probe import popular_by_copies
-
     by = popular_by_copies(acc, manifest)
     models = list(dict.fromkeys(acc["model"])) if runs is None else list(runs)
     parts, numbers = [], {}
@@ -262,14 +305,12 @@ def distributional_check(pairs: pd.DataFrame, know: pd.DataFrame) -> Check:
     ``knowledge_p1_share``), the pairs in bins of P, and the spread of the pair
     counts ``C(x, y)``. Glues ``lab_p1_share``, ``lab_pairs`` and ``lab_cxy_min``,
     ``lab_cxy_median``, ``lab_cxy_max``."""
-    from analysis.distributional import tied_share
-
     p = pairs["p_taskgram"].to_numpy(dtype=float)
     rows = [{"P(y | x)": label, "pairs": int((p == lo).sum() if lo == hi else ((p >= lo) & (p < hi)).sum())}
             for lo, hi, label in P_BINS]
     table = pd.DataFrame(rows)
     table["share"] = (table["pairs"] / max(len(p), 1)).map(fmt_pct)
-    share = tied_share(pairs)
+    share = distributional.tied_share(pairs)
     cxy = pairs["c_xy"].to_numpy()
     numbers = {"lab_p1_share": fmt_pct(share), "lab_pairs": f"{len(pairs):,}",
                "lab_cxy_min": f"{int(cxy.min()):,}" if len(cxy) else "—",
@@ -296,10 +337,6 @@ def extraction_scores(lab, runs: Sequence[str] | None = None) -> pd.DataFrame:
     """The predicting chapter's labels of every injected sequence under each injected
     run (default :func:`injected_runs`): :func:`analysis.predicting.score_runs` over
     :func:`analysis.predicting.injected_sequences`, one row per (run, sequence)."""
-    from analysis import predicting
-    from analysis.lab.ladder import model_name
-    from analysis.models import load_model
-
     runs = injected_runs(lab) if runs is None else list(runs)
     sequences = predicting.injected_sequences(lab.corpus.injection_table(), lab.tokenizer)
     models = {r: load_model(model_name(lab.name, r)) for r in runs}
@@ -315,12 +352,11 @@ def extraction_by_copies(scores: pd.DataFrame, exposures: Mapping[str, pd.DataFr
     ``copies``, ``sequences``, ``extracted`` and ``share``, runs in ``exposures``
     order, copies ascending.
     """
-    from analysis.predicting import exposure_copies
-
     frames = []
     for run, exposure in exposures.items():
         own = scores.loc[scores["run"] == run, ["seq_id", "extract"]]
-        frame = pd.DataFrame({"seq_id": exposure["seq_id"], "copies": exposure_copies(exposure).astype(int)})
+        copies = predicting.exposure_copies(exposure).astype(int)
+        frame = pd.DataFrame({"seq_id": exposure["seq_id"], "copies": copies})
         frame = frame.merge(own, on="seq_id")
         frames.append(frame.assign(run=run))
     if not frames:
@@ -387,11 +423,9 @@ def membership_sets(corpus, **options) -> pd.DataFrame:
     """The entropy chapter's dataset-inference sets of the lab
     (:func:`analysis.entropy.lab_candidate_sets`, with its ``options``): ``set``,
     ``truth`` (``member`` or ``non-member``), ``documents`` and ``words``."""
-    from analysis.entropy import lab_candidate_sets
-
     return pd.DataFrame([{"set": c.label, "truth": "member" if c.truth else "non-member",
                           "documents": len(c.docs), "words": sum(len(t.split()) for t in c.docs.values())}
-                         for c in lab_candidate_sets(corpus, **options)])
+                         for c in entropy.lab_candidate_sets(corpus, **options)])
 
 
 def membership_losses(lab, run: str, n_docs: int, seed: int = 0, words_per_set: int = MEMBERSHIP_WORDS,
@@ -401,12 +435,9 @@ def membership_losses(lab, run: str, n_docs: int, seed: int = 0, words_per_set: 
     documents drawn with ``seed``, in the drawn order, cut after ``words_per_set``
     words in all (a long story is cut, so every set costs about the same).
     ``options`` go to :func:`analysis.entropy.lab_candidate_sets`."""
-    from analysis.entropy import lab_candidate_sets
-    from analysis.lab.train import eval_loss
-
     rng = np.random.default_rng(seed)
     losses = []
-    for cand in lab_candidate_sets(lab.corpus, **options):
+    for cand in entropy.lab_candidate_sets(lab.corpus, **options):
         texts = list(cand.docs.values())
         drawn = [texts[i] for i in rng.choice(len(texts), min(n_docs, len(texts)), replace=False)]
         losses.append(eval_loss(lab.results[run].path, cut_words(drawn, words_per_set)))
@@ -448,16 +479,42 @@ def entropy_check(table: pd.DataFrame, run: str | None = None) -> Check:
     value = (f"{numbers['members_docs']} member and {numbers['nonmembers_docs']} non-member documents "
              f"in {len(table)} sets")
     check = "the sets of the chapter's dataset inference"
+    claim = membership_claim(table, run)
     if "loss" in table and len(members) and len(non):
         m, n = float(members["loss"].mean()), float(non["loss"].mean())
         numbers.update(member_loss=f"{m:.2f}", nonmember_loss=f"{n:.2f}")
-        below = "every" if members["loss"].max() < non["loss"].min() else "not every"
+        below = "every" if claim.status == REPRODUCED else "not every"
         who = f"{run}" if run else "the model"
         value += (f"; {who}'s loss {numbers['member_loss']} on members against "
                   f"{numbers['nonmember_loss']} nats/token on non-members (mean over sets), {below} member "
                   "set below every non-member set")
         check += ", and a lab model's mean token loss on each"
-    return Check("entropy", membership_signal(table), check, value, table, numbers)
+    return Check("entropy", membership_signal(table), check, value, table, numbers, [claim])
+
+
+#: the statement of :func:`membership_claim`
+MEMBERSHIP_STATEMENT = ("the entropy chapter's lab model has a lower mean token loss on every member set "
+                        "than on every non-member set")
+
+
+def membership_claim(table: pd.DataFrame, run: str | None = None) -> Claim:
+    """``lab_member_loss_below``: every member set's loss is below every non-member
+    set's, on :func:`membership_losses`' table. The value is the AUC of the sets'
+    losses for telling members from non-members (lower loss = member; ties count
+    half), which is 1 exactly when every member set is below every non-member set;
+    reproduced then. By design: the member sets are the model's training documents.
+    Not testable without losses or without sets of both kinds."""
+    kw = dict(section=SECTION, by_design=True, extra={"run": run} if run else {})
+    scored = table.dropna(subset=["loss"]) if "loss" in table else table.iloc[:0]
+    is_member = (scored["truth"] == "member").to_numpy(dtype=int)
+    if not 0 < is_member.sum() < len(is_member):
+        return not_testable("lab_member_loss_below", "lab", MEMBERSHIP_STATEMENT,
+                            "no loss measured on sets of both kinds", **kw)
+    value = auc(is_member, -scored["loss"].to_numpy(dtype=float))
+    status, reason = within(value=value, target=1.0, tolerance=0.0, n=len(scored), min_n=2)
+    return Claim(id="lab_member_loss_below", chapter="lab", statement=MEMBERSHIP_STATEMENT,
+                 status=status, reason=f"loss AUC of the sets: {reason}", value=value, n=len(scored),
+                 min_n=2, comparison="AUC of member against non-member sets by lower loss = 1", **kw)
 
 
 # ---------------------------------------------------------------------------
@@ -471,10 +528,6 @@ def phrase_rates(lab, runs: Sequence[str], max_new_tokens: int, threshold: float
     (:func:`analysis.phrases.query_lab`), scored with the English cleaning at
     ``threshold`` (:func:`analysis.phrases.score`), and the rate per copy level
     (:func:`analysis.phrases.rates_by_copies`)."""
-    from analysis import phrases as ph
-    from analysis.lab.ladder import model_name
-    from analysis.models import GenerationSettings, load_model
-
     phrases = ph.lab_phrases(lab.corpus)
     ladder = ph.lab_ladder(lab.runs_table(), list(runs))
     models = {r: load_model(model_name(lab.name, r)) for r in ladder["model"]}

@@ -30,17 +30,20 @@ cost nothing but time; the price applies to API models only.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
+from analysis.models import GenerationSettings, Request, check_model_name
 from analysis.models.queries import (  # noqa: F401  (re-exported: the plan's types)
     PlanError,
     QueryGroup,
     _local,
     is_chat,
 )
+from analysis.params import CHAPTER_MODULES
 
 #: tokens a chat format adds per message (role markers, separators), the usual
 #: allowance for OpenAI-style chat APIs; an estimate, used for API models only
@@ -61,8 +64,6 @@ def _text(prompt) -> list[str]:
 def count_prompt_tokens(name: str, prompts: Sequence) -> tuple[list[int], str]:
     """Prompt tokens of each prompt sent to model ``name``, and how they were counted
     (``"exact"``, or ``"estimate (...)"`` naming the estimate)."""
-    from analysis.models import GenerationSettings, Request
-
     model = _local(name)
     if model is not None:
         settings = GenerationSettings(max_new_tokens=1)
@@ -104,8 +105,6 @@ def table(chapter: str, groups: Sequence[QueryGroup], price: tuple[float, float]
     """One row per query group: ``chapter, part, model, backend, queries,
     prompt_tokens, completion_tokens, bound, counted`` and, with ``price``,
     ``cost`` (US dollars; 0 for local models)."""
-    from analysis.models import check_model_name
-
     rows = []
     for g in groups:
         counts, how = count_prompt_tokens(g.model, g.prompts)
@@ -139,10 +138,6 @@ def totals(frame: pd.DataFrame) -> dict[str, Any]:
 def chapter_plan(chapter: str, params: Mapping) -> list[QueryGroup] | None:
     """The query groups of ``chapter`` at ``params`` (resolved settings), or None
     when the chapter has no ``plan`` (it queries the lab's models only)."""
-    import importlib
-
-    from analysis.params import CHAPTER_MODULES
-
     module = importlib.import_module(CHAPTER_MODULES[chapter])
     fn = getattr(module, "plan", None)
     return None if fn is None else fn(params)

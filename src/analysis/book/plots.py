@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 
 #: Okabe & Ito's palette, distinguishable under the common colour-vision deficiencies;
 #: every categorical colour of the book comes from it (sequential scales use viridis
@@ -603,8 +604,6 @@ def distributional_mem(mem: pd.DataFrame, value: str = "rho", ylabel: str = "Spe
     stars otherwise. ``mem``: ``task, lm`` (task-gram or ∞-gram), ``n``, ``params``,
     ``value``, ``pvalue`` and optionally ``family`` (one line per family: circles for
     the first, squares for the second)."""
-    from matplotlib.lines import Line2D
-
     mem = mem.assign(family=mem["family"] if "family" in mem else "all")
     families = sorted(mem["family"].unique())
     markers = dict(zip(families, "osD^v"))

@@ -14,6 +14,7 @@ import pandas as pd
 
 from analysis.core.claims import Claim, to_json
 from analysis.core.fmt import fmt_interval, fmt_p, fmt_pct  # noqa: F401  (re-exported for the notebooks)
+from analysis.models import usage
 from analysis.params import ParameterError  # noqa: F401  (chapters raise it as report.ParameterError)
 
 
@@ -51,8 +52,6 @@ def glue_usage() -> pd.DataFrame:
     ``run_calls`` (sent to a model), ``run_hits`` (from the query cache) and
     ``run_errors``, read by ``execute_chapters.py`` for its summary and
     ``results/<chapter>.json``. Returns the per-model table."""
-    from analysis.models import usage
-
     table = usage()
     glue_text(**{f"run_{c}": int(table[c].sum()) for c in ("queries", "calls", "hits", "errors")})
     return table
@@ -194,16 +193,3 @@ def data_table(name: str):
     if not path.exists():
         raise FileNotFoundError(f"no table {name!r} in {DATA_DIR}")
     return path
-
-
-def gap_sentences(gap: pd.DataFrame, first: str, second: str, alpha: float = 0.05) -> str:
-    """One sentence per model describing :func:`analysis.phrases.distance_gap`."""
-    out = []
-    for row in gap.itertuples(index=False):
-        verdict = "closer" if row.p_value < alpha else "not significantly closer"
-        out.append(
-            f"For {row.model}, completions of {first} phrases are {verdict} to their endings than those "
-            f"of {second} phrases (median distance {row.median_first:.3f} vs {row.median_second:.3f}; "
-            f"one-sided Mann–Whitney p {fmt_p(row.p_value)}, n = {row.n_first} and {row.n_second})."
-        )
-    return " ".join(out) if out else "No model has scorable completions of both types to compare."

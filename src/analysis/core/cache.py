@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from analysis.core.paths import REPO_ROOT
 
 CACHE_ENV = "MEMBOOK_CACHE"
@@ -248,14 +250,12 @@ def close_connections() -> None:
                 conn.close()
 
 
-def cached_frame(kind: str, key: Mapping[str, Any], compute) -> pandas.DataFrame:  # noqa: F821
+def cached_frame(kind: str, key: Mapping[str, Any], compute) -> pd.DataFrame:
     """Return ``compute()``'s data frame, cached under ``artifact_path(kind, key)``.
 
     ``key`` must hold every input of the computation (parameters, input hashes,
     code version), so a change to any of them recomputes.
     """
-    import pandas as pd
-
     path = artifact_path(kind, key).with_suffix(".pkl")
     if path.exists():
         return pd.read_pickle(path)

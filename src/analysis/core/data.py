@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.core.cache import cache_dir
+from analysis.core.cache import cache_dir, stable_hash
 from analysis.core.paths import DATA_DIR
 
 MIRROR_ENV = "MEMBOOK_DATA_MIRROR"
@@ -47,7 +47,8 @@ TEXT_KINDS = ("clean", "derived")
 
 
 class DataError(Exception):
-    """An input file is unknown, cannot be obtained, or fails its sha256 check."""
+    """An input file is unknown, cannot be obtained, fails its sha256 check, or
+    lacks a line its cleaning needs (the core layer's one error for inputs)."""
 
 
 # ---------------------------------------------------------------------------
@@ -286,7 +287,7 @@ def _trim_lines(text: str, tail_junk: tuple[str, ...] = ("",)) -> str:
 def _search(pattern: re.Pattern, text: str, what: str) -> re.Match:
     match = pattern.search(text)
     if match is None:
-        raise ValueError(f"no {what} found")
+        raise DataError(f"no {what} found")
     return match
 
 
@@ -349,7 +350,7 @@ def strip_gutenberg(
 
     Raises
     ------
-    ValueError
+    DataError
         If ``start`` or, with ``cut_credits``, a ``Book NN`` line is not found.
     """
     text = _decode(raw, encoding)
@@ -609,8 +610,6 @@ def phrases() -> pd.DataFrame:
 def registry_fingerprint(prefixes: list[str] | tuple[str, ...]) -> str:
     """A short hash of the sha256 of every registered input under ``prefixes``:
     part of the cache key of anything computed from those inputs."""
-    from analysis.core.cache import stable_hash
-
     reg = registry()
     rows = reg[reg["name"].str.startswith(tuple(prefixes))].sort_values("name")
     return stable_hash(list(zip(rows["name"], rows["sha256"])))

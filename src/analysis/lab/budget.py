@@ -28,7 +28,7 @@ import math
 import pandas as pd
 
 from analysis.lab.config import WINDOWS
-from analysis.lab.ladder import LabProfile, _unlabelled, get_profile
+from analysis.lab.ladder import LabProfile, get_profile, profile_corpus, unlabelled
 from analysis.lab.train import param_count
 
 #: the machine the GPU profile is sized for
@@ -59,7 +59,7 @@ def run_budget(profile: str | LabProfile, tflops: float = ASSUMED_TFLOPS) -> pd.
     seen: set = set()
     rows = []
     for run in sorted(prof.runs, key=lambda r: r.inject):  # standard runs train first, as in build_lab
-        key = _unlabelled(run)
+        key = unlabelled(run)
         if key in seen:
             trained = 0
         else:
@@ -78,9 +78,7 @@ def run_budget(profile: str | LabProfile, tflops: float = ASSUMED_TFLOPS) -> pd.
 def corpus_words(profile: str | LabProfile) -> int:
     """Whitespace words of the profile's training texts (the corpus is built, or read
     from the artifact cache; nothing is trained)."""
-    from analysis.lab.corpus import build_corpus
-
-    return sum(len(t.split()) for t in build_corpus(get_profile(profile).corpus).training_texts())
+    return sum(len(t.split()) for t in profile_corpus(profile).training_texts())
 
 
 def summary(profile: str | LabProfile, tflops: float = ASSUMED_TFLOPS) -> dict:

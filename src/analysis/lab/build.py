@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 from analysis.lab.config import LabConfigError
 from analysis.lab.ladder import PROFILES, build_lab
-from analysis.lab.train import DEVICE_ENV, DEVICES
+from analysis.lab.train import DEVICE_ENV, DEVICES, placement
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -71,10 +71,10 @@ def summary(name: str, result) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Build the lab the command line asks for; print one line per run (first process only).
+    Returns the exit status: 0, or 2 on a bad configuration."""
     args = parse_args(argv)
-    import torch.distributed as dist
-
-    from analysis.lab.train import placement
+    import torch.distributed as dist  # heavy: loaded once the command line is valid
 
     try:
         place = placement(args.device)

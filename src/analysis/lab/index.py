@@ -1,8 +1,10 @@
 """The lab's index of trained runs: run name → checkpoint folder.
 
 Training writes every finished run here, so ``load_model("lab:<run name>")``
-finds it like any other model. The index lives in the artifact cache; a run
-missing from it has not been trained on this machine yet.
+finds it like any other model: importing this module (``analysis.lab`` imports
+it) registers :func:`run_path` with the model layer as the resolver of ``lab:``
+names. The index lives in the artifact cache; a run missing from it has not been
+trained on this machine yet.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from analysis.core.cache import cache_dir
+from analysis.models import register_resolver
 from analysis.models.base import ModelError
 
 
@@ -65,3 +68,6 @@ def run_path(run_name: str) -> Path:
             "Execute the lab page (notebooks/lab.md) to train them."
         )
     return Path(index[run_name])
+
+
+register_resolver("lab", run_path)

@@ -21,7 +21,9 @@ A profile names a corpus configuration, a tokenizer size and a list of runs:
   twin until its window opens, so it starts from the twin's checkpoint at that
   step (:mod:`analysis.lab.train`).
 
-``build_lab(profile)`` builds the corpus and tokenizer and trains every run,
+``build_lab(profile)`` builds the corpus (handing it the English counterpart's
+phrases as its phrase candidates: :func:`phrase_candidates`, from
+:mod:`analysis.lab.phrase_selection`) and the tokenizer and trains every run,
 each cached under the hash of everything it depends on (a killed build resumes
 inside the run it was training), and registers the runs so
 ``load_model("lab:<run name>")`` finds them. Used by the lab page
@@ -30,15 +32,37 @@ inside the run it was training), and registers the runs so
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import pandas as pd
+from tqdm.auto import tqdm
 
-from analysis.lab.config import CorpusConfig, LabConfigError, ModelConfig, RunConfig
+from analysis.lab.config import WINDOWS, CorpusConfig, LabConfigError, ModelConfig, RunConfig
+from analysis.lab.corpus import Corpus, build_corpus
+from analysis.lab.index import register
+from analysis.lab.phrase_selection import english_phrases
+from analysis.lab.tokenizer import get_tokenizer
+from analysis.lab.train import (
+    Placement,
+    RunResult,
+    barrier,
+    check_batch,
+    check_injections,
+    init_distributed,
+    placement,
+    standard_twin,
+    train,
+)
+from analysis.params import Declaration, Param, ParameterError
 
 RANGE_WINDOWS = ("q1", "q2", "q3", "q4", "early", "late")
 
+#: the English counterpart's selection the phrase documents come from; its popular-text class
+#: is complete (37 texts, 4 phrases each) at any size of 148 or more, and 1,000 is the
+#: phrases chapter's paper profile, so the two share one cached selection
+PHRASE_SELECTION_N = 1_000
 #: AdamW weight decay of every run a profile's per-width map does not set (``RunConfig``'s default)
 DEFAULT_WEIGHT_DECAY = RunConfig.__dataclass_fields__["weight_decay"].default
 
@@ -76,7 +100,7 @@ class LabProfile:
         } for r in self.runs])
 
 
-def _unlabelled(run: RunConfig) -> RunConfig:
+def unlabelled(run: RunConfig) -> RunConfig:
     """``run`` without the labels its key ignores (name, family, tags): two runs equal
     here train the same weights, once (:func:`analysis.lab.train.run_key`)."""
     return replace(run, name="", family="", tags=())
@@ -141,7 +165,7 @@ def _profile(corpus: CorpusConfig, vocab: int, context: int, wide, deep, ladder_
         for budget_tag, tokens in zip(("1x", "2x"), budgets):
             runs += _perturbed(by_width[d], tokens, f"{size_tag}{budget_tag}", copies_per_row)
     range_base = replace(by_width[range_width], tokens=range_tokens)
-    if not any(not r.inject and _unlabelled(r) == _unlabelled(range_base) for r in runs):
+    if not any(not r.inject and unlabelled(r) == unlabelled(range_base) for r in runs):
         runs.append(replace(range_base, name="std-range", family="standard"))
     runs += [replace(range_base, name=f"range-{w}", family="range", inject=True, window=w,
                      max_copies=range_max_copies, copies_per_row=copies_per_row) for w in RANGE_WINDOWS]
@@ -239,9 +263,9 @@ class LabBuild:
     """A built lab: its profile, corpus, tokenizer and every trained run."""
 
     profile: LabProfile
-    corpus: object
+    corpus: Corpus
     tokenizer: object
-    results: dict
+    results: dict[str, RunResult]
     seconds: float
     name: str | None = None
 
@@ -293,11 +317,30 @@ def model_name(profile: str, run: str) -> str:
 
 
 def get_profile(profile: str | LabProfile) -> LabProfile:
+    """The profile named ``profile`` (a :class:`LabProfile` is returned as it is)."""
     if isinstance(profile, LabProfile):
         return profile
     if profile not in PROFILES:
         raise LabConfigError(f"lab profile must be one of {sorted(PROFILES)}, got {profile!r}")
     return PROFILES[profile]
+
+
+def phrase_candidates(config: CorpusConfig) -> pd.DataFrame | None:
+    """The phrase candidates a corpus of ``config`` is built with: the English
+    counterpart's popular-text phrases, best LASSO score first
+    (:func:`analysis.lab.phrase_selection.english_phrases`, cached in the artifact
+    cache); None when ``config`` asks for no phrase documents (nothing is selected)."""
+    if not config.phrases_per_level:
+        return None
+    table = english_phrases(PHRASE_SELECTION_N, seed=0)
+    return table[table["type"] == "popular"].reset_index(drop=True)
+
+
+def profile_corpus(profile: str | LabProfile) -> Corpus:
+    """The corpus of ``profile``, built with its phrase candidates (:func:`phrase_candidates`);
+    nothing is trained."""
+    config = get_profile(profile).corpus
+    return build_corpus(config, phrase_candidates=phrase_candidates(config))
 
 
 def build_lab(profile: str | LabProfile = "default", progress: bool = True, family: str | None = None,
@@ -322,66 +365,73 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
     together, data-parallel, and only the first shows progress and registers the runs.
     A batch that does not split evenly over the processes fails before any work.
     """
-    import time
-
-    from tqdm.auto import tqdm
-
-    from analysis.lab.config import WINDOWS
-    from analysis.lab.corpus import build_corpus
-    from analysis.lab.index import register
-    from analysis.lab.tokenizer import get_tokenizer
-    from analysis.lab.train import (
-        barrier,
-        check_batch,
-        check_injections,
-        init_distributed,
-        placement,
-        standard_twin,
-        train,
-    )
-
     t0 = time.time()
     prof = get_profile(profile)
-    # unknown run names or families fail here, before the corpus is built
-    wanted = [prof.run(name) for name in runs] if runs is not None else prof.runs
-    runs = [r for r in wanted if family is None or r.family.startswith(family)]
-    if not runs:
-        families = sorted({r.family for r in prof.runs})
-        raise LabConfigError(f"no run of family {family!r}; families: {families}")
+    chosen = _chosen_runs(prof, family, runs)
     place = placement(device)
-    for run in runs:
+    for run in chosen:
         check_batch(run, place)
     init_distributed(place)
+    corpus, texts, key, tokenizer = _corpus_and_tokenizer(prof, place)
+    injected = {run.name: run_injections(run, corpus.injections) for run in chosen}
+    for run in chosen:
+        if run.inject:
+            check_injections(run, injected[run.name], tokenizer)
+    name = profile if isinstance(profile, str) else None
+    built = _train_runs(prof, chosen, injected, texts, key, tokenizer, place, progress, device, name)
+    results = {run.name: built[run.name] for run in chosen}
+    return LabBuild(prof, corpus, tokenizer, results, time.time() - t0, name=name)
+
+
+def _chosen_runs(prof: LabProfile, family: str | None, runs: Sequence[str] | None) -> list[RunConfig]:
+    """The runs of ``prof`` named in ``runs`` (default: all), of ``family`` when given;
+    an unknown run name or family fails here, before the corpus is built."""
+    wanted = [prof.run(name) for name in runs] if runs is not None else prof.runs
+    chosen = [r for r in wanted if family is None or r.family.startswith(family)]
+    if not chosen:
+        families = sorted({r.family for r in prof.runs})
+        raise LabConfigError(f"no run of family {family!r}; families: {families}")
+    return chosen
+
+
+def _corpus_and_tokenizer(prof: LabProfile, place: Placement) -> tuple[Corpus, list[str], str, object]:
+    """The profile's corpus, its training texts, its key and its tokenizer.
+
+    Under torchrun the first process builds the corpus and tokenizer (caching what
+    it builds) while the others wait at the barrier; then they build theirs from
+    the cache.
+    """
     first = place.rank == 0
-    progress = progress and first
-    # under torchrun the first process builds the corpus and tokenizer (caching what it
-    # builds) while the others wait at the barrier; then they build theirs from the cache
     if not first:
         barrier(place)
-    corpus = build_corpus(prof.corpus)
+    corpus = profile_corpus(prof)
     texts = corpus.training_texts()
     key = corpus.fingerprint()
     tokenizer = get_tokenizer(texts, key, prof.vocab_size)
     if first:
         barrier(place)
-    injected = {run.name: run_injections(run, corpus.injections) for run in runs}
-    for run in runs:
-        if run.inject:
-            check_injections(run, injected[run.name], tokenizer)
+    return corpus, texts, key, tokenizer
 
-    forked = {_unlabelled(standard_twin(r)) for r in prof.runs
+
+def _train_runs(prof: LabProfile, runs: list[RunConfig], injected: dict, texts: list[str], key: str,
+                tokenizer, place: Placement, progress: bool, device: str | None,
+                name: str | None) -> dict[str, RunResult]:
+    """Train (or load) ``runs``, standard runs first, and register them under the
+    profile ``name`` (none when the profile has no name); only the first process
+    shows progress and registers."""
+    first = place.rank == 0
+    progress = progress and first
+    forked = {unlabelled(standard_twin(r)) for r in prof.runs
               if r.inject and WINDOWS[r.window or "all"][0] > 0}
     built = {}
     # standard runs first (a stable sort), so their forks exist when their injected twins train
     for run in tqdm(sorted(runs, key=lambda r: r.inject), desc=f"lab runs ({len(runs)})",
                     disable=not progress, leave=False):
         built[run.name] = train(run, texts, injected[run.name], tokenizer, key, progress=progress,
-                                fork=run.inject or _unlabelled(run) in forked, device=device)
-        if isinstance(profile, str) and first:
-            register(model_name(profile, run.name).removeprefix("lab:"), built[run.name].path)
-    results = {run.name: built[run.name] for run in runs}
-    return LabBuild(prof, corpus, tokenizer, results, time.time() - t0,
-                    name=profile if isinstance(profile, str) else None)
+                                fork=run.inject or unlabelled(run) in forked, device=device)
+        if name is not None and first:
+            register(model_name(name, run.name).removeprefix("lab:"), built[run.name].path)
+    return built
 
 
 def check_runs(param: str, names, lab_profile: str, family: str | None = None, inject: bool | None = None,
@@ -390,8 +440,6 @@ def check_runs(param: str, names, lab_profile: str, family: str | None = None, i
     name in ``names`` is a run of the lab profile ``lab_profile`` (of ``family``,
     a prefix such as ``"ladder"``, and injected or not, when given), and there are
     at least ``at_least`` of them. Loads and trains nothing."""
-    from analysis.params import ParameterError
-
     names = [names] if isinstance(names, str) else list(names)
     runs = [r for r in get_profile(lab_profile).runs
             if (family is None or r.family.startswith(family)) and (inject is None or r.inject == inject)]
@@ -403,20 +451,16 @@ def check_runs(param: str, names, lab_profile: str, family: str | None = None, i
                              f"{' with an exposure table' if inject else ''}: {allowed}; got {names}")
 
 
-def lab_profile_param():
+def lab_profile_param() -> Param:
     """The ``lab_profile`` parameter every chapter with a lab section declares: the
     lab whose runs it uses (trained when missing). A chapter's profiles set it; a
     reader who has trained the GPU lab re-runs a chapter on it with
     ``-p lab_profile=gpu``."""
-    from analysis.params import Param
-
     return Param("lab_profile", "the lab whose models the chapter's lab sections use (trained if missing)",
                  kind="choice", choices=tuple(PROFILES))
 
 
-def _lab_params():
-    from analysis.params import Declaration, Param
-
+def _lab_params() -> Declaration:
     return Declaration(
         "lab",
         # the chapters' paper profiles use the default lab, which trains on a CPU; the GPU lab
@@ -438,8 +482,6 @@ PARAMS = _lab_params()
 def window_share(run: RunConfig, copies: int) -> float:
     """Share of the room inside ``run``'s insertion window that ``copies`` injected
     copies fill: its rows times ``run.copies_per_row`` (the copies a row can hold)."""
-    from analysis.lab.config import WINDOWS
-
     lo, hi = WINDOWS[run.window or "all"]
     return copies / ((hi - lo) * run.steps * run.batch_size * run.copies_per_row)
 
@@ -468,11 +510,11 @@ def weight_decay_text(profile: str | LabProfile) -> str:
 
 def shared_twins_text(profile: str | LabProfile) -> str:
     """Which standard runs are ladder runs under another name (``"std-s2x is wide-64"``),
-    or ``"none"``: two runs with one key train once (:func:`_unlabelled`)."""
+    or ``"none"``: two runs with one key train once (:func:`unlabelled`)."""
     prof = get_profile(profile)
-    ladder_runs = {_unlabelled(r): r.name for r in prof.runs if r.family.startswith("ladder")}
-    pairs = [f"{r.name} is {ladder_runs[_unlabelled(r)]}" for r in prof.runs
-             if r.family == "standard" and _unlabelled(r) in ladder_runs]
+    ladder_runs = {unlabelled(r): r.name for r in prof.runs if r.family.startswith("ladder")}
+    pairs = [f"{r.name} is {ladder_runs[unlabelled(r)]}" for r in prof.runs
+             if r.family == "standard" and unlabelled(r) in ladder_runs]
     return ", ".join(pairs) if pairs else "none"
 
 

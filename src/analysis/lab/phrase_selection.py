@@ -156,34 +156,53 @@ def select_distinctive_phrases(
         ``end``, ``coef`` (the window's summed coefficient) and ``word_offset``
         (index of the first word in its text). Popular rows come first.
     """
-    docs_a, docs_b = _documents(texts_a, doc_words), _documents(texts_b, doc_words)
-    if not docs_a or not docs_b:
-        raise ValueError("both corpora need at least one non-empty text")
-    vectorizer = CountVectorizer(ngram_range=ngram_range, binary=True, token_pattern=TOKEN_PATTERN)
-    X = vectorizer.fit_transform(docs_a + docs_b)
-    y = np.r_[np.ones(len(docs_a), int), np.zeros(len(docs_b), int)]
-    coef = _lasso_logit(C, seed).fit(X, y).coef_.ravel()
-
+    vectorizer, coef = _fit(texts_a, texts_b, doc_words, ngram_range, C, seed)
     caps = max_per_text if isinstance(max_per_text, tuple) else (max_per_text, max_per_text)
     parts = []
     for cap, label, texts, sign in (
         (caps[0], ENGLISH_TYPES[0], texts_a, 1.0),
         (caps[1], ENGLISH_TYPES[1], texts_b, -1.0),
     ):
-        cands = _candidates(texts, n_words, stride)
-        if cands.empty:
-            continue
-        windows = vectorizer.transform(cands["words"].map(" ".join))
-        cands["coef"] = np.asarray(windows @ coef).ravel()
-        cands = cands[sign * cands["coef"] > 0]
-        cands = cands.assign(key=-sign * cands["coef"]).sort_values(
-            ["key", "order", "word_offset"], kind="stable"
-        )
-        picked = _pick_non_overlapping(cands.drop(columns="key"), n_words, n_per_class, cap)
-        picked["type"] = label
-        picked["id"] = [f"{label}_{k}" for k in range(1, len(picked) + 1)]
-        parts.append(picked)
+        picked = _pick_class(vectorizer, coef, texts, sign, n_words, n_per_class, stride, cap)
+        if picked is not None:
+            picked["type"] = label
+            picked["id"] = [f"{label}_{k}" for k in range(1, len(picked) + 1)]
+            parts.append(picked)
+    return _phrase_table(parts, n_words)
 
+
+def _fit(texts_a: Mapping[str, str], texts_b: Mapping[str, str], doc_words: int,
+         ngram_range: tuple[int, int], C: float, seed: int) -> tuple[CountVectorizer, np.ndarray]:
+    """Steps 1-2: the n-gram vectorizer and the LASSO coefficients separating class a
+    (label 1) from class b (label 0), fitted on ``doc_words``-word documents."""
+    docs_a, docs_b = _documents(texts_a, doc_words), _documents(texts_b, doc_words)
+    if not docs_a or not docs_b:
+        raise ValueError("both corpora need at least one non-empty text")
+    vectorizer = CountVectorizer(ngram_range=ngram_range, binary=True, token_pattern=TOKEN_PATTERN)
+    X = vectorizer.fit_transform(docs_a + docs_b)
+    y = np.r_[np.ones(len(docs_a), int), np.zeros(len(docs_b), int)]
+    return vectorizer, _lasso_logit(C, seed).fit(X, y).coef_.ravel()
+
+
+def _pick_class(vectorizer: CountVectorizer, coef: np.ndarray, texts: Mapping[str, str], sign: float,
+                n_words: int, n_per_class: int, stride: int, cap: int | None) -> pd.DataFrame | None:
+    """The windows of one class's ``texts``, scored by the summed coefficient of their
+    features, ranked (``sign`` 1: highest first, only scores > 0; -1: lowest first, only
+    scores < 0) and taken greedily; None when the texts hold no window."""
+    cands = _candidates(texts, n_words, stride)
+    if cands.empty:
+        return None
+    windows = vectorizer.transform(cands["words"].map(" ".join))
+    cands["coef"] = np.asarray(windows @ coef).ravel()
+    cands = cands[sign * cands["coef"] > 0]
+    cands = cands.assign(key=-sign * cands["coef"]).sort_values(
+        ["key", "order", "word_offset"], kind="stable"
+    )
+    return _pick_non_overlapping(cands.drop(columns="key"), n_words, n_per_class, cap)
+
+
+def _phrase_table(parts: list[pd.DataFrame], n_words: int) -> pd.DataFrame:
+    """The picked windows of both classes as the phrase table (:data:`PHRASE_COLUMNS`)."""
     if not parts:
         return pd.DataFrame(columns=PHRASE_COLUMNS)
     out = pd.concat(parts, ignore_index=True)
@@ -194,9 +213,9 @@ def select_distinctive_phrases(
     return out[PHRASE_COLUMNS].reset_index(drop=True)
 
 
-# -- running the study on a model ---------------------------------------------------
+# -- the English counterpart's selection ----------------------------------------------
 
-#: the chapter's profiles; every other parameter overrides them
+
 def english_phrases(n_per_class: int, seed: int = 0) -> pd.DataFrame:
     """The English counterpart's phrases: :func:`select_distinctive_phrases` on the
     popular texts against the 2024–26 stories, cached under its inputs."""

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from functools import cache
 
 from analysis.lab import ladder
-from analysis.lab.corpus import build_corpus
 
 
 def lab_ladder_names(lab_profile: str, runs: Sequence[str] | None = None) -> list[tuple[str, str]]:
@@ -21,4 +20,4 @@ def lab_ladder_names(lab_profile: str, runs: Sequence[str] | None = None) -> lis
 @cache
 def lab_corpus(lab_profile: str):
     """The lab profile's corpus (built or read from the cache; no model is trained)."""
-    return build_corpus(ladder.get_profile(lab_profile).corpus)
+    return ladder.profile_corpus(lab_profile)

@@ -8,6 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.lab.ladder import run_injections
+from analysis.lab.train import eval_loss, recount_exposure
+
 
 def split_half(text: str) -> tuple[str, str]:
     """Split a sequence into a prefix (first half of its words) and the rest,
@@ -55,10 +58,6 @@ def loss_comparison(lab, runs, n_docs: int, seed: int = 0) -> pd.DataFrame:
     """Mean token loss of each of ``runs`` on ``n_docs`` training documents (popular
     and background) and ``n_docs`` held-out documents, drawn with ``seed``; with the
     held-out minus training gap."""
-    import numpy as np
-
-    from analysis.lab.train import eval_loss
-
     rng = np.random.default_rng(seed)
 
     def draw(texts):
@@ -77,9 +76,6 @@ def loss_comparison(lab, runs, n_docs: int, seed: int = 0) -> pd.DataFrame:
 def exposure_checks(lab) -> pd.DataFrame:
     """For every injected run of a built lab, its exposure table against a brute-force
     recount of its logged data order: sequences, how many agree exactly, copies seen."""
-    from analysis.lab.ladder import run_injections
-    from analysis.lab.train import recount_exposure
-
     texts = lab.corpus.training_texts()
     rows = []
     for run in (r for r in lab.profile.runs if r.inject and r.name in lab.results):

@@ -21,7 +21,10 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
 from analysis.core.cache import artifact_path
+from analysis.lab.config import LabConfigError
 
 #: bumped when training or saving changes, so cached tokenizers are rebuilt
 TOKENIZER_VERSION = 1
@@ -49,10 +52,6 @@ def train_tokenizer(texts: Sequence[str], vocab_size: int = 4096, seed: int = 0)
     transformers.PreTrainedTokenizerFast
         With ``<|endoftext|>`` as bos, eos and pad token.
     """
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    from analysis.lab.config import LabConfigError
-
     if not isinstance(vocab_size, int) or vocab_size < 258:
         raise LabConfigError(
             f"vocab_size must be an integer >= 258 (256 bytes + {EOT} + 1), got {vocab_size!r}"
@@ -74,7 +73,7 @@ def train_tokenizer(texts: Sequence[str], vocab_size: int = 4096, seed: int = 0)
 
 
 def _wrap(tok, seed: int):
-    from transformers import PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast  # heavy: loaded only when a tokenizer is made
 
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=EOT, eos_token=EOT, pad_token=EOT)
     fast.init_kwargs["lab_seed"] = seed
@@ -91,7 +90,7 @@ def save_tokenizer(tokenizer, path: str | os.PathLike) -> Path:
 
 def load_tokenizer(path: str | os.PathLike):
     """Load a tokenizer saved by :func:`save_tokenizer` (or any run folder)."""
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer  # heavy: loaded only when a tokenizer is read
 
     return AutoTokenizer.from_pretrained(str(path))
 

@@ -10,7 +10,9 @@
   ``api:<model id>@<label>`` adds a revision label to its cache identity, for an
   alias the provider may re-point;
 * ``lab:<run name>``: a model trained by the lab (``analysis.lab``), found through
-  the lab's index of trained runs in the artifact cache;
+  the lab's index of trained runs in the artifact cache: importing ``analysis.lab``
+  registers that index here (:func:`register_resolver`), so the model layer never
+  imports the lab;
 * any other string with a ``/`` or an existing folder: a Hugging Face id
   (``org/model@revision`` pins a branch, tag or commit) or a local transformers
   checkpoint (the lab's models are such folders).
@@ -20,6 +22,7 @@ Names are checked by :func:`check_model_name` before anything loads.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from analysis.models.base import Answer, GenerationSettings, Model, ModelError, Request, usage
@@ -33,8 +36,31 @@ LAB_PREFIX = "lab:"
 
 __all__ = [
     "Answer", "GenerationSettings", "Model", "ModelError", "Request",
-    "BUILTIN_MODELS", "check_model_name", "describe_model_names", "load_model", "usage",
+    "BUILTIN_MODELS", "check_model_name", "describe_model_names", "load_model", "register_resolver", "usage",
 ]
+
+#: backend -> the function that turns the rest of a model name into a checkpoint folder;
+#: filled by the layers above (``analysis.lab`` registers "lab" when it is imported)
+_RESOLVERS: dict[str, Callable[[str], Path]] = {}
+
+
+def register_resolver(backend: str, resolver: Callable[[str], Path]) -> None:
+    """Let ``load_model("<backend>:<name>")`` find its checkpoint folder through
+    ``resolver(name)`` (which raises :class:`ModelError` for an unknown name).
+    Registering a backend again replaces its resolver."""
+    if backend != "lab":
+        raise ModelError(f"only the 'lab' backend takes a resolver, got {backend!r}")
+    _RESOLVERS[backend] = resolver
+
+
+def _resolve(backend: str, name: str) -> Path:
+    """The checkpoint folder of ``name`` through ``backend``'s registered resolver."""
+    if backend not in _RESOLVERS:
+        raise ModelError(
+            f"no resolver for '{backend}:' model names is registered, so '{backend}:{name}' cannot be "
+            "loaded: import analysis.lab (for example `import analysis.lab`) before load_model, "
+            "which registers the lab's index of trained runs")
+    return Path(_RESOLVERS[backend](name))
 
 
 def describe_model_names(api: bool = True) -> str:
@@ -71,19 +97,19 @@ def load_model(name: str, **kwargs) -> Model:
     """Load a model by name behind the common :class:`Model` interface."""
     backend = check_model_name(name)
     if backend == "api":
+        # heavy: the API backend loads openai, the local one torch and transformers;
+        # each is imported only when a model of its kind is loaded
         from analysis.models.api import OpenAIChatModel
-        from analysis.models.local import split_revision
+        from analysis.models.local import split_revision  # heavy: torch and transformers
 
         model_id, revision = split_revision(name[len(API_PREFIX):])
         if revision:
             kwargs.setdefault("revision", revision)
         return OpenAIChatModel(model_id, **kwargs)  # its name stays "api:<id>[@<revision>]"
-    from analysis.models.local import LocalModel
+    from analysis.models.local import LocalModel  # heavy: torch and transformers
 
     if backend == "lab":
-        from analysis.lab.index import run_path
-
-        run = name[len(LAB_PREFIX):]
+        path = _resolve("lab", name[len(LAB_PREFIX):])
         kwargs.setdefault("is_chat", False)
-        return LocalModel(name, run_path(run), **kwargs)
+        return LocalModel(name, path, **kwargs)
     return LocalModel.from_name(name, **kwargs)

@@ -116,6 +116,11 @@ _MAX_ERROR_CHARS = 300
 _REDACTED = "[redacted]"
 
 
+# The two exceptions below are internal to the retry loop of this module: they never
+# leave it (a request that still fails becomes an Answer whose ``error`` names them);
+# the model layer's one public error is ModelError.
+
+
 class MalformedResponseError(Exception):
     """The endpoint answered 200 with a body that is not a chat completion."""
 

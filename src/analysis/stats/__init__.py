@@ -5,12 +5,18 @@
 * :mod:`.intervals`: Wilson intervals of proportions;
 * :mod:`.auc`: AUC-ROC with its Mann–Whitney p-value;
 * :mod:`.ranks`: rank correlations;
-* :mod:`.permutation`: the blocked sign-permutation test.
+* :mod:`.permutation`: the blocked sign-permutation test;
+* :mod:`.proportions`: differences of proportions (Newcombe interval, one-sided Fisher p);
+* :mod:`.fisher`: Fisher's z test of two correlations.
 
 A method module takes its statistics from here; nothing here knows a chapter.
 """
 
 from analysis.stats.auc import auc, auc_test  # noqa: F401
+from analysis.stats.fisher import compare_correlations  # noqa: F401
 from analysis.stats.intervals import wilson_interval  # noqa: F401
 from analysis.stats.lines import Fit, fit_line, percentile_interval  # noqa: F401
+from analysis.stats.permutation import ALTERNATIVES, SignTestResult, sign_permutation_test  # noqa: F401
+from analysis.stats.proportions import greater_p, rate_difference, zero_rate_min_n  # noqa: F401
+from analysis.stats.ranks import finite_pairs, kendall_distance, rank_trend, sign_test, spearman  # noqa: F401
 from analysis.stats.result import Estimate, StatsError  # noqa: F401

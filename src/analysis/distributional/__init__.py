@@ -1,0 +1,173 @@
+"""Distributional memorization: does a model's output probability track pretraining counts?
+
+The source (a summary and critique of "Generalization v.s. Memorization: tracing
+language models' capabilities back to pretraining data") correlates the task-gram
+LM, ``P(y | x) = C(x, y) / C(x)`` over a task's n-gram pairs, with the LLM's
+chain-rule probability of ``y``: ``Mem_n`` is their Spearman correlation. The
+chapter (``notebooks/distributional.md``) runs it on the lab corpus and ladder.
+
+* :mod:`.params`: profiles, ``PARAMS``, the source's constants, the claims' thresholds;
+* :mod:`.method`: the source's equations (Mem_n, Kendall distance, novelty, the test
+  pairs, answer scoring), pure;
+* :mod:`.method_tables`, :mod:`.method_trends`: the chapter's tables over the ladder,
+  and a measure read across it;
+* :mod:`.run`: the lab's two tasks, the corpus counts, the models' answers and
+  probabilities, the ∞-gram LM;
+* :mod:`.claims`: every verdict as a :class:`~analysis.core.claims.Claim`;
+* :mod:`.text`: the English (:func:`render` and the glued paragraphs).
+"""
+
+from analysis.distributional.claims import (
+    copies_rise,
+    copies_size,
+    count_claim,
+    filter_claims,
+    kendall_rises,
+    mem_claims,
+    mem_none,
+    mem_rises,
+    mem_significant,
+    performance_claims,
+    sensitivity_claim,
+    tied_claim,
+    untestable_claims,
+)
+from analysis.distributional.method import (
+    answer_correct,
+    continuation,
+    cooccurring,
+    corpus_lms,
+    final_number,
+    instance_pair_counts,
+    kendall_distance,
+    mem_spearman,
+    novelty,
+    pair_contexts,
+    performance_by_count,
+    recall_gap,
+    size_trend,
+    spearman_row,
+    task_table,
+    tied_share,
+)
+from analysis.distributional.method_tables import (
+    accuracy_by_copies,
+    accuracy_table,
+    answered_by_copies,
+    by_model,
+    copies_bins,
+    count_bins,
+    facts_per_copies_bin,
+    filter_counts,
+    filter_rows,
+    filter_thresholds,
+    kendall_table,
+    ladder_table,
+    mem_table,
+    novelty_table,
+    pair_inputs,
+    performance_table,
+    score_answers,
+    sensitivity_table,
+    task_specs,
+)
+from analysis.distributional.method_trends import (
+    Trend,
+    above_infgram,
+    significant_positive,
+    threshold_trends,
+    trend,
+)
+from analysis.distributional.params import (
+    ALPHA,
+    AUTHORS_FILTER,
+    CHAPTER_THRESHOLDS,
+    CONSTANT_NOTE,
+    COPIES_EDGES,
+    CORPUS_LMS,
+    E5_COSINE_RANGE,
+    KNOWLEDGE_PROMPT,
+    KNOWLEDGE_TOKENS,
+    MIN_FACTS,
+    MIN_MODELS,
+    MIN_PAIRS,
+    N_COUNT_BINS,
+    NONE_FILTER,
+    NOVELTY_N,
+    PAPER_FILTER,
+    PARAMS,
+    PROFILES,
+    SOURCE_MODELS,
+    SOURCE_SETUP,
+    DistributionalError,
+    load_paper_claims,
+    paper_value,
+)
+from analysis.distributional.run import (
+    CorpusCounts,
+    TaskGrams,
+    count_corpus,
+    count_pairs_api,
+    doc_index,
+    generate_answers,
+    infgram_logprobs,
+    infgram_table,
+    knowledge_pairs,
+    knowledge_task,
+    llm_table,
+    ngram_logprob,
+    reasoning_task,
+    task_gram_tables,
+)
+from analysis.distributional.text import (
+    accuracy_sentence,
+    authors_sentence,
+    copies_sentence,
+    count_sentence,
+    filter_sentence,
+    fmt_params,
+    kendall_sentence,
+    knowledge_sentence,
+    lm_sentence,
+    mem_glue,
+    mem_name,
+    mem_sentence,
+    reasoning_sentence,
+    render,
+    sensitivity_sentence,
+    ties_sentence,
+    undefined_sentence,
+    untestable_sentence,
+)
+
+__all__ = [
+    # params
+    "ALPHA", "AUTHORS_FILTER", "CHAPTER_THRESHOLDS", "CONSTANT_NOTE", "COPIES_EDGES", "CORPUS_LMS",
+    "E5_COSINE_RANGE", "KNOWLEDGE_PROMPT", "KNOWLEDGE_TOKENS", "MIN_FACTS", "MIN_MODELS", "MIN_PAIRS",
+    "N_COUNT_BINS", "NONE_FILTER", "NOVELTY_N", "PAPER_FILTER", "PARAMS", "PROFILES", "SOURCE_MODELS",
+    "SOURCE_SETUP", "DistributionalError", "load_paper_claims", "paper_value",
+    # method
+    "answer_correct", "continuation", "cooccurring", "corpus_lms", "final_number", "instance_pair_counts",
+    "kendall_distance", "mem_spearman", "novelty", "pair_contexts", "performance_by_count", "recall_gap",
+    "size_trend", "spearman_row", "task_table", "tied_share",
+    # method_tables
+    "accuracy_by_copies", "accuracy_table", "answered_by_copies", "by_model", "copies_bins", "count_bins",
+    "facts_per_copies_bin", "filter_counts", "filter_rows", "filter_thresholds", "kendall_table",
+    "ladder_table", "mem_table", "novelty_table", "pair_inputs", "performance_table", "score_answers",
+    "sensitivity_table", "task_specs",
+    # method_trends
+    "Trend", "above_infgram", "significant_positive", "threshold_trends", "trend",
+    # run
+    "CorpusCounts", "TaskGrams", "count_corpus", "count_pairs_api", "doc_index", "generate_answers",
+    "infgram_logprobs", "infgram_table", "knowledge_pairs", "knowledge_task", "llm_table", "ngram_logprob",
+    "reasoning_task", "task_gram_tables",
+    # claims
+    "copies_rise", "copies_size", "count_claim", "filter_claims", "kendall_rises", "mem_claims", "mem_none",
+    "mem_rises", "mem_significant", "performance_claims", "sensitivity_claim", "tied_claim",
+    "untestable_claims",
+    # text
+    "accuracy_sentence", "authors_sentence", "copies_sentence", "count_sentence", "filter_sentence",
+    "fmt_params", "kendall_sentence", "knowledge_sentence", "lm_sentence", "mem_glue", "mem_name",
+    "mem_sentence", "reasoning_sentence", "render", "sensitivity_sentence", "ties_sentence",
+    "undefined_sentence", "untestable_sentence",
+]

@@ -1,0 +1,292 @@
+"""The lab and the models: the two tasks built from the lab corpus, the corpus counts,
+the task-gram tables (with their embeddings), the models' answers and probabilities,
+and the ∞-gram LM. Everything that loads, indexes, embeds or asks a model is here."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from analysis import ngrams as G
+from analysis.distributional.method import continuation, cooccurring, task_table
+from analysis.distributional.method_tables import filter_rows, filter_thresholds
+from analysis.distributional.params import KNOWLEDGE_PROMPT, KNOWLEDGE_TOKENS, DistributionalError
+
+# the corpus's own problem generator, whitespace rule and seeded streams: the reasoning task
+# draws fresh problems exactly as the corpus draws its worked ones (the chapter's one import of them)
+from analysis.lab.corpus import N_PROBLEM_TEMPLATES, corpus_rng, normalise, problem_text
+from analysis.models import GenerationSettings
+
+# ---------------------------------------------------------------------------
+# The lab's two tasks
+# ---------------------------------------------------------------------------
+
+
+def knowledge_task(corpus) -> pd.DataFrame:
+    """The knowledge task: every TriviaQA fact the lab corpus states.
+
+    Each fact is stated in ``copies`` training documents (Zipfian, the question
+    followed by the answer in one of the lab's fact templates) and its question
+    is listed without the answer in ``mentions`` quiz rounds. The task prompt is
+    :data:`~analysis.distributional.params.KNOWLEDGE_PROMPT` around the question,
+    worded unlike every training document, as the source asks Pythia with its own
+    instruction.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``question_id``, ``question``, ``answer``, ``copies`` (training
+        documents, counting copies, that state the fact), ``mentions`` (quiz
+        rounds that list the question without its answer) and ``prompt``, one
+        row per fact, in corpus order.
+
+    Raises
+    ------
+    DistributionalError
+        No knowledge documents, or a prompt that occurs in a training document.
+    """
+    facts: dict[int, dict] = {}
+    for d in corpus.documents:
+        if d.kind != "knowledge" or d.meta.get("role", "fact") != "fact":
+            continue
+        qid = int(d.meta["question_id"])
+        row = facts.setdefault(qid, {
+            "question_id": qid, "question": d.meta["question"], "answer": d.meta["answer"], "copies": 0,
+            "mentions": int(d.meta.get("mentions", 0)),
+            "prompt": normalise(KNOWLEDGE_PROMPT.format(question=d.meta["question"]))})
+        row["copies"] += int(d.copies)
+    if not facts:
+        raise DistributionalError("the corpus has no knowledge documents (n_facts = 0?)")
+    stream = "\n".join(d.text for d in corpus.documents)
+    trained = [r["prompt"] for r in facts.values() if r["prompt"] in stream]
+    if trained:
+        raise DistributionalError(f"the knowledge prompt {trained[0]!r} occurs in a training document")
+    return pd.DataFrame(list(facts.values()))
+
+
+def reasoning_task(corpus, n: int, seed: int = 0) -> pd.DataFrame:
+    """The reasoning task: ``n`` fresh arithmetic word problems.
+
+    They come from the same nine templates as the corpus's worked problems but
+    with new numbers drawn from an independent seeded stream; a problem whose
+    question the corpus holds is redrawn. The prompt is the question.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``question``, ``answer`` (an integer), ``template``, ``solution`` (the
+        worked steps, for the pair table's output side) and ``prompt``.
+    """
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
+        raise DistributionalError(f"n must be a positive integer, got {n!r}")
+    seen = {d.meta["question"] for d in corpus.documents if d.kind == "reasoning"}
+    rng = corpus_rng(seed, "distributional-reasoning-test")
+    rows, tries = [], 0
+    while len(rows) < n:
+        tries += 1
+        if tries > 50 * n + 1000:
+            raise DistributionalError(f"n = {n}: could not draw that many distinct new problems")
+        kind = int(rng.integers(N_PROBLEM_TEMPLATES))
+        question, steps, answer, _numbers = problem_text(kind, rng)
+        question = normalise(question)
+        if question in seen:
+            continue
+        seen.add(question)
+        rows.append({"question": question, "answer": int(answer), "template": kind,
+                     "solution": normalise(" ".join([*steps, f"#### {answer}"])), "prompt": question})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------
+# The corpus counts
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class CorpusCounts:
+    """The corpus's two count structures: exact document counts of every 1- to 5-gram
+    under both stopword rules (``doc``, keyed by ``drop_stopwords``) and an
+    infini-gram index of the training stream in the lab tokenizer (``infgram``),
+    with the seconds each took to build or open."""
+
+    doc: dict
+    infgram: object
+    seconds_doc: float
+    seconds_infgram: float
+
+    def doc_index(self, n: int):
+        """The document index with the stopword rule of ``n``-grams (dropped for n ≤ 3)."""
+        return self.doc[G.default_drop_stopwords(n)]
+
+
+def count_corpus(corpus, tokenizer, max_n: int = 5) -> CorpusCounts:
+    """Index the lab corpus for both corpus LMs: document counts ``C(·)`` of every
+    k-gram (k ≤ ``max_n``; documents weighted by their copies, both stopword rules)
+    for the task-gram LM, and the infini-gram index of the training stream for the
+    ∞-gram LM (built once, then opened from the artifact cache)."""
+    t0 = time.time()
+    doc = {drop: doc_index(corpus, max_n, drop_stopwords=drop) for drop in (True, False)}
+    t1 = time.time()
+    infgram = G.open_index(G.build_index(corpus.training_texts(), tokenizer))
+    return CorpusCounts(doc, infgram, t1 - t0, time.time() - t1)
+
+
+def doc_index(corpus, max_n: int = 5, drop_stopwords: bool = True):
+    """Document counts ``C(·)`` of every k-gram (k ≤ ``max_n``) of the lab corpus's
+    training documents, each weighted by its copies, under one stopword rule: one of
+    the two indexes :func:`count_corpus` builds, without the ∞-gram index."""
+    docs = corpus.documents
+    return G.build_doc_index([d.text for d in docs], max_n, drop_stopwords=drop_stopwords,
+                                  weights=[d.copies for d in docs])
+
+
+def knowledge_pairs(corpus, n: int = 3, max_pairs: int | None = None, seed: int = 0) -> pd.DataFrame:
+    """The knowledge task's ``n``-gram test pairs Φ with the task-gram LM ``p_taskgram``,
+    counted in the lab corpus: the table :func:`task_gram_tables` gives for
+    ``("knowledge", n)`` (the same rows, the same seeded sample of ``max_pairs``),
+    less its ``cosine`` column, so the embedding model is never loaded. The lab
+    page's table of phenomena reads the share of pairs with ``P = 1`` from it
+    (:func:`~analysis.distributional.method.tied_share`)."""
+    n = G.check_n(n)
+    know = knowledge_task(corpus)
+    index = doc_index(corpus, n, drop_stopwords=G.default_drop_stopwords(n))
+    return task_table(list(know["question"]), list(know["answer"]), n, index, gamma=G.NO_FILTER,
+                      max_pairs=max_pairs, seed=seed)
+
+
+@dataclass
+class TaskGrams:
+    """The task-gram tables of every (task, n): ``tables[(task, n)]`` holds the test
+    pairs Φ (co-occurring, without an embedding filter, with their ``cosine``), and
+    ``filters`` what each filter keeps of the candidates. A (task, n) whose
+    candidates never co-occur has no table; ``filters`` shows its zero."""
+
+    tables: dict
+    filters: pd.DataFrame
+
+
+def task_gram_tables(tasks: Mapping[str, Mapping], sizes: Sequence[int], doc_index: Mapping[bool, object],
+                     max_pairs: int | None = None, seed: int = 0, cosines=None) -> TaskGrams:
+    """The task-gram tables (Definition 1) of each task and n in ``sizes``.
+
+    Candidate pairs come from :func:`analysis.ngrams.task_gram_pairs`, are embedded
+    once (``cosines``, default :func:`analysis.ngrams.pair_cosines`, which loads the
+    embedding model) and counted in ``doc_index`` (keyed by the stopword rule, as
+    :attr:`CorpusCounts.doc`); the table keeps every co-occurring pair (the filter
+    the authors' code effectively ran), a seeded sample of ``max_pairs`` of them
+    when given (:func:`~analysis.distributional.method.cooccurring`), and records
+    what the paper's and the authors' thresholds would keep
+    (:func:`~analysis.distributional.method_tables.filter_rows`).
+    """
+    embed = G.pair_cosines if cosines is None else cosines
+    tables, rows = {}, []
+    for task, spec in tasks.items():
+        for n in sizes:
+            n = G.check_n(n)
+            cand = G.task_gram_pairs(spec["inputs"], spec["outputs"], n)
+            cos = np.asarray(embed(cand), dtype=float)  # the test pairs are a subset: embed once
+            counted = G.count_pairs(cand, doc_index[G.default_drop_stopwords(n)]).assign(cosine=cos)
+            rows.append(filter_rows(counted, filter_thresholds(task, n), cos).assign(task=task, n=n))
+            if (counted["c_xy"] > 0).any():
+                tables[(task, n)] = cooccurring(counted, max_pairs=max_pairs, seed=seed)
+    filters = pd.concat(rows, ignore_index=True)[
+        ["task", "n", "label", "gamma", "total", "pairs", "co-occurring", "instances"]]
+    return TaskGrams(tables, filters)
+
+
+def count_pairs_api(table: pd.DataFrame, api) -> pd.DataFrame:
+    """``table`` with ``c_x``, ``c_xy`` and ``p_taskgram`` from the public infini-gram API.
+
+    The real-data path (Pythia and the Pile): ``api`` is an
+    :class:`analysis.ngrams.InfiniGramAPI` on :data:`analysis.ngrams.PILE_INDEX`.
+    ``c_x`` counts the input n-gram's occurrences and ``c_xy`` the documents
+    holding both n-grams (the API's CNF count), the closest the API comes to the
+    source's WIMBD document counts; every response is cached and an API error
+    raises, never counted as 0.
+    """
+    out = table.copy()
+    xs = [" ".join(x) for x in out["x"]]
+    ys = [" ".join(y) for y in out["y"]]
+    out["c_x"] = [api.count(x) for x in xs]
+    out["c_xy"] = [api.pair_count(x, y) for x, y in zip(xs, ys)]
+    out["p_taskgram"] = G.conditional(out["c_xy"], out["c_x"])
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The models: answers and probabilities; the ∞-gram LM
+# ---------------------------------------------------------------------------
+
+
+def ngram_logprob(model, contexts: Sequence[str], ngrams: Sequence[str], progress: bool | str = False
+                  ) -> np.ndarray:
+    """``log P_LLM(y | context)`` for each n-gram ``y``, by the chain rule.
+
+    The log-probability of each of the n-gram's tokens given the context and
+    the n-gram's earlier tokens is summed (teacher forcing through
+    :meth:`analysis.models.Model.logprobs`, batched and cached). The
+    continuation is the n-gram's text with a leading space when the context
+    does not end in whitespace, so it tokenizes as it does inside a text
+    (:func:`~analysis.distributional.method.continuation`).
+
+    Returns
+    -------
+    numpy.ndarray
+        One natural-log probability per n-gram (``≤ 0``).
+    """
+    if len(contexts) != len(ngrams):
+        raise DistributionalError(
+            f"contexts and ngrams must have the same length, got {len(contexts)} and {len(ngrams)}"
+        )
+    empty = [i for i, g in enumerate(ngrams) if not str(g).strip()]
+    if empty:
+        raise DistributionalError(f"ngrams must be non-empty strings; empty at positions {empty[:5]}")
+    continuations = [continuation(c, g) for c, g in zip(contexts, ngrams)]
+    lps = model.logprobs(list(contexts), continuations, progress=progress)
+    return np.array([float(np.sum(lp)) for lp in lps])
+
+
+def llm_table(models: Mapping[str, object], inputs: Mapping[tuple, tuple]) -> dict[tuple, np.ndarray]:
+    """The LLM side, ``log P_LLM(s^y | context)`` of every test pair per (model, task, n)
+    (:func:`ngram_logprob`, cached)."""
+    return {(m, task, n): ngram_logprob(model, c, g, progress=f"{m}: {task} {n}-grams")
+            for (task, n), (c, g) in inputs.items() for m, model in models.items()}
+
+
+def infgram_logprobs(index, tokenizer, contexts: Sequence[str], grams: Sequence[str]) -> np.ndarray:
+    """``log P_∞(y | context)`` of each n-gram by the chain rule over the lab index
+    (:func:`analysis.ngrams.infgram_logprob`); texts tokenized as
+    :func:`ngram_logprob` does (a leading space before the n-gram)."""
+    out = np.empty(len(grams))
+    for k, (c, g) in enumerate(zip(contexts, grams)):
+        ctx = tokenizer(c, add_special_tokens=False)["input_ids"]
+        tgt = tokenizer(continuation(c, g), add_special_tokens=False)["input_ids"]
+        out[k] = G.infgram_logprob(index, ctx, tgt)
+    return out
+
+
+def infgram_table(inputs: Mapping[tuple, tuple], index, tokenizer) -> dict[tuple, np.ndarray]:
+    """The ∞-gram LM, ``log P_∞(s^y | context)`` of every test pair per (task, n)
+    (:func:`infgram_logprobs` on the lab index)."""
+    return {key: infgram_logprobs(index, tokenizer, c, g) for key, (c, g) in inputs.items()}
+
+
+def generate_answers(models: Mapping[str, object], tasks: Mapping[str, Mapping], reasoning_tokens: int,
+                     knowledge_tokens: int = KNOWLEDGE_TOKENS) -> pd.DataFrame:
+    """Every model's greedy continuation of every task prompt (through the book's
+    model interface, cached): ``model``, ``task``, ``instance`` and ``answer``
+    (None where the request failed; such an answer is an error, never a wrong one)."""
+    budgets = {"knowledge": knowledge_tokens, "reasoning": reasoning_tokens}
+    frames = []
+    for name, model in models.items():
+        for task, spec in tasks.items():
+            out = model.complete(spec["prompts"], GenerationSettings(max_new_tokens=budgets[task]),
+                                 progress=f"{name}: {task}")
+            texts = pd.Series([a.text if a.ok else None for a in out], dtype=object)
+            frames.append(pd.DataFrame({"model": name, "task": task, "instance": np.arange(len(out)),
+                                        "answer": texts}))
+    return pd.concat(frames, ignore_index=True)

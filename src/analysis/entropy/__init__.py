@@ -1,0 +1,128 @@
+"""Entropy–Memorization linearity and dataset inference (the entropy chapter).
+
+The study re-run here measures *discoverable memorization*: a sequence from a
+model's training data is cut into a prompt ``p`` (the first ``|p|`` tokens) and
+an answer ``s`` (the next ``|s|``); the model continues ``p`` with a response
+``r`` of ``|s|`` tokens, and the memorization score is the token-level
+Levenshtein distance ``d(r, s)`` (0 = verbatim). Its claim is that per-instance
+compressibility of ``s`` says little about ``d``, but pooling all answers with
+the same score ``e`` into a *level set* and taking the empirical entropy of
+their tokens gives a quantity linear in ``e`` (Pearson r > 0.9), and that the
+intercept of that line separates training data from unseen data.
+
+The modules, by role:
+
+* :mod:`.params`: profiles, ``PARAMS``, the source's constants and tables, :class:`EntropyError`;
+* :mod:`.method`: the source's equations (sampling, scores, entropies, level sets, the bootstrap);
+* :mod:`.method_sets`: a sample's level sets analysed (:class:`SetResult`), tables, the DI decision;
+* :mod:`.candidates`: the candidate sets of dataset inference;
+* :mod:`.run`: querying models (:func:`discoverable`) and reading a lab run's stream;
+* :mod:`.claims`: the chapter's verdicts as claims; :mod:`.text`: its English and :func:`render`.
+
+This module re-exports the steps the notebook (and the book's other pages) call.
+"""
+
+from analysis.entropy.candidates import (
+    CandidateSet,
+    candidate_windows,
+    lab_candidate_sets,
+    real_candidate_sets,
+)
+from analysis.entropy.claims import (
+    di_claims,
+    instance_claims,
+    length_claims,
+    level_set_claims,
+    sample_claims,
+    sample_size_claims,
+    strategy_claims,
+)
+from analysis.entropy.method import (
+    bootstrap_fits,
+    fit_levels,
+    instance_metrics,
+    lcs,
+    level_set_table,
+    levenshtein,
+    sample_pairs,
+)
+from analysis.entropy.method_sets import (
+    Inference,
+    SetResult,
+    Stream,
+    analyse_set,
+    di_table,
+    filter_summary,
+    fit_table,
+    instance_fits,
+    kept,
+    sample_size_sensitivity,
+    source_table,
+    strategy_table,
+)
+from analysis.entropy.params import PAPER_MIN_DI_SAMPLES, PARAMS, PROFILES, EntropyError, load_paper_table
+from analysis.entropy.run import (
+    by_strategy,
+    by_suffix_length,
+    dataset_inference,
+    discoverable,
+    lab_decodings,
+    training_stream,
+)
+from analysis.entropy.text import (
+    agreement_sentence,
+    correct_count,
+    end_entropy_sentence,
+    extrapolation_sentence,
+    fit_value,
+    instance_sentence,
+    intercept_slope_sentence,
+    intercept_trend_sentence,
+    length_r_sentence,
+    linearity_sentences,
+    low_score_sentence,
+    merge_intervals,
+    method_constants,
+    model_lines,
+    normalized_sentence,
+    paper_correct_count,
+    paper_lines_sentence,
+    pooling_sentence,
+    render,
+    sample_size_sentence,
+    set_size_sentence,
+    setup_sentences,
+    setup_table,
+    strategy_sentence,
+    stream_sentence,
+    tau_sentence,
+    token_space_sentence,
+    verbatim_sentence,
+    window_sentence,
+)
+
+__all__ = [
+    # params
+    "PAPER_MIN_DI_SAMPLES", "PARAMS", "PROFILES", "EntropyError", "load_paper_table",
+    # method
+    "bootstrap_fits", "fit_levels", "instance_metrics", "lcs", "level_set_table", "levenshtein",
+    "sample_pairs",
+    # method_sets
+    "Inference", "SetResult", "Stream", "analyse_set", "di_table", "filter_summary", "fit_table",
+    "instance_fits", "kept", "sample_size_sensitivity", "source_table", "strategy_table",
+    # candidates
+    "CandidateSet", "candidate_windows", "lab_candidate_sets", "real_candidate_sets",
+    # run
+    "by_strategy", "by_suffix_length", "dataset_inference", "discoverable", "lab_decodings",
+    "training_stream",
+    # claims
+    "di_claims", "instance_claims", "length_claims", "level_set_claims", "sample_claims",
+    "sample_size_claims", "strategy_claims",
+    # text
+    "agreement_sentence", "correct_count", "end_entropy_sentence", "extrapolation_sentence", "fit_value",
+    "instance_sentence", "intercept_slope_sentence", "intercept_trend_sentence", "length_r_sentence",
+    "linearity_sentences", "low_score_sentence", "merge_intervals", "method_constants", "model_lines",
+    "normalized_sentence", "paper_correct_count", "paper_lines_sentence", "pooling_sentence", "render",
+    "sample_size_sentence", "set_size_sentence", "setup_sentences", "setup_table", "strategy_sentence",
+    "stream_sentence", "tau_sentence", "token_space_sentence", "verbatim_sentence", "window_sentence",
+]

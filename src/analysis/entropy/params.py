@@ -1,0 +1,192 @@
+"""The entropy chapter's parameters, the source's transcribed constants and tables.
+
+``PROFILES`` and ``PARAMS`` (the :class:`~analysis.params.Declaration` a notebook
+resolves), the numbers the source prints (``PAPER_*``), this chapter's own rules
+(τ's quantile, the thresholds its claims use) and :func:`load_paper_table`, the
+loader of the source's tables in ``data/entropy_table*.csv``. The chapter's one
+error class, :class:`EntropyError`, lives here too.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.core.paths import DATA_DIR
+from analysis.lab.ladder import check_runs, lab_profile_param
+from analysis.params import Declaration, Param
+
+#: the source's discoverable-memorization setup
+PAPER_PREFIX_TOKENS = 100
+PAPER_SUFFIX_TOKENS = 50
+PAPER_TEMPERATURE = 0.8
+#: the source's minimum sample for dataset inference (Section 6.2, Appendix E.1)
+PAPER_MIN_DI_SAMPLES = 1500
+#: the source's per-model intercept thresholds (Section 6.3)
+PAPER_TAU = {"Pythia": 0.0, "OLMo-2": 3.0}
+#: Appendix C.1's sampling strategies (Table 4)
+PAPER_STRATEGIES = (
+    ("Temp=0", dict(temperature=0.0)),
+    ("Temp=0.5", dict(temperature=0.5)),
+    ("Temp=0.8", dict(temperature=0.8)),
+    ("Temp=0.8, top_p=0.5", dict(temperature=0.8, top_p=0.5)),
+    ("Temp=1", dict(temperature=1.0)),
+    ("Temp=0.8, top_k=10", dict(temperature=0.8, top_k=10)),
+)
+#: Appendix E.1's sample sizes
+PAPER_SAMPLE_SIZES = (250, 500, 1000, 2000, 4000, 8000)
+#: the abstract and Section 4: Pearson r of the level-set entropy line on every model tried
+PAPER_MIN_R = 0.9
+#: Figure 1 (Section 3.1): instance-level r, "a positive, yet weak" correlation "around 0.6"
+PAPER_INSTANCE_R = 0.6
+PAPER_INSTANCE_MODEL = "OLMo-1B"
+#: Figure 2 (Section 4) on OLMo-2-1124-7B: "r = 0.972 and 0.945 respectively" for its panels
+#: (a) zlib and (b) entropy. Read in panel order; Appendix C's base-model entropy line
+#: (intercept 3.724, slope 0.142, as in Table 1) has r = 0.945, which confirms that reading.
+PAPER_SET_R = {"entropy": 0.945, "zlib": 0.972}
+PAPER_SET_MODEL = "OLMo-2-1124-7B"
+#: Figure 4 (Section 4): continuation lengths and the range of r across them
+PAPER_LENGTHS = (10, 20, 30, 40, 50)
+PAPER_LENGTH_R = (0.92, 0.98)
+#: Figure 4 and Appendix C.7: every line reaches M(s_50) ≈ 11 at e = |s| = 50 (OLMo-2)
+PAPER_END_ENTROPY = 11.0
+#: Appendix C.1: Table 4's sample (the DCLM1 subset of OLMo-2-1124-Mix), about this many pairs
+PAPER_TABLE4_PAIRS = 28_000
+#: Appendix E.1: below the minimum sample, the intercept falls from a plateau towards this value
+PAPER_SMALL_SAMPLE_INTERCEPT = -6.0
+#: sample sizes of the main experiments: Figure 1 (OLMo-1B) and Appendix E.1 (OLMo-2's dataset)
+PAPER_N_PAIRS = {"OLMo-1B": 240_000, "OLMo-2-1124-7B": 300_000}
+#: this chapter's rule for tau: this quantile of the reference set's re-centred bootstrap intercepts
+DI_QUANTILE = 0.05
+#: a call is stable when at least this share of re-centred resamples makes it too
+AGREEMENT_LEVEL = 0.95
+#: a change of the intercept across answer lengths below this many bits "hardly moves"
+FLAT_INTERCEPT_BITS = 0.5
+#: level-set entropies at e = |s| within this many bits of each other "end near the same entropy"
+SAME_END_BITS = 1.0
+#: a pair "scores low" below this share of |s| edits
+LOW_SCORE_SHARE = 0.5
+#: how the trivial-memorization filter reads LCS: as written, LCS(p, s); as the
+#: text describes it, overlap of the response with the prompt, LCS(p, r); or off
+LCS_FILTERS = ("written", "described", "none")
+PAPER_TABLES = {
+    "table1": "entropy_table1.csv",
+    "table4": "entropy_table4.csv",
+}
+
+
+
+#: the fewest level sets a claim about a line rests on (a line needs 3)
+MIN_LEVEL_SETS = 5
+#: the fewest kept pairs a claim about the share of low scores rests on
+MIN_PAIRS = 30
+#: the fewest subsamples (both sizes together) a sample-size claim rests on
+MIN_SUBSAMPLES = 10
+#: the fewest decided candidate sets a dataset-inference claim rests on
+MIN_DI_SETS = 10
+#: the fewest sets (with a bootstrap) the intercept–slope claim rests on
+MIN_BOOT_SETS = 5
+#: the fewest answer lengths, strategies or sets an "at every one" claim rests on
+MIN_SETTINGS = 2
+#: the bootstrap resample correlation of intercept and slope reads "opposite" below
+#: minus this, "together" above it
+TIED_R = 0.5
+#: the lab's dataset-inference sets: the popular-text excerpts in this many sets of
+#: contiguous copy bands, the held-out popular-text windows in this many sets, and
+#: which member set is the reference ("background": background A; "popular": the
+#: band of most-copied excerpts). Each set must hold at least as many windows of
+#: |p| + |s| tokens as the pairs drawn from it (:func:`~analysis.entropy.sets.candidate_windows`).
+LAB_POPULAR_SETS = 1
+LAB_HELDOUT_SETS = 1
+LAB_REFERENCE = "background"
+LAB_REFERENCES = ("background", "popular")
+
+
+PROFILES = {
+    # CI: the smoke lab's models (near chance) and a handful of pairs.
+    "smoke": dict(
+        lab_profile="smoke", lab_model="pert-l2x", di_models=["pert-l2x"],
+        lab_popular_sets=1, lab_heldout_sets=1,
+        lab_prefix_tokens=8, lab_suffix_tokens=8, n_lab=150, n_di_lab=60, n_strategy=60,
+        lab_suffix_lengths=(4, 8), strategies=("Temp=0", "Temp=0.5"), sample_sizes=(40, 80), repeats=5,
+        models=["smollm2-135m-instruct"], prefix_tokens=16, suffix_tokens=16, n_real=16,
+        temperature=0.0, lcs_filter="written", n_boot=50, seed=0,
+    ),
+    # The lab's largest perturbed run (its stream holds sequences inserted 1 to 256
+    # times, the only text a lab model reproduces) and the ladder's largest wide
+    # model; both real models. The injected sequences are about 64 tokens long, so
+    # |p| + |s| = 32 + 16, the source's 2 : 1 split scaled down. Greedy decoding
+    # (the source's Table 4 finds the same r as at its main temperature 0.8, which
+    # the lab section also shows). The lab's excerpts and held-out windows are each
+    # cut into 3 sets (excerpts by copies), so each lab model meets 8 candidate sets
+    # (16 over the two), every one with more distinct 48-token windows than the
+    # 1,500 pairs it supplies. On 2 cores the lab part takes a few minutes;
+    # 3 x 500 real pairs take about 4 minutes for SmolLM2 and 10 for Gemma 3 270M.
+    "default": dict(
+        lab_profile="default", lab_model="pert-l2x", di_models=["pert-l2x", "deep-128"],
+        lab_popular_sets=3, lab_heldout_sets=3,
+        lab_prefix_tokens=32, lab_suffix_tokens=16, n_lab=10_000, n_di_lab=PAPER_MIN_DI_SAMPLES,
+        n_strategy=3000, lab_suffix_lengths=(8, 16, 24, 32),
+        strategies=tuple(name for name, _ in PAPER_STRATEGIES), sample_sizes=PAPER_SAMPLE_SIZES,
+        repeats=20, models=["smollm2-135m-instruct", "gemma3-270m"], prefix_tokens=32, suffix_tokens=16,
+        n_real=500, temperature=0.0, lcs_filter="written", n_boot=1000, seed=0,
+    ),
+    # The source's setup for the real models (|p| = 100, |s| = 50, n = 1,500 per set,
+    # temperature 0.8); the lab keeps 32 + 16, the length of its injected sequences.
+    "paper": dict(
+        lab_profile="default", lab_model="pert-l2x", di_models=["pert-l2x", "deep-128"],
+        lab_popular_sets=3, lab_heldout_sets=3,
+        lab_prefix_tokens=32, lab_suffix_tokens=16, n_lab=20_000, n_di_lab=PAPER_MIN_DI_SAMPLES,
+        n_strategy=6000, lab_suffix_lengths=(8, 16, 24, 32),
+        strategies=tuple(name for name, _ in PAPER_STRATEGIES), sample_sizes=PAPER_SAMPLE_SIZES,
+        repeats=20, models=["smollm2-135m-instruct", "gemma3-270m"], prefix_tokens=PAPER_PREFIX_TOKENS,
+        suffix_tokens=PAPER_SUFFIX_TOKENS, n_real=PAPER_MIN_DI_SAMPLES, temperature=PAPER_TEMPERATURE,
+        lcs_filter="written", n_boot=1000, seed=0,
+    ),
+}
+
+
+
+class EntropyError(ValueError):
+    """Bad input to the entropy chapter's computations, raised before any work."""
+
+
+
+def load_paper_table(name: str) -> pd.DataFrame:
+    """One of the source's tables transcribed into ``data/`` (see the file's note)."""
+    if name not in PAPER_TABLES:
+        raise EntropyError(f"name must be one of {sorted(PAPER_TABLES)}, got {name!r}")
+    return pd.read_csv(DATA_DIR / PAPER_TABLES[name], comment="#")
+
+
+def _check_lab_model(value, settings):
+    check_runs("lab_model", value, settings["lab_profile"])
+
+
+
+PARAMS = Declaration(
+    "entropy",
+    PROFILES,
+    (
+        lab_profile_param(),
+        Param("lab_model", "the lab run of the linearity study, such as pert-l2x", kind="str",
+              check=_check_lab_model),
+        Param("lab_popular_sets", "dataset inference: sets the lab's popular excerpts are cut into "
+              "(by copies)", kind="int", lo=1),
+        Param("lab_heldout_sets", "dataset inference: sets the lab's held-out popular-text windows are "
+              "dealt into", kind="int", lo=1),
+        Param("models", "local models of the real-data section (token-level access: no API models)",
+              kind="models", api=False),
+        Param("n_lab", "pairs in the lab model's main sample", kind="int", lo=1),
+        Param("n_real", "pairs per set for each real model", kind="int", lo=1),
+        Param("prefix_tokens", "|p| for the real models", kind="int", lo=1),
+        Param("suffix_tokens", "|s| for the real models", kind="int", lo=1),
+        Param("temperature", "sampling temperature of the main runs; 0 means greedy", kind="float",
+              lo=0.0, hi=2.0),
+        Param("lcs_filter", "which LCS the trivial-pair filter uses", kind="choice", choices=LCS_FILTERS),
+        Param("n_boot", "bootstrap resamples", kind="int", lo=1),
+        Param("seed", "seed of the samples, the sampling and the bootstrap", kind="int", lo=0),
+    ),
+    profile_help={"smoke": "the smoke lab and a handful of pairs (CI)",
+                  "default": "the book's lab and 500 pairs per set for each real model",
+                  "paper": "the source's |p| = 100, |s| = 50, 1,500 pairs per set at temperature 0.8"},
+)

@@ -1,0 +1,154 @@
+"""The Phrases chapter (``notebooks/phrases.md``): do models complete memorized
+state-media phrases?
+
+The chapter re-runs the web study "Can commercial LLMs complete state coordinated
+media phrases from memory?": each model receives the first half (``start``) of a
+LASSO-selected 20-gram phrase and is asked to continue it; the completion counts
+as *memorized* when, after cleaning, some window of it is within normalized
+Levenshtein distance 0.4 of the expected second half (``end``).
+
+The package, by role:
+
+* :mod:`.source`: the source scorer's constants and refusal patterns;
+* :mod:`.method`: its rules for one completion (cleaning, matching, refusals);
+* :mod:`.method_rates`: the rules over a frame (scores, rates, gaps, the lab's
+  rates per copy level);
+* :mod:`.files`: completions files in the source's schema, and their rescoring;
+* :mod:`.run`: the sample, the prompts and the models' completions;
+* :mod:`.params`: the chapter's parameters and the source's published rates;
+* :mod:`.claims`: the decisions, as claims; :mod:`.text`: their wording.
+
+The English counterpart's phrase selection (a LASSO on word n-grams) lives in
+:mod:`analysis.lab.phrase_selection`, since the lab's corpus holds its phrases;
+it is re-exported here.
+"""
+
+from analysis.lab.phrase_selection import (
+    DOC_WORDS,
+    ENGLISH_TYPES,
+    NGRAM_RANGE,
+    PHRASE_COLUMNS,
+    SELECTION_VERSION,
+    TOKEN_PATTERN,
+    english_phrases,
+    plain_prose,
+    select_distinctive_phrases,
+)
+from analysis.phrases.claims import (
+    distance_gap_claims,
+    lab_claims,
+    model_slug,
+    range_position,
+    refusal_claim,
+    source_range_claims,
+    state_media_gap_claims,
+    windowed_claim,
+)
+from analysis.phrases.errors import PhrasesError
+from analysis.phrases.files import load_phrases, read_completions, rescore, rescore_file
+from analysis.phrases.method import (
+    MatchResult,
+    clean,
+    count_refusals,
+    is_error_text,
+    is_refusal,
+    match,
+    needs_requery,
+    strip_echo,
+)
+from analysis.phrases.method_rates import (
+    LAB_RATE_COLUMNS,
+    SEPARATION_ALPHA,
+    distance_gap,
+    exclusion_table,
+    first_separated,
+    pooled_trained,
+    rates,
+    rates_by_copies,
+    rates_by_mode,
+    rises_with_copies,
+    score,
+    score_modes,
+    sizes_reported,
+    source_range,
+    source_type_gaps,
+    type_gap,
+)
+from analysis.phrases.params import PARAMS, PROFILES, load_source_rates
+from analysis.phrases.run import (
+    LAB_PHRASE_COLUMNS,
+    lab_ladder,
+    lab_phrases,
+    plan,
+    prompts,
+    query,
+    query_all,
+    query_lab,
+    sample_phrases,
+)
+from analysis.phrases.source import (
+    COMMA_REFUSAL_PATTERNS,
+    EMPTY_MIN_CHARS,
+    ENGLISH_PROMPT_PREFIX,
+    ERROR_PREFIX,
+    LANGS,
+    MODES,
+    PAPER_TIMESTAMP,
+    PROMPT_PREFIX,
+    REFUSAL_MODES,
+    REFUSAL_PATTERNS,
+    SOURCE_REPO,
+    SOURCE_SCORER,
+    SOURCE_SETUP,
+    THRESHOLD,
+    TYPES,
+)
+from analysis.phrases.text import (
+    comparison_verdict,
+    gap_sentences,
+    headline,
+    lab_design,
+    lab_rate_table,
+    lab_summary,
+    lab_verdict,
+    method_constants,
+    refusal_sentence,
+    render,
+    rescore_note,
+    source_comparison,
+    source_range_text,
+    state_media_gap_text,
+    top_rate,
+)
+from analysis.stats.intervals import CI_ALPHA, wilson_interval
+
+__all__ = [
+    # the source's constants
+    "COMMA_REFUSAL_PATTERNS", "EMPTY_MIN_CHARS", "ENGLISH_PROMPT_PREFIX", "ERROR_PREFIX", "LANGS", "MODES",
+    "PAPER_TIMESTAMP", "PROMPT_PREFIX", "REFUSAL_MODES", "REFUSAL_PATTERNS", "SOURCE_REPO", "SOURCE_SCORER",
+    "SOURCE_SETUP", "THRESHOLD", "TYPES", "CI_ALPHA",
+    # parameters, the source's table, the error
+    "PARAMS", "PROFILES", "load_source_rates", "PhrasesError",
+    # the method: one completion
+    "MatchResult", "clean", "count_refusals", "is_error_text", "is_refusal", "match", "needs_requery",
+    "strip_echo",
+    # the method: frames of completions
+    "LAB_RATE_COLUMNS", "SEPARATION_ALPHA", "distance_gap", "exclusion_table", "first_separated",
+    "pooled_trained", "rates", "rates_by_copies", "rates_by_mode", "rises_with_copies", "score",
+    "score_modes", "sizes_reported", "source_range", "source_type_gaps", "type_gap", "wilson_interval",
+    # files in the source's schema
+    "load_phrases", "read_completions", "rescore", "rescore_file",
+    # the English counterpart's selection (analysis.lab.phrase_selection)
+    "DOC_WORDS", "ENGLISH_TYPES", "NGRAM_RANGE", "PHRASE_COLUMNS", "SELECTION_VERSION", "TOKEN_PATTERN",
+    "english_phrases", "plain_prose", "select_distinctive_phrases",
+    # running the study
+    "LAB_PHRASE_COLUMNS", "lab_ladder", "lab_phrases", "plan", "prompts", "query", "query_all", "query_lab",
+    "sample_phrases",
+    # the claims
+    "distance_gap_claims", "lab_claims", "model_slug", "range_position", "refusal_claim",
+    "source_range_claims", "state_media_gap_claims", "windowed_claim",
+    # the wording
+    "comparison_verdict", "gap_sentences", "headline", "lab_design", "lab_rate_table", "lab_summary",
+    "lab_verdict", "method_constants", "refusal_sentence", "render", "rescore_note", "source_comparison",
+    "source_range_text", "state_media_gap_text", "top_rate",
+]

@@ -1,0 +1,74 @@
+"""The chapter's parameters (profiles and their declaration) and the source's table.
+
+:data:`PARAMS` declares every parameter of ``notebooks/phrases.md`` once (see
+:mod:`analysis.params`); :data:`PROFILES` gives their values per profile.
+:func:`load_source_rates` reads ``data/phrases_source_2024.csv``, the rates the
+source published for its five 2024 models. The source's scorer constants are in
+:mod:`.source`.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.core.paths import DATA_DIR
+from analysis.lab.ladder import check_runs, lab_profile_param
+from analysis.params import Declaration, Param
+from analysis.phrases.files import read_completions
+from analysis.phrases.source import THRESHOLD
+
+SOURCE_RATES_FILE = "phrases_source_2024.csv"
+
+PROFILES = {
+    "smoke": dict(
+        models=["smollm2-135m-instruct"], n_per_type=6, max_new_tokens=24,
+        requery_max_new_tokens=48, n_english_per_type=4, english_max_new_tokens=16,
+        lab_profile="smoke", lab_runs=None, lab_max_new_tokens=24,
+    ),
+    "default": dict(
+        models=["smollm2-135m-instruct", "gemma3-270m"], n_per_type=150, max_new_tokens=64,
+        requery_max_new_tokens=256, n_english_per_type=60, english_max_new_tokens=32,
+        lab_profile="default", lab_runs=None, lab_max_new_tokens=32,
+    ),
+    # the lab has no larger profile: the paper profile scores the book's lab
+    "paper": dict(
+        models=["smollm2-135m-instruct", "gemma3-270m"], n_per_type=1000, max_new_tokens=256,
+        requery_max_new_tokens=2048, n_english_per_type=1000, english_max_new_tokens=64,
+        lab_profile="default", lab_runs=None, lab_max_new_tokens=32,
+    ),
+}
+
+
+def _check_lab_runs(value, settings) -> None:
+    if value is not None:
+        check_runs("lab_runs", value, settings["lab_profile"], family="ladder", at_least=2)
+
+
+PARAMS = Declaration(
+    "phrases",
+    PROFILES,
+    (
+        lab_profile_param(),
+        Param("models", "models asked to continue the phrases (chat models get the chat prompt)",
+              kind="models"),
+        Param("n_per_type", "phrases per type, drawn at random (1,000 exist; more means all)",
+              kind="int", lo=1),
+        Param("max_new_tokens", "token budget of a completion", kind="int", lo=1, hi=4096),
+        Param("n_english_per_type", "English counterpart phrases per type", kind="int", lo=1),
+        Param("seed", "seed of the phrase sample", kind="int", lo=0, default=0),
+        Param("threshold", "normalized edit distance below which an ending counts as reproduced",
+              kind="float", lo=0.0, hi=1.0, default=THRESHOLD),
+        Param("completions_file", "a completions JSON in the source's schema, to rescore", kind="file",
+              nullable=True, parse=read_completions),
+        Param("lab_runs", "lab ladder runs scored on the phrases the lab trained at known copy levels "
+              "(default: the whole ladder)", kind="names", nullable=True, check=_check_lab_runs),
+    ),
+    profile_help={"smoke": "6 phrases per type, one model (CI)", "default": "the published book's sample",
+                  "paper": "all 2,000 phrases at the source's budgets (hours per local model)"},
+)
+
+
+def load_source_rates() -> pd.DataFrame:
+    """The source's published rates (``data/phrases_source_2024.csv``): ``model``,
+    ``type`` (``propaganda`` or ``culturax``) and ``rate_pct``, in percent."""
+    return pd.read_csv(DATA_DIR / SOURCE_RATES_FILE, comment="#")

@@ -1,0 +1,172 @@
+"""Running the study: the phrase sample, the prompts, the models' completions.
+
+:func:`query` asks one model (an :class:`analysis.models.Model`) to continue
+every phrase of a sample, re-asking the too-short answers as the source did;
+:func:`query_lab` asks the lab's ladder (:mod:`analysis.lab`) to continue the
+phrases the lab trained at known copy levels. :func:`plan` lists the queries an
+execution sends, for :mod:`analysis.book.plan`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from analysis.core import data
+from analysis.lab.phrase_selection import ENGLISH_TYPES, english_phrases
+from analysis.lab.plan import lab_corpus, lab_ladder_names
+from analysis.models.queries import QueryGroup, is_chat
+from analysis.phrases.errors import PhrasesError
+from analysis.phrases.method import check_lang, needs_requery
+from analysis.phrases.source import ENGLISH_PROMPT_PREFIX, PROMPT_PREFIX
+
+LAB_PHRASE_COLUMNS = ["id", "type", "text_id", "copies", "start", "end", "phrase", "doc_id"]
+
+
+def sample_phrases(phrases: pd.DataFrame, n_per_type: int, seed: int = 0) -> pd.DataFrame:
+    """Stratified sample: ``n_per_type`` phrases of each type, drawn with ``seed``.
+
+    With ``n_per_type`` at or above a type's size the whole type is kept, so the
+    paper profile runs all 2,000 phrases. Rows keep the file's order.
+    """
+    if n_per_type < 1:
+        raise PhrasesError(f"n_per_type must be a positive integer, got {n_per_type}")
+    rng = np.random.default_rng(seed)
+    keep = []
+    for _, group in phrases.groupby("type", sort=True):
+        take = min(n_per_type, len(group))
+        keep.extend(rng.choice(group.index.to_numpy(), size=take, replace=False))
+    return phrases.loc[sorted(keep)]
+
+
+def prompts(phrases: pd.DataFrame, chat: bool, lang: str = "zh") -> list[str]:
+    """The study's prompts: ``"续写句子：" + start`` as one user message for chat
+    models, the raw ``start`` as a completion prompt for base models (English:
+    ``"Continue the sentence: " + start``)."""
+    check_lang(lang)
+    if not chat:
+        return phrases["start"].tolist()
+    prefix = PROMPT_PREFIX if lang == "zh" else ENGLISH_PROMPT_PREFIX
+    return [prefix + s for s in phrases["start"]]
+
+
+def query(model, phrases: pd.DataFrame, settings, requery_settings=None, lang: str = "zh",
+          progress: bool | str = False) -> pd.DataFrame:
+    """Ask ``model`` (an :class:`analysis.models.Model`) to continue every phrase.
+
+    Completions that :func:`needs_requery` are asked again with
+    ``requery_settings`` (a larger token budget), as the study did; the
+    re-query's answer replaces the first. API errors stay errors.
+
+    Returns a frame with ``phrase_id``, ``model``, ``type``, ``completion``,
+    ``error`` and ``requeried``, ready for :func:`score`.
+    """
+    texts = prompts(phrases, model.is_chat, lang)
+    answers = model.generate(texts, settings, progress=progress)
+    requeried = [False] * len(answers)
+    if requery_settings is not None:
+        again = [i for i, a in enumerate(answers) if a.ok and needs_requery(a.text)]
+        if again:
+            for i, a in zip(again, model.generate([texts[i] for i in again], requery_settings)):
+                answers[i], requeried[i] = a, True
+    return pd.DataFrame({
+        "phrase_id": phrases["id"].to_numpy(),
+        "model": model.name,
+        "type": phrases["type"].to_numpy(),
+        "prompt": texts,
+        "completion": [a.text if a.ok else None for a in answers],
+        "error": [a.error for a in answers],
+        "requeried": requeried,
+    })
+
+
+def query_all(models: Mapping, phrases: pd.DataFrame, settings, requery_settings=None, lang: str = "zh",
+              label: str = "phrases") -> pd.DataFrame:
+    """:func:`query` for every loaded model (``{name: model}``), one frame."""
+    frames = [query(m, phrases, settings, requery_settings, lang=lang, progress=f"{name}: {label}")
+              for name, m in models.items()]
+    return pd.concat(frames, ignore_index=True)
+
+
+def lab_phrases(corpus) -> pd.DataFrame:
+    """The phrase documents of a lab corpus (:mod:`analysis.lab.corpus`), as a phrase
+    table :func:`score` reads.
+
+    The lab trains each of the English counterpart's popular-text phrases a known
+    number of times; the corpus manifest records it. Read from the manifest's rows
+    of kind ``"phrase"``: ``id`` (the phrase's id in :func:`english_phrases`),
+    ``type`` (``"popular"``), ``text_id``, ``copies`` (the truth: times in the
+    training stream, 0 for a never-trained control), ``start``, ``end``,
+    ``phrase`` and ``doc_id``, in the manifest's order (by copy level). Empty when
+    the lab's corpus has no phrase documents (``phrases_per_level = 0``).
+    """
+    manifest = corpus.manifest()
+    rows = manifest[manifest["kind"] == "phrase"]
+    if rows.empty:
+        return pd.DataFrame(columns=LAB_PHRASE_COLUMNS)
+    out = pd.DataFrame({"id": rows["phrase_id"].astype(str), "type": ENGLISH_TYPES[0],
+                        "text_id": rows["text_id"], "copies": rows["copies"].astype(int),
+                        "start": rows["start"], "end": rows["end"]})
+    out["phrase"] = out["start"] + " " + out["end"]
+    out["doc_id"] = rows["doc_id"]
+    return out.reset_index(drop=True)[LAB_PHRASE_COLUMNS]
+
+
+def lab_ladder(runs: pd.DataFrame, names: Sequence[str] | None = None) -> pd.DataFrame:
+    """The ladder runs the chapter scores, smallest first.
+
+    ``runs`` is :meth:`analysis.lab.ladder.LabBuild.runs_table`; ``names`` the runs
+    to keep (None: every ladder run in it). Returns ``model`` (the run's name),
+    ``family`` (``wide`` or ``deep``), ``params`` and ``tokens``.
+    """
+    table = runs[runs["family"].str.startswith("ladder")]
+    if names is not None:
+        missing = sorted(set(names) - set(table["run"]))
+        if missing:
+            raise PhrasesError(f"lab_runs: no ladder run {missing} in this lab; runs: {list(table['run'])}")
+        table = table[table["run"].isin(list(names))]
+    out = pd.DataFrame({"model": table["run"], "family": table["family"].str.removeprefix("ladder-"),
+                        "params": table["params"].astype(int), "tokens": table["tokens"].astype(int)})
+    return out.sort_values(["params", "model"], kind="stable").reset_index(drop=True)
+
+
+def query_lab(models: Mapping, phrases: pd.DataFrame, settings) -> pd.DataFrame:
+    """:func:`query` for every lab run (``{run: model}``) on the lab's phrases.
+
+    Lab models are base models: each gets the phrase's start as raw text, the
+    English prompt rule. The ``model`` column holds the run's name. Empty (with
+    :func:`query`'s columns) when there are no phrases.
+    """
+    columns = ["phrase_id", "model", "type", "prompt", "completion", "error", "requeried"]
+    if phrases.empty or not models:
+        return pd.DataFrame(columns=columns)
+    frames = [query(m, phrases, settings, lang="en", progress=f"{run}: lab phrases").assign(model=run)
+              for run, m in models.items()]
+    return pd.concat(frames, ignore_index=True)[columns]
+
+
+def plan(params: Mapping) -> list:
+    """The queries an execution at ``params`` sends, built as the chapter builds
+    them, for :mod:`analysis.book.plan` to count: each model's continuations of the
+    sampled phrases, its re-queries (at most one per phrase: only a completion
+    that :func:`needs_requery` is asked again), the English counterpart, and the
+    lab ladder's continuations of the lab's phrases. Loads, trains and calls nothing."""
+    sample = sample_phrases(data.phrases(), params["n_per_type"], seed=params["seed"])
+    english = english_phrases(params["n_english_per_type"], seed=params["seed"])
+    groups = []
+    for name in params["models"]:
+        chat = is_chat(name)
+        texts = prompts(sample, chat)
+        groups += [QueryGroup("phrases", name, texts, params["max_new_tokens"]),
+                   QueryGroup("re-query of short completions", name, texts, params["requery_max_new_tokens"],
+                              bound="at most"),
+                   QueryGroup("English counterpart", name, prompts(english, chat, lang="en"),
+                              params["english_max_new_tokens"])]
+    lab = lab_phrases(lab_corpus(params["lab_profile"]))
+    if not lab.empty:
+        lab_prompts = prompts(lab, False, lang="en")
+        groups += [QueryGroup("lab phrases", name, lab_prompts, params["lab_max_new_tokens"])
+                   for _, name in lab_ladder_names(params["lab_profile"], params["lab_runs"])]
+    return groups

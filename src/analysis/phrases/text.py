@@ -1,0 +1,409 @@
+"""The chapter's English: claims rendered to sentences, captions and prose numbers.
+
+:func:`render` turns one claim of :mod:`.claims` into Markdown; the other
+functions join a section's claims into the sentence its glue name holds, or word
+numbers that are not verdicts (a rate with its interval, the lab's design, the
+tables for display). Every decision is read from the claims; nothing here
+decides again.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from analysis.core.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, Claim
+from analysis.core.fmt import fmt_interval, fmt_p, fmt_pct
+from analysis.lab.corpus import PHRASE_PROBE_WORDS
+from analysis.phrases.claims import by_kind, lab_claims
+from analysis.phrases.method_rates import SEPARATION_ALPHA, source_range
+from analysis.phrases.source import COMMA_REFUSAL_PATTERNS, EMPTY_MIN_CHARS, REFUSAL_PATTERNS, THRESHOLD
+from analysis.stats.intervals import CI_ALPHA
+
+#: how the distance comparisons name each phrase type
+GAP_LABELS = {"propaganda": "state-media", "culturax": "CulturaX", "popular": "popular-text",
+              "baseline": "2024–26 story"}
+NO_BOTH_TYPES = "No model has scorable completions of both types to compare."
+
+
+def _copies(n: int) -> str:
+    return f"{n} {'copy' if n == 1 else 'copies'}"
+
+
+def _matches(n: int) -> str:
+    return f"{n} {'match' if n == 1 else 'matches'}"
+
+
+def _too_few(c: Claim) -> bool:
+    return c.n is not None and c.min_n is not None and c.n < c.min_n
+
+
+def _few(c: Claim) -> str:
+    return f" (too few to decide: n = {c.n}, below the minimum of {c.min_n})" if _too_few(c) else ""
+
+
+# ---------------------------------------------------------------------------
+# One claim, one sentence
+# ---------------------------------------------------------------------------
+
+
+def _state_media_gap(c: Claim) -> str:
+    e = c.extra
+    if c.status == NOT_TESTABLE:
+        return f"For {e['model']}, no scorable completions of both types are left to compare."
+    rate_a, rate_b = e["matched_first"] / e["total_first"], e["matched_second"] / e["total_second"]
+    lo, hi = c.interval or (float("nan"), float("nan"))
+    numbers = (f"{fmt_pct(rate_a)} of state-media and {fmt_pct(rate_b)} of CulturaX endings "
+               f"({e['matched_first']} of {e['total_first']} against {e['matched_second']} of "
+               f"{e['total_second']}), a difference of {100 * c.value:+.1f} points "
+               f"[{100 * lo:+.1f}, {100 * hi:+.1f}] with one-sided Fisher exact p {fmt_p(c.p)}")
+    if c.status == REPRODUCED:
+        verdict = "state-media phrases are completed significantly more often, as the source found"
+    elif _too_few(c):
+        verdict = f"too few completions to decide (n = {c.n}, below the minimum of {c.min_n})"
+    elif c.status == INCONCLUSIVE:
+        verdict = "in the source's direction, but not significantly"
+    elif c.value == 0:
+        verdict = "no difference, where the source found state media completed more often"
+    else:
+        verdict = "CulturaX phrases are completed more often, against the source's finding"
+    return f"{e['model']} reproduces {numbers}: {verdict}."
+
+
+_WHERE = {"below": "below the source's range even at the top of its 95% interval",
+          "above": "above the source's range even at the bottom of its 95% interval",
+          "inside": "inside the source's range",
+          "overlaps": "within reach of the source's range (its 95% interval overlaps it)"}
+
+
+def _range_part(c: Claim) -> str:
+    model = c.extra["model"]
+    if c.status == NOT_TESTABLE:
+        return f"{model} has no scorable state-media completion"
+    return f"{model} ({fmt_pct(c.value)}) is {_WHERE[c.extra['where']]}{_few(c)}"
+
+
+def _range_lead(c: Claim) -> str:
+    return (f"The source's 2024 models reproduce {fmt_pct(c.extra['source_lo'])} to "
+            f"{fmt_pct(c.extra['source_hi'])} of state-media endings")
+
+
+def _distance_gap(c: Claim) -> str:
+    e = c.extra
+    first, second = GAP_LABELS.get(e["first"], e["first"]), GAP_LABELS.get(e["second"], e["second"])
+    if c.status == NOT_TESTABLE:
+        return f"For {e['model']}, no scorable completions of both {first} and {second} phrases are left."
+    verdict = {REPRODUCED: "closer", INCONCLUSIVE: "not significantly closer"}.get(c.status, "not closer")
+    return (f"For {e['model']}, completions of {first} phrases are {verdict} to their endings than those "
+            f"of {second} phrases (median distance {e['median_first']:.3f} vs {e['median_second']:.3f}; "
+            f"one-sided Mann–Whitney p {fmt_p(c.p)}, n = {e['n_first']} and {e['n_second']}){_few(c)}.")
+
+
+def _comma_refusals(c: Claim) -> str:
+    e = c.extra
+    if c.status == NOT_TESTABLE:
+        return "No completion of this run was scored, so there are no refusals to count."
+    text = (f"The faithful refusal detector finds {e['faithful']} refusals among {c.n:,} completions and the "
+            f"fixed one {e['fixed']}")
+    if c.status == REPRODUCED:
+        return (f"{text}; the {e['fixed'] - e['faithful']} more come only from the {e['n_comma_patterns']} "
+                "patterns with a comma, which the faithful mode can never match.")
+    return (f"{text}: the {e['n_comma_patterns']} patterns with a comma, which the faithful mode can never "
+            "match, fire on no completion of this run.")
+
+
+def _windowed(c: Claim) -> str:
+    e = c.extra
+    if c.status == NOT_TESTABLE:
+        return "No completion of this run was scored, so the two matching modes are not compared."
+    if c.status == INCONCLUSIVE:
+        return "Neither matching mode finds a match in this run, so it cannot show the window adding any."
+    if c.status == NOT_REPRODUCED:
+        return (f"The window finds fewer matches than the prefix rule for some model and type "
+                f"({e['windowed']} against {e['prefix']} in all).")
+    why = ("; at this threshold it cannot find fewer, since its first window is the prefix"
+           if c.by_design else "")
+    return (f"Here the window finds {_matches(e['windowed'])} against {e['prefix']} for the prefix rule, and "
+            f"no fewer for any model and type{why}.")
+
+
+def _lab_controls(c: Claim) -> str:
+    e = c.extra
+    if c.status == NOT_TESTABLE:
+        return f"No never-trained control phrase checks the method's false positives: {c.reason}."
+    if e["matched"] == 0:
+        return (f"No completion of a never-trained control phrase counts as memorized (0 of {e['total']:,} "
+                f"scorable, all models together){_few(c)}.")
+    return (f"{e['matched']} of {e['total']:,} completions of never-trained control phrases count as "
+            f"memorized ({e['models_matched']} of {e['n_models']} models){_few(c)}.")
+
+
+def _lab_share(c: Claim) -> str:
+    e = c.extra
+    if c.status == NOT_TESTABLE:
+        return f"Nothing to compare on the lab's ladder: {c.reason}."
+    if e["kind"] == "lab_rises":
+        return f"The rate rises with copies for {e['count']} of {e['n_models']} ladder models."
+    found = [lvl for lvl in e["first_level"].values() if lvl is not None]
+    where = f", from {_copies(min(found))} at best" if found else ""
+    return (f"{e['count']} of {e['n_models']} ladder models reproduce some trained level's phrases more "
+            f"often than the never-trained controls' (one-sided Fisher exact test, "
+            f"p < {SEPARATION_ALPHA:g}){where}.")
+
+
+def _lab_size(c: Claim) -> str:
+    e = c.extra
+    if c.status == NOT_TESTABLE:
+        return f"The lab's ladder cannot compare model sizes: {c.reason}."
+    lo, hi = c.interval or (float("nan"), float("nan"))
+    verdict = {REPRODUCED: "significantly more, as larger models do in the source's scaling claim",
+               INCONCLUSIVE: "no significant difference"}.get(c.status, "not more")
+    return (f"Over every trained copy level, the largest model ({e['large']}) reproduces "
+            f"{e['matched_large']} of {e['total_large']} phrases and the smallest ({e['small']}) "
+            f"{e['matched_small']} of {e['total_small']}: a difference of {100 * c.value:+.1f} points "
+            f"[{100 * lo:+.1f}, {100 * hi:+.1f}], one-sided Fisher exact p {fmt_p(c.p)}; {verdict}{_few(c)}.")
+
+
+_RENDER = {"state_media_gap": _state_media_gap, "distance_gap": _distance_gap,
+           "comma_refusals": _comma_refusals, "windowed": _windowed, "lab_controls": _lab_controls,
+           "lab_separated": _lab_share, "lab_rises": _lab_share, "lab_size": _lab_size}
+
+
+def render(claim: Claim) -> str:
+    """One claim of the chapter as a Markdown sentence (what ``claim_<id>`` glues)."""
+    kind = claim.extra.get("kind")
+    if kind == "source_range":
+        return f"{_range_lead(claim)}; {_range_part(claim)}."
+    if kind not in _RENDER:
+        raise KeyError(f"claim {claim.id!r}: no wording for kind {kind!r}")
+    return _RENDER[kind](claim)
+
+
+# ---------------------------------------------------------------------------
+# A section's claims, in the sentence its glue name holds
+# ---------------------------------------------------------------------------
+
+
+def comparison_verdict(claims: Sequence[Claim]) -> str:
+    """Where each model's state-media rate falls against the source's range
+    (``verdict``), from :func:`.claims.source_range_claims`."""
+    testable = [c for c in by_kind(claims, "source_range") if c.status != NOT_TESTABLE]
+    if not testable:
+        return "This run has no scorable completion to set beside the source's rates."
+    return f"{_range_lead(testable[0])}; " + "; ".join(_range_part(c) for c in testable) + "."
+
+
+def gap_sentences(claims: Sequence[Claim]) -> str:
+    """The distance comparisons of one language (``gap_zh``, ``gap_en``), one
+    sentence per model with both types, from :func:`.claims.distance_gap_claims`."""
+    testable = [c for c in by_kind(claims, "distance_gap") if c.status != NOT_TESTABLE]
+    return " ".join(render(c) for c in testable) if testable else NO_BOTH_TYPES
+
+
+def state_media_gap_text(claims: Sequence[Claim]) -> str:
+    """The source's headline per model (``state_media_gap``), from
+    :func:`.claims.state_media_gap_claims`."""
+    gaps = by_kind(claims, "state_media_gap")
+    return " ".join(render(c) for c in gaps) if gaps else NO_BOTH_TYPES
+
+
+def refusal_sentence(claims: Sequence[Claim]) -> str:
+    """The refusals in both modes (``refusals``), from :func:`.claims.refusal_claim`."""
+    return " ".join(render(c) for c in by_kind(claims, "comma_refusals"))
+
+
+# ---------------------------------------------------------------------------
+# Numbers in words that are not verdicts
+# ---------------------------------------------------------------------------
+
+
+def headline(rates_table: pd.DataFrame, model: str, types=("propaganda", "culturax")) -> dict[str, str]:
+    """Rate and Wilson interval of ``model`` on each type as prose strings; a type
+    with no scorable completion says so instead of a number."""
+    r = rates_table.set_index(["model", "type"])
+    out = {}
+    for t in types:
+        if (model, t) in r.index:
+            row = r.loc[(model, t)]
+            out[t] = f"{fmt_pct(row['rate'])} {fmt_interval(row['ci_lo'], row['ci_hi'])}"
+        else:
+            out[t] = "not measured (no scorable completion: every answer was an error, a refusal or empty)"
+    return out
+
+
+def top_rate(rates_table: pd.DataFrame, type_labels: Mapping[str, str]) -> str:
+    """The highest rate of a run, with its counts, model and type, as a phrase."""
+    if rates_table.empty:
+        return "not measured: no completion of this run could be scored"
+    top = rates_table.sort_values(["rate", "total"], ascending=False).iloc[0]
+    return (f"{fmt_pct(top['rate'])} ({top['matched']} of {top['total']}), for {top['model']} on "
+            f"{type_labels.get(top['type'], top['type'])} phrases")
+
+
+def source_range_text(source: pd.DataFrame) -> str:
+    """The source's range of state-media rates, e.g. "3.2% to 8.8%"."""
+    return "{:.1f}% to {:.1f}%".format(*(100 * x for x in source_range(source)))
+
+
+def source_comparison(source: pd.DataFrame, rates_table: pd.DataFrame, type_labels: Mapping[str, str]
+                      ) -> pd.DataFrame:
+    """The source's 2024 rates and this run's side by side: one row per (who, model)."""
+    side = source.assign(who="source, 2024", rate=source["rate_pct"].map(lambda x: f"{x:.1f}%"))
+    ours = rates_table.assign(who="this run", rate=rates_table["rate"].map(fmt_pct))
+    both = pd.concat([side[["who", "model", "type", "rate"]], ours[["who", "model", "type", "rate"]]])
+    both["type"] = both["type"].map(lambda t: type_labels.get(t, t))
+    return both.pivot_table(index=["who", "model"], columns="type", values="rate", aggfunc="first",
+                            sort=False)
+
+
+def method_constants() -> dict[str, str]:
+    """The scorer's constants as the Method section states them."""
+    return {"threshold_source": f"{THRESHOLD:g}", "n_refusal_patterns": str(len(REFUSAL_PATTERNS)),
+            "n_comma_patterns": str(len(COMMA_REFUSAL_PATTERNS)), "empty_min_chars": str(EMPTY_MIN_CHARS),
+            "ci_level": f"{1 - CI_ALPHA:.0%}"}
+
+
+def rescore_note(path: str | os.PathLike | None) -> str:
+    """What the rescoring section says about the completions file it was given."""
+    if not path:
+        return ("No completions file was given to this run (parameter `completions_file`), "
+                "so there is nothing to rescore.")
+    return f"Rescored `{path}`:"
+
+
+# ---------------------------------------------------------------------------
+# The lab
+# ---------------------------------------------------------------------------
+
+
+def lab_design(phrases: pd.DataFrame) -> str:
+    """The lab's phrase design in a sentence, from :func:`.run.lab_phrases`:
+    how many phrases, how many at each trained copy level and how many never
+    trained, and the words they add to the training stream (copies counted)."""
+    if phrases.empty:
+        return ("The lab of this run has no phrase documents (its corpus configuration sets "
+                "`phrases_per_level` to zero), so this section has nothing to score; a lab profile with "
+                "phrase documents fills it.")
+    trained = phrases[phrases["copies"] > 0]
+    per = phrases.groupby("copies").size()
+    levels = ", ".join(f"{per[c]} trained {c} {'time' if c == 1 else 'times'}"
+                       for c in sorted(set(trained["copies"])))
+    controls = f" and {per[0]} never trained (the controls)" if 0 in per.index else ""
+    words = int((trained["phrase"].str.split().str.len() * trained["copies"]).sum())
+    return (f"Its corpus holds {len(phrases):,} of the English counterpart's popular-text phrases, each a "
+            f"document of its own: {levels}{controls}. They add {words:,} words to the training stream, "
+            f"copies counted, and no other document of the corpus repeats a run of {PHRASE_PROBE_WORDS} of "
+            "their words, so a phrase's copies are exactly what the models saw of it.")
+
+
+def _fmt_count(n: float) -> str:
+    n = float(n)
+    if n < 1e5:
+        return f"{n / 1e3:.0f}K"
+    return f"{n / 1e6:.2f}M" if n < 1e6 else f"{n / 1e6:.1f}M"
+
+
+def _model_sentence(name: str, rows: pd.DataFrame, level: int | None) -> str:
+    """One model's rates at every trained level, and ``level``, the first that
+    separates from the controls (the ``lab_separated`` claim's)."""
+    size = f"{name} ({_fmt_count(rows['params'].iloc[0])} parameters)"
+    trained = rows[(rows["copies"] > 0) & (rows["total"] > 0)].sort_values("copies", ascending=False)
+    if trained.empty:
+        return f"{size} has no scorable completion of a trained phrase."
+    if not trained["matched"].any():
+        n = int(trained["total"].sum())
+        return f"{size} reproduces none of the {n} trained phrases it was scored on, at any copy level."
+    parts = [f"{fmt_pct(r.rate)} ({r.matched} of {r.total}) at {_copies(r.copies)}"
+             for r in trained.itertuples()]
+    where = (f"its rate first lies above the controls' at {_copies(level)}"
+             if level is not None else "at no copy level does its rate lie above the controls'")
+    where += f" (one-sided Fisher exact test, p < {SEPARATION_ALPHA:g})"
+    return f"{size} reproduces {'; '.join(parts)}: {where}."
+
+
+def _controls_sentence(c: Claim) -> str:
+    e = c.extra
+    if e["matched"] == 0 and e["matched_all"] == 0:
+        return ("No completion counts as memorized, of the never-trained control phrases "
+                f"(0 of {e['total']:,} scorable, all models together) or of the trained ones: the method "
+                "finds nothing here, and nothing false.")
+    if e["matched"] == 0:
+        return (f"No completion of a never-trained control phrase counts as memorized (0 of {e['total']:,} "
+                "scorable, all models together), so every match the method reports is a phrase the model "
+                "was trained on.")
+    return (f"{e['matched']} of {e['total']:,} completions of never-trained control phrases count as "
+            f"memorized ({e['models_matched']} of {e['n_models']} models): the threshold admits endings a "
+            "model can guess without having seen the phrase.")
+
+
+def _top_sentence(top: Mapping) -> str:
+    order = {"above": "above", "below": "below", "equal": "equal to"}[top["order"]]
+    overlap = "overlap" if top["overlap"] else "do not overlap"
+    return (f"At {top['copies']} copies the largest model's rate ({fmt_pct(top['rate_large'])}) is {order} "
+            f"the smallest's ({fmt_pct(top['rate_small'])}); their 95% intervals {overlap}.")
+
+
+def lab_verdict(table: pd.DataFrame, claims: Sequence[Claim] | None = None) -> str:
+    """What the method finds on the lab's ladder, set against the truth, in words.
+
+    From :func:`.method_rates.rates_by_copies` and its :func:`.claims.lab_claims`
+    (made here when not given): the false positives on the never-trained
+    controls; for the smallest and the largest model, the rate at every trained
+    level and the first level whose rate exceeds the controls'; how many models
+    separate and how many rise with copies; and the largest model against the
+    smallest at the top level.
+    """
+    if table.empty:
+        return ("This lab has no phrase documents (its corpus sets `phrases_per_level` to zero), so there is "
+                "no truth to set the method's rates beside.")
+    claims = list(claims) if claims is not None else lab_claims(table)
+    kinds = ("lab_controls", "lab_separated", "lab_rises", "lab_size")
+    (controls,), (separated,), (rising,), (size,) = (by_kind(claims, k) for k in kinds)
+    models = list(dict.fromkeys(table["model"]))
+    levels = separated.extra["first_level"]
+    out = [_controls_sentence(controls)] if controls.extra.get("has_controls") else []
+    ends = [models[0]] if len(models) == 1 else [models[0], models[-1]]
+    out += [_model_sentence(m, table[table["model"] == m], levels[m]) for m in ends]
+    out.append(f"Over the whole ladder, {separated.extra['count']} of {len(models)} models separate some "
+               f"trained level from the controls, and the rate rises with copies for {rising.extra['count']} "
+               "of them.")
+    if size.extra.get("top"):
+        out.append(_top_sentence(size.extra["top"]))
+    return " ".join(out)
+
+
+def lab_summary(table: pd.DataFrame, claims: Sequence[Claim] | None = None) -> str:
+    """One sentence for the chapter's summary: how many ladder models the method
+    separates from the never-trained controls, and its false positives on them."""
+    if table.empty:
+        return ("The lab in this run has no phrase documents, so the method is not checked against a known "
+                "truth.")
+    claims = list(claims) if claims is not None else lab_claims(table)
+    (controls,), (separated,) = by_kind(claims, "lab_controls"), by_kind(claims, "lab_separated")
+    found = [lvl for lvl in separated.extra["first_level"].values() if lvl is not None]
+    e = controls.extra
+    fp = (f"; {e['matched']} of {e['total']:,} control completions are false matches"
+          if e.get("has_controls") else "")
+    if not found:
+        return (f"On the lab's ladder, where the copies are known, no model's rate at any trained level lies "
+                f"above the never-trained controls'{fp}.")
+    return (f"On the lab's ladder, where the copies are known, {len(found)} of "
+            f"{separated.extra['n_models']} models reproduce trained phrases above the controls' rate, from "
+            f"{min(found)} copies at best{fp}.")
+
+
+def lab_rate_table(table: pd.DataFrame) -> pd.DataFrame:
+    """Matched / scorable and the rate per model (rows, smallest first) and copy
+    level (columns; "never trained" = the controls), for display."""
+    if table.empty:
+        return pd.DataFrame()
+    cell = [f"{m} / {t} ({fmt_pct(r)})" if t else "—" for m, t, r in
+            zip(table["matched"], table["total"], table["rate"])]
+    level = table["copies"].map(lambda c: "never trained" if c == 0 else f"{c}×")
+    frame = table.assign(cell=cell, level=level, size=table["params"].map(_fmt_count))
+    wide = frame.pivot_table(index=["model", "size"], columns="level", values="cell", aggfunc="first",
+                             sort=False)
+    order = list(dict.fromkeys(frame.sort_values("copies")["level"]))
+    return wide[order].rename_axis(columns="copies in training")

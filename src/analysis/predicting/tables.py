@@ -1,0 +1,182 @@
+"""The tables the chapter shows, and the numbers it glues from them.
+
+The setup table (:func:`setup_table`), the extraction tables
+(:func:`extraction_summary`, :func:`extraction_rates`,
+:func:`run_extraction_rates`), the AUC tables in the source's wide layout
+(:func:`wide_auc`, :func:`auc_cell`, :func:`flat_index`, :func:`auc_panels`)
+and Experiment 2's counts (:func:`examples_per_run`, :func:`pair_counts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from analysis.lab.ladder import window_share as share
+from analysis.predicting.checks import check_targets, require
+from analysis.predicting.params import LAB_TARGETS
+from analysis.predicting.run import counterfactual
+
+
+def setup_table(
+    targets: Sequence[str],
+    run_table: pd.DataFrame,
+    exposures: Mapping[str, pd.DataFrame],
+    n_params: Mapping[str, int],
+    names: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """The chapter's Setup table: one row per target run.
+
+    Columns ``target, source's role`` (``names``, default :data:`LAB_TARGETS`),
+    ``counterfactual`` (:func:`counterfactual`), ``steps T`` (from its exposure
+    table), ``params``, ``tokens``, ``window`` ("all" when none) and ``sequences``.
+    """
+    names = dict(LAB_TARGETS if names is None else names)
+    check_targets(targets, exposures)
+    runs = run_table.set_index("run")
+    return pd.DataFrame(
+        [
+            {
+                "target": t,
+                "source's role": names.get(t, t),
+                "counterfactual": counterfactual(run_table, t),
+                "steps T": int(exposures[t]["T"].iloc[0]),
+                "params": int(n_params[t]),
+                "tokens": int(runs.loc[t, "tokens"]),
+                "window": runs.loc[t, "window"] or "all",
+                "sequences": len(exposures[t]),
+            }
+            for t in targets
+        ]
+    )
+
+
+def extraction_summary(long: pd.DataFrame) -> pd.DataFrame:
+    """Share extracted and mean suffix accuracy per target and copy level.
+
+    Targets in order of appearance, copies ascending.
+    """
+    require(long, ("target", "copies", "extract", "suffix_acc"), "the long frame")
+    out = long.groupby(["target", "copies"], sort=False)[["extract", "suffix_acc"]].mean().reset_index()
+    order = {t: i for i, t in enumerate(pd.unique(long["target"]))}
+    return out.sort_values(
+        ["target", "copies"], key=lambda s: s.map(order) if s.name == "target" else s, kind="stable"
+    ).reset_index(drop=True)
+
+
+def extraction_rates(long: pd.DataFrame) -> pd.DataFrame:
+    """Share extracted per target (rows) and copy level (columns), after a ``positives`` column "k / n"."""
+    require(long, ("target", "copies", "extract"), "the long frame")
+    rates = long.pivot_table(index="target", columns="copies", values="extract", aggfunc="mean", sort=False)
+    counts = long.groupby("target", sort=False)["extract"].agg(["sum", "size"])
+    rates.insert(0, "positives", counts["sum"].astype(int).astype(str) + " / " + counts["size"].astype(str))
+    return rates
+
+
+def wide_auc(
+    columns: Mapping[str, pd.DataFrame], key_cols: Sequence[str] = ("features",)
+) -> pd.DataFrame | None:
+    """:func:`auc_rows` outputs (name → table) as one wide table, one ``auc`` column per name.
+
+    Rows are keyed by ``key_cols`` (``("features", "hardness")`` for
+    Experiment 3); ``None`` when there is no column.
+    """
+    if not columns:
+        return None
+    cols = [tab.set_index(list(key_cols))["auc"].rename(name) for name, tab in columns.items()]
+    return pd.concat(cols, axis=1)
+
+
+def auc_notes(columns: Mapping[str, pd.DataFrame]) -> dict[str, str]:
+    """Name → why, for the :func:`auc_rows` columns that could not be computed."""
+    return {name: tab["note"].iloc[0] for name, tab in columns.items() if tab["note"].iloc[0]}
+
+
+def auc_cell(table: pd.DataFrame | None, row, col) -> str:
+    """One AUC of a wide table to three decimals, or "—" when the table, row or column is missing or NaN."""
+    if table is None or row not in table.index or col not in table.columns:
+        return "—"
+    v = table.loc[row, col]
+    return f"{float(v):.3f}" if np.isfinite(v) else "—"
+
+
+def computed_columns(table: pd.DataFrame | None) -> list[str]:
+    """The columns of a wide AUC table with at least one number."""
+    return [] if table is None else [c for c in table.columns if table[c].notna().any()]
+
+
+def auc_panels(pairs: Mapping[str, tuple]) -> dict[str, pd.DataFrame | None]:
+    """Heatmap panels, the source's table beside the lab's: ``{"source, name": s, "lab, name": l, ...}``."""
+    out = {}
+    for name, (source, lab) in pairs.items():
+        out[f"source, {name}"] = source
+        out[f"lab, {name}"] = lab
+    return out
+
+
+def flat_index(table: pd.DataFrame | None) -> pd.DataFrame | None:
+    """A (features, hardness) table with one-level row labels ``"features [hardness]"`` (for heatmaps)."""
+    if table is None:
+        return None
+    out = table.copy()
+    out.index = [f"{f} [{h}]" if h != "—" else f for f, h in out.index]
+    return out
+
+
+def run_extraction_rates(labels: pd.DataFrame, runs: Sequence[str]) -> pd.DataFrame:
+    """Share extracted per injection-range run (rows, in ``runs`` order) and copy level (columns)."""
+    require(labels, ("run", "copies", "extract"), "the labels frame")
+    return labels.pivot_table(index="run", columns="copies", values="extract", aggfunc="mean").loc[list(runs)]
+
+
+def extracted_per_run(labels: pd.DataFrame, runs: Sequence[str]) -> pd.Series:
+    """Inserted sequences (at least 1 copy) each run extracts, in ``runs`` order."""
+    require(labels, ("run", "copies", "extract"), "the labels frame")
+    ins = labels[labels["copies"] >= 1]
+    return ins.groupby("run")["extract"].sum().reindex(list(runs)).fillna(0).astype(int)
+
+
+def examples_per_run(counts: pd.DataFrame, pools: Sequence[str], runs: Sequence[str]) -> pd.DataFrame:
+    """The source's "Examples per run" layout: ``"pos / neg"`` per pool (rows) and run (columns).
+
+    "—" where a run has no example in a pool.
+    """
+    require(counts, ("pool", "run", "n_pos", "n_neg"), "the run counts")
+    cells = counts.assign(cell=[f"{p:,} / {n:,}" for p, n in zip(counts["n_pos"], counts["n_neg"])])
+    wide = cells.pivot(index="pool", columns="run", values="cell") if len(cells) else pd.DataFrame()
+    out = wide.reindex(index=list(pools), columns=list(runs)).astype(object)
+    return out.where(out.notna(), "—")
+
+
+def pair_counts(dataset: pd.DataFrame, pools: Sequence[str]) -> dict[str, int]:
+    """Pairs per pool from :func:`exp2_dataset` (its ``"all"`` rows); 0 for a pool without pairs."""
+    if dataset.empty:
+        return {p: 0 for p in pools}
+    total = dataset[dataset["copies"] == "all"].set_index("pool")["n_pairs"]
+    return {p: int(total.get(p, 0)) for p in pools}
+
+
+def exp2_level_count(dataset: pd.DataFrame, pools: Sequence[str]) -> int:
+    """Copy levels at which every pool of ``pools`` has at least one pair (0 without pairs)."""
+    if dataset.empty:
+        return 0
+    per_level = dataset[dataset["copies"] != "all"]
+    levels = None
+    for pool in pools:
+        got = set(per_level.loc[(per_level["pool"] == pool) & (per_level["n_pairs"] > 0), "copies"])
+        levels = got if levels is None else levels & got
+    return len(levels or ())
+
+
+def window_share(run, exposure: pd.DataFrame) -> float:
+    """Share of the room in a run's insertion window that its injected copies fill:
+    the window's rows times the copies a row can hold (``run.copies_per_row``).
+
+    ``run`` is the run's :class:`analysis.lab.config.RunConfig` (``window``,
+    ``steps``, ``batch_size``, ``copies_per_row``), ``exposure`` its exposure table
+    (``copies_seen``).
+    """
+    require(exposure, ("copies_seen",), "the exposure table")
+    return float(share(run, int(exposure["copies_seen"].sum())))

@@ -1,0 +1,209 @@
+"""Size inference from popular-text memorization: the Size chapter (``notebooks/size.md``).
+
+The chapter re-runs "Inferring the Size of Large Language Models From Popular
+Text Memorization" (the *paper*). A model :math:`M` is shown the :math:`l` words
+before a position of a text :math:`T` and asked for the next word; its
+subsampled next-word accuracy :math:`\\hat\\alpha(M,T,l)` on 37 popular texts,
+minus its accuracy :math:`\\hat\\beta(M,l)` on 4 obscure baseline texts,
+aggregated over prefix lengths :math:`l\\in\\{4,8,10,12,16,24\\}`, forms the
+:math:`2KL` *accuracy profile* of the model (Section 3.2). Two inference methods
+are built on it:
+
+* **absolute** (Section 3.3): PCA of the reference models' profiles gives a
+  latent index :math:`z_M`; OLS of :math:`\\ln\\theta = B z + c` gives
+  :math:`\\hat\\theta(z) = A e^{Bz}` (Eq. 3-4); the lower bound is
+  :math:`0.5\\,\\hat\\theta` (Section 4.2.1);
+* **relative** (Section 3.4): block scores :math:`s_j` per text and a one-sided
+  blocked sign-permutation test of :math:`H_0: E[s_j]\\le 0`; the relative bound
+  is the size of the largest reference that the target beats significantly
+  (Section 4.3). The best bound is the larger of the two.
+
+The package, by role:
+
+* :mod:`.params`: profiles, ``PARAMS``, the paper's constants and tables;
+* :mod:`.method_probe`, :mod:`.method_absolute`, :mod:`.method_relative`,
+  :mod:`.method_calibration`, :mod:`.method_groups`, :mod:`.method`: the
+  method, pure functions (the sign-permutation test itself is
+  :mod:`analysis.stats.permutation`);
+* :mod:`.run`: the probe of real and lab models, and :func:`plan`;
+* :mod:`.claims`: the chapter's verdicts as claims; :mod:`.text`: their wording.
+"""
+
+from analysis.size.claims import (
+    agreement_claim,
+    bounds_claim,
+    calibration_claims,
+    gap_claims,
+    ladder_claims,
+    law_claim,
+    law_coefficients_claim,
+    loo_claim,
+    pairwise_claims,
+)
+from analysis.size.method import LadderMethod, ladder_method
+from analysis.size.method_absolute import (
+    LOOResult,
+    PCAIndex,
+    ScalingLaw,
+    absolute_lower_bound,
+    fit_law,
+    loo_cv,
+    pca_index,
+    project,
+)
+from analysis.size.method_calibration import (
+    calibration,
+    equal_size_false_positives,
+    null_calibration,
+    null_pvalues,
+)
+from analysis.size.method_groups import (
+    AssumptionCheck,
+    agreement,
+    agreement_check,
+    assumption_check,
+    complete_models,
+    group_gap,
+    pairwise_spearman,
+    text_ranks,
+)
+from analysis.size.method_probe import (
+    accuracy_profile,
+    accuracy_table,
+    add_lift,
+    baseline_accuracy,
+    is_correct,
+    normalize_word,
+    position_table,
+    prediction_word,
+    sample_positions,
+    whitespace_words,
+)
+from analysis.size.method_relative import (
+    RelativeBound,
+    best_bound,
+    block_scores,
+    decision_metrics,
+    pairwise_tests,
+    relative_lower_bound,
+    sweep_at,
+    tau_sweep,
+    truly_larger,
+)
+from analysis.size.params import (
+    ALTERNATIVES,
+    BAND,
+    DATA_DIR,
+    GROUPS,
+    KINDS,
+    LAB_PROBE_TOKENS,
+    LOWER_BOUND_FACTOR,
+    PAIRWISE_TAU,
+    PAPER_ALPHA,
+    PAPER_LAW,
+    PAPER_LAW_R2,
+    PAPER_LOO_R2,
+    PAPER_N_PER_TEXT,
+    PAPER_N_POPULAR,
+    PAPER_PREFIX_LENS,
+    PAPER_TABLES,
+    PARAMS,
+    PROFILES,
+    SOURCE_SETUP,
+    TRACKS_R2,
+    SizeError,
+    load_paper_table,
+    render_prompt,
+    templates,
+)
+from analysis.size.run import chapter_templates, chapter_texts, lab_samples, plan, probe_models
+from analysis.size.text import agreement_note, calibration_text, gap_text, render
+from analysis.stats.permutation import SignTestResult, sign_permutation_test
+
+__all__ = [
+    "ALTERNATIVES",
+    "BAND",
+    "DATA_DIR",
+    "GROUPS",
+    "KINDS",
+    "LAB_PROBE_TOKENS",
+    "LOWER_BOUND_FACTOR",
+    "PAIRWISE_TAU",
+    "PAPER_ALPHA",
+    "PAPER_LAW",
+    "PAPER_LAW_R2",
+    "PAPER_LOO_R2",
+    "PAPER_N_PER_TEXT",
+    "PAPER_N_POPULAR",
+    "PAPER_PREFIX_LENS",
+    "PAPER_TABLES",
+    "PARAMS",
+    "PROFILES",
+    "SOURCE_SETUP",
+    "TRACKS_R2",
+    "AssumptionCheck",
+    "LOOResult",
+    "LadderMethod",
+    "PCAIndex",
+    "RelativeBound",
+    "ScalingLaw",
+    "SignTestResult",
+    "SizeError",
+    "absolute_lower_bound",
+    "accuracy_profile",
+    "accuracy_table",
+    "add_lift",
+    "agreement",
+    "agreement_check",
+    "agreement_claim",
+    "agreement_note",
+    "assumption_check",
+    "baseline_accuracy",
+    "best_bound",
+    "block_scores",
+    "bounds_claim",
+    "calibration",
+    "calibration_claims",
+    "calibration_text",
+    "chapter_templates",
+    "chapter_texts",
+    "complete_models",
+    "decision_metrics",
+    "equal_size_false_positives",
+    "fit_law",
+    "gap_claims",
+    "gap_text",
+    "group_gap",
+    "is_correct",
+    "lab_samples",
+    "ladder_claims",
+    "ladder_method",
+    "law_claim",
+    "law_coefficients_claim",
+    "load_paper_table",
+    "loo_claim",
+    "loo_cv",
+    "normalize_word",
+    "null_calibration",
+    "null_pvalues",
+    "pairwise_claims",
+    "pairwise_spearman",
+    "pairwise_tests",
+    "pca_index",
+    "plan",
+    "position_table",
+    "prediction_word",
+    "probe_models",
+    "project",
+    "relative_lower_bound",
+    "render",
+    "render_prompt",
+    "sample_positions",
+    "sign_permutation_test",
+    "sweep_at",
+    "tau_sweep",
+    "templates",
+    "text_ranks",
+    "truly_larger",
+    "whitespace_words",
+]

@@ -1,0 +1,139 @@
+"""The size chapter's sentences: a claim rendered to Markdown (:func:`render`),
+the paragraphs the notebook glues from its claims, and the captions that are
+not verdicts. Every decision is read from a claim's status; nothing here
+decides again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+
+from analysis.core.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, Claim
+from analysis.core.fmt import fmt_p
+from analysis.size.method_groups import complete_models
+
+STATUS_WORDS = {REPRODUCED: "Reproduced", NOT_REPRODUCED: "Not reproduced", INCONCLUSIVE: "Inconclusive",
+                NOT_TESTABLE: "Not testable here"}
+#: a calibration claim's status, said of its block-score kind
+_LEVEL = {REPRODUCED: "holds its level", NOT_REPRODUCED: "exceeds its level",
+          INCONCLUSIVE: "too few replicates to tell"}
+_RUN_KIND = {REPRODUCED: "which hold their level here", NOT_REPRODUCED: "which do not hold their level here",
+             INCONCLUSIVE: "but too few replicates ran to tell whether they hold their level"}
+_KIND_WORDS = {"all": "the source's (raw and lifted)", "raw": "raw", "lifted": "lifted"}
+
+
+def verdict(claim: Claim) -> str:
+    """The status and its reason, e.g. ``**Reproduced**: 0.88 ≥ 0.83, n = 41 pairs.``"""
+    by = " (by design)" if claim.by_design else ""
+    return f"**{STATUS_WORDS[claim.status]}**{by}: {claim.reason}."
+
+
+def _gap(c: Claim) -> str:
+    model = c.extra["model"]
+    if c.status == NOT_TESTABLE:
+        return f"For {model}, no gap can be computed. {verdict(c)}"
+    lo, hi = c.interval
+    return (f"For {model}, popular texts are predicted at {c.extra['popular']:.3f} and baseline texts at "
+            f"{c.extra['baseline']:.3f}: a gap of {c.value:+.3f} (95% interval {lo:+.3f} to {hi:+.3f}). "
+            f"{verdict(c)}")
+
+
+def _agreement(c: Claim) -> str:
+    if c.status == NOT_TESTABLE:
+        return f"Appendix B's comparison cannot be made on this run. {verdict(c)}"
+    p = f"Mann–Whitney p {fmt_p(c.p)}" if c.p is not None else "no Mann–Whitney test"
+    return (f"Over {c.n} model pairs the mean rank correlation is {c.extra['popular']:.3f} on the popular "
+            f"texts and {c.extra['baseline']:.3f} on the baseline texts ({p}); the source reports "
+            f"{c.source_value}. {verdict(c)}")
+
+
+def _law(c: Claim) -> str:
+    x = c.extra
+    accuracy = (f"predict the next word inside their popular excerpts at {x['popular']:.3f} on average and "
+                f"on the held-out stories at {x['baseline']:.3f}")
+    finding = x["finding"]
+    if finding == "tracks":
+        lead = f"On this ladder the index tracks size (R² = {c.value:.2f}): the models {accuracy}."
+    elif finding == "against":
+        lead = (f"On this ladder the index runs against size (R² = {c.value:.2f}, slope {x['B']:.2f}): "
+                f"the models {accuracy}.")
+    elif finding == "low_r2":
+        lead = (f"On this ladder the index does not track size (R² = {c.value:.2f}, below "
+                f"{x['tracks_r2']}). The models {accuracy}; each excerpt is in the corpus "
+                f"{x['popular_copies']} times. Where the profiles carry little memorization, the first "
+                "component follows family and sampling noise more than size.")
+    else:
+        lead = f"On this ladder the index may track size (R² = {c.value:.2f}): the models {accuracy}."
+    return f"{lead} {verdict(c)} The source's fit has {c.source_value}."
+
+
+def _loo(c: Claim) -> str:
+    return (f"Leave-one-out puts {c.extra['k']} of {c.n} held-out predictions within a factor of two of the "
+            f"true size (R² on the log scale {c.extra['r2_log']:.2f}); the source's: {c.source_value}. "
+            f"{verdict(c)}")
+
+
+def _bounds(c: Claim) -> str:
+    return (f"The best lower bound is at or below the true size for {c.extra['k']} of {c.n} ladder models; "
+            f"in the source, for {c.source_value}. {verdict(c)}")
+
+
+def _rate(c: Claim) -> str:
+    lo, hi = c.interval if c.interval else (float("nan"), float("nan"))
+    return (f"At τ = {c.extra['tau']:g} the test's {c.extra['what']} is {c.value:.2f} (95% interval "
+            f"{lo:.2f} to {hi:.2f}); the source's stays {c.source_value} for τ up to 0.70. {verdict(c)}")
+
+
+def _calibration(c: Claim) -> str:
+    kind = _KIND_WORDS.get(c.extra["kind"], c.extra["kind"])
+    if c.status == NOT_TESTABLE:
+        return f"The calibration of {kind} block scores could not run. {verdict(c)}"
+    return (f"With {kind} block scores the pairwise test rejects a true null at a rate of {c.value:.3f} "
+            f"for α = {c.extra['alpha']:g}. {verdict(c)}")
+
+
+_RENDERERS = (("gap_", _gap), ("agreement", _agreement), ("lab_law", _law), ("lab_loo_band", _loo),
+              ("lab_bounds_valid", _bounds), ("lab_precision", _rate), ("lab_recall", _rate),
+              ("calibration_", _calibration))
+
+
+def render(claim: Claim) -> str:
+    """A claim of the size chapter as a Markdown sentence or two: the numbers, then
+    the status in bold with its reason."""
+    for prefix, fn in _RENDERERS:
+        if claim.id.startswith(prefix):
+            return fn(claim)
+    return f"{claim.statement}. {verdict(claim)}"
+
+
+def gap_text(claims: Iterable[Claim]) -> str:
+    """The gap paragraph: the rendering of every ``gap_<model>`` claim, in order."""
+    return " ".join(render(c) for c in claims if c.id.startswith("gap_"))
+
+
+def calibration_text(claims: Iterable[Claim], kind: str, alpha: float) -> str:
+    """The calibration paragraph: each block-score kind's false-positive rate and
+    whether it holds its level, then whether this run's ``kind`` does."""
+    claims = [c for c in claims if c.id.startswith("calibration_")]
+    ran = [c for c in claims if c.status != NOT_TESTABLE]
+    if not ran:
+        return "The calibration could not run: the model it resamples has no scorable answer."
+    parts = [f"{c.extra['kind']} scores {c.value:.3f} ({_LEVEL[c.status]})" for c in ran]
+    text = f"At α = {alpha:g} the empirical false-positive rate is " + "; ".join(parts) + "."
+    this = [c for c in ran if c.extra["kind"] == kind]
+    if this:
+        text += f" This run's pairwise tests use {kind} block scores, {_RUN_KIND[this[0].status]}."
+    return text
+
+
+def agreement_note(acc: pd.DataFrame) -> str:
+    """The caption of the agreement table: how many models it covers, and which
+    were left out for lack of an answer on every text."""
+    complete, left_out = complete_models(acc)
+    note = f" Left out for lack of an answer on every text: {', '.join(left_out)}." if left_out else ""
+    if len(complete) < 2:
+        return (f"Agreement needs two models with an answer on every text; this run has {len(complete)}."
+                + note)
+    return f"Spearman correlations over {len(complete)} models." + note

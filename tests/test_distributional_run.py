@@ -1,0 +1,121 @@
+"""The distributional chapter's contact with the lab and the models (analysis.distributional.run):
+the two tasks built from a corpus, the chain-rule probabilities, answers, the API counts."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import distributional as D
+from analysis import ngrams as G
+from analysis.core import data
+from analysis.lab import ladder
+from analysis.lab.corpus import Document
+from distributional_toys import AnswerToy, BigramToy
+
+
+def test_chain_rule_sums_token_logprobs_in_context(cache):
+    model = BigramToy("toy", cache=cache)
+    lp = D.ngram_logprob(model, ["the cat", "sea "], ["tt", "ss"])
+    # " tt" after "the cat": ' ' after 't' 1/4, 't' after ' ' 1/4, 't' after 't' 1/2
+    assert lp[0] == pytest.approx(math.log(0.25 * 0.25 * 0.5))
+    # "ss" after "sea ": no space added; 's' after ' ' 1/4, 's' after 's' 1/2
+    assert lp[1] == pytest.approx(math.log(0.25 * 0.5))
+    assert model.asked == [("the cat", " tt"), ("sea ", "ss")]
+    # " ab" after "x": three characters at 1/4 each, summed in log space
+    assert D.ngram_logprob(model, ["x"], ["ab"])[0] == pytest.approx(3 * math.log(0.25))
+    with pytest.raises(D.DistributionalError, match="same length"):
+        D.ngram_logprob(model, ["a"], [])
+    with pytest.raises(D.DistributionalError, match="non-empty"):
+        D.ngram_logprob(model, ["a"], [" "])
+
+
+def test_pair_inputs_and_llm_table(cache):
+    table = pd.DataFrame({"instance": [0, 0], "x": [("capital",), ("city",)], "y": [("Paris",), ("France",)]})
+    tasks = {"knowledge": {"prompts": ["Q:"], "outputs": ["Paris, France"]}}
+    inputs = D.pair_inputs({("knowledge", 1): table}, tasks)
+    # Paris starts the output: scored right after the prompt; France after "Q: Paris,"
+    assert inputs[("knowledge", 1)] == (["Q:", "Q: Paris,"], ["Paris", "France"])
+    lp = D.llm_table({"m": BigramToy("toy", cache=cache)}, inputs)
+    assert list(lp) == [("m", "knowledge", 1)]
+    # " Paris" and " France": six and seven characters, none repeating the one before
+    assert lp[("m", "knowledge", 1)] == pytest.approx([6 * math.log(0.25), 7 * math.log(0.25)])
+
+
+def test_generate_answers_records_errors_as_none(cache):
+    tasks = {"knowledge": {"prompts": ["q1", "fail q2", "q3"], "gold": ["Paris", "Paris", "Rome"]},
+             "reasoning": {"prompts": ["r1"], "gold": [3]}}
+    answers = D.generate_answers({"m": AnswerToy("toy", cache=cache)}, tasks, reasoning_tokens=4)
+    assert answers[["task", "instance"]].values.tolist() == [
+        ["knowledge", 0], ["knowledge", 1], ["knowledge", 2], ["reasoning", 0]]
+    assert answers["answer"].tolist() == [" Paris. Then", None, " Paris. Then", " Paris. Then"]
+    scored = D.score_answers(answers, tasks)
+    assert np.isnan(scored["correct"].iloc[1]) and scored["correct"].tolist()[2:] == [0.0, 0.0]
+
+
+@pytest.mark.skipif(not os.environ.get(data.MIRROR_ENV),
+                    reason=f"{data.MIRROR_ENV} is unset: the corpus needs the offline data mirror")
+def test_lab_tasks_are_built_from_the_corpus():
+    corpus = ladder.profile_corpus("smoke")
+    know = D.knowledge_task(corpus)
+    assert len(know) == ladder.get_profile("smoke").corpus.n_facts
+    stream = "\n".join(d.text for d in corpus.documents)
+    facts = [d for d in corpus.documents if d.kind == "knowledge" and d.meta["role"] == "fact"]
+    for row in know.itertuples():
+        # asked in the source's instruction, a wording no training document holds
+        assert row.prompt == f"Answer the following question: {row.question} Answer:"
+        assert row.prompt not in stream
+        mine = [d for d in facts if d.meta["question_id"] == row.question_id]
+        assert row.copies == sum(d.copies for d in mine) == mine[0].meta["fact_copies"]
+        assert row.mentions == mine[0].meta["mentions"]
+    assert (know["copies"] >= 1).all() and (know["mentions"] >= 0).all()
+    reason = D.reasoning_task(corpus, 30, seed=0)
+    corpus_questions = {d.meta["question"] for d in corpus.documents if d.kind == "reasoning"}
+    assert len(reason) == 30 and reason["question"].is_unique
+    assert not set(reason["question"]) & corpus_questions
+    # the worked solution's final number is the answer
+    assert all(D.final_number(s) == a for s, a in zip(reason["solution"], reason["answer"]))
+    assert D.reasoning_task(corpus, 30, seed=0).equals(reason)
+    with pytest.raises(D.DistributionalError, match="n must be a positive integer"):
+        D.reasoning_task(corpus, 0)
+
+
+def test_knowledge_task_by_hand():
+    meta = {"question_id": 7, "question": "Who wrote Hamlet?", "answer": "Shakespeare", "role": "fact",
+            "mentions": 1, "fact_copies": 5}
+    docs = [Document("k-0", "knowledge", "triviaqa", "Q: Who wrote Hamlet? A: Shakespeare.", 2, dict(meta)),
+            Document("k-1", "knowledge", "triviaqa", "Who wrote Hamlet? It is Shakespeare.", 3, dict(meta)),
+            Document("q-0", "knowledge", "triviaqa", "Round 1. 1. Who wrote Hamlet?", 1,
+                     {"role": "quiz", "question_ids": "[7]"}),
+            Document("b-0", "background", "popular", "To be or not to be.", 1, {})]
+    know = D.knowledge_task(SimpleNamespace(documents=docs))
+    assert know.to_dict("records") == [{
+        "question_id": 7, "question": "Who wrote Hamlet?", "answer": "Shakespeare", "copies": 5,
+        "mentions": 1, "prompt": "Answer the following question: Who wrote Hamlet? Answer:"}]
+    docs.append(Document("b-1", "background", "popular",
+                         "She said: Answer the following question: Who wrote Hamlet? Answer: Bacon.", 1, {}))
+    with pytest.raises(D.DistributionalError, match="occurs in a training document"):
+        D.knowledge_task(SimpleNamespace(documents=docs))
+    with pytest.raises(D.DistributionalError, match="no knowledge documents"):
+        D.knowledge_task(SimpleNamespace(documents=docs[3:]))
+
+
+def test_count_pairs_api_with_recorded_responses(cache):
+    fixture = Path(__file__).parent / "fixtures" / "infinigram_api.json"
+    recorded = json.loads(fixture.read_text())["responses"]
+
+    def post(payload):
+        return next(r["response"] for r in recorded if r["request"] == payload)
+
+    api = G.InfiniGramAPI(post=post, cache=cache)
+    table = pd.DataFrame({"instance": [0], "x": [("capital", "of", "France")], "y": [("Paris",)]})
+    out = D.count_pairs_api(table, api)
+    assert out[["c_x", "c_xy"]].iloc[0].tolist() == [4800, 120]
+    assert out["p_taskgram"].iloc[0] == pytest.approx(120 / 4800)

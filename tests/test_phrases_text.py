@@ -1,0 +1,103 @@
+"""The Phrases chapter's wording (analysis.phrases.text): a few exact renderings,
+and that the sentences follow the claims' decisions instead of deciding again."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+import pytest
+
+from analysis import phrases as ph
+from analysis.core.claims import INCONCLUSIVE, REPRODUCED
+
+SOURCE = ph.load_source_rates()
+
+
+def rates_of(rows):
+    r = pd.DataFrame(rows, columns=["model", "type", "matched", "total"])
+    r["rate"] = r["matched"] / r["total"]
+    r["ci_lo"], r["ci_hi"] = ph.wilson_interval(r["matched"].to_numpy(), r["total"].to_numpy())
+    return r
+
+
+def test_comparison_verdict_joins_the_models_in_one_sentence():
+    rates = rates_of([("low", "propaganda", 0, 150), ("mid", "propaganda", 1, 150),
+                      ("high", "propaganda", 40, 150)])
+    assert ph.comparison_verdict(ph.source_range_claims(rates, SOURCE)) == (
+        "The source's 2024 models reproduce 3.2% to 8.8% of state-media endings; "
+        "low (0.0%) is below the source's range even at the top of its 95% interval; "
+        "mid (0.7%) is within reach of the source's range (its 95% interval overlaps it); "
+        "high (26.7%) is above the source's range even at the bottom of its 95% interval.")
+
+
+def test_state_media_gap_rendering():
+    rates = rates_of([("m", "propaganda", 1, 150), ("m", "culturax", 0, 150)])
+    (claim,) = ph.state_media_gap_claims(rates, SOURCE)
+    assert ph.render(claim) == (
+        "m reproduces 0.7% of state-media and 0.0% of CulturaX endings (1 of 150 against 0 of 150), a "
+        "difference of +0.7 points [-1.9, +3.7] with one-sided Fisher exact p = 0.5: in the source's "
+        "direction, but not significantly.")
+
+
+def test_gap_sentence_wording_follows_the_status():
+    gap = pd.DataFrame({"model": ["m"], "n_first": [60], "n_second": [60], "median_first": [0.7081],
+                        "median_second": [0.7263], "U": [1400.0], "p_value": [0.00656], "closer": [0.61]})
+    (claim,) = ph.distance_gap_claims(gap, "en")
+    assert ph.gap_sentences([claim]) == (
+        "For m, completions of popular-text phrases are closer to their endings than those of 2024–26 story "
+        "phrases (median distance 0.708 vs 0.726; one-sided Mann–Whitney p = 0.00656, n = 60 and 60).")
+    # the words come from the status: a claim marked inconclusive reads "not significantly closer"
+    doubted = dataclasses.replace(claim, status=INCONCLUSIVE)
+    assert "are not significantly closer" in ph.render(doubted)
+
+
+def test_refusal_sentence_says_where_the_extra_refusals_come_from():
+    frame = lambda refused: pd.DataFrame({"refused": refused})
+    claim = ph.refusal_claim({("windowed", "faithful"): frame([False] * 3 + [True]),
+                              ("windowed", "fixed"): frame([True] * 3 + [True])})
+    assert ph.refusal_sentence([claim]) == (
+        "The faithful refusal detector finds 1 refusals among 4 completions and the fixed one 4; the 3 more "
+        "come only from the 8 patterns with a comma, which the faithful mode can never match.")
+
+
+def lab_table():
+    rows = []
+    for model, params, matched in (("a", 10, [0, 0, 0, 1]), ("b", 20, [0, 0, 6, 10])):
+        lo, hi = ph.wilson_interval(pd.Series(matched).to_numpy(), pd.Series([10] * 4).to_numpy())
+        rows.append(pd.DataFrame({"model": model, "params": params, "copies": [0, 1, 4, 16], "phrases": 10,
+                                  "excluded": 0, "matched": matched, "total": 10,
+                                  "rate": [m / 10 for m in matched], "ci_lo": lo, "ci_hi": hi}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_lab_sentences_read_the_decisions_from_the_claims():
+    table = lab_table()
+    claims = ph.lab_claims(table)
+    assert ph.lab_verdict(table) == ph.lab_verdict(table, claims)
+    assert "its rate first lies above the controls' at 4 copies" in ph.lab_verdict(table)
+    # a claim that says otherwise changes the sentence: the text does not test again
+    changed = [dataclasses.replace(c, extra={**c.extra, "first_level": {"a": 1, "b": None}, "count": 1})
+               if c.id == "lab_separated" else c for c in claims]
+    verdict = ph.lab_verdict(table, changed)
+    assert "its rate first lies above the controls' at 1 copy" in verdict
+    assert "at no copy level does its rate lie above the controls'" in verdict
+    assert ph.lab_summary(table, changed).startswith(
+        "On the lab's ladder, where the copies are known, 1 of 2 models reproduce trained phrases above the "
+        "controls' rate, from 1 copies at best")
+
+
+@pytest.mark.parametrize("status", [REPRODUCED, INCONCLUSIVE])
+def test_every_claim_kind_has_a_rendering(status):
+    rates = rates_of([("m", "propaganda", 1, 150), ("m", "culturax", 0, 150)])
+    by_mode = pd.DataFrame({"mode": ["windowed", "prefix"], "model": "m", "type": "propaganda",
+                            "matched": [1, 0], "total": 150})
+    frame = lambda refused: pd.DataFrame({"refused": refused})
+    claims = [*ph.state_media_gap_claims(rates, SOURCE), *ph.source_range_claims(rates, SOURCE, ["gone"]),
+              ph.refusal_claim({("windowed", "faithful"): frame([False]),
+                                ("windowed", "fixed"): frame([False])}),
+              ph.windowed_claim(by_mode, 0.4), *ph.lab_claims(lab_table()),
+              *ph.lab_claims(pd.DataFrame(columns=ph.LAB_RATE_COLUMNS))]
+    for c in claims:
+        text = ph.render(dataclasses.replace(c, status=status) if c.status != "not testable here" else c)
+        assert text.endswith(".") and len(text.split()) >= 8, (c.id, text)
