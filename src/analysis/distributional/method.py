@@ -21,7 +21,6 @@ co-occur in the corpus, and task performance is read against bins of pair counts
 from __future__ import annotations
 
 import re
-import string
 import warnings
 from collections.abc import Sequence
 
@@ -31,6 +30,7 @@ from scipy.stats import ConstantInputWarning, fisher_exact
 from statsmodels.stats.proportion import proportion_confint
 
 from analysis import ngrams
+from analysis.core.text import answer_form
 from analysis.distributional.params import CONSTANT_NOTE, DistributionalError
 from analysis.stats import ranks
 from analysis.stats.result import Estimate, StatsError
@@ -271,7 +271,6 @@ def instance_pair_counts(table: pd.DataFrame, n_instances: int) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 _NUMBER = re.compile(r"-?\d[\d,]*")
-_PUNCTUATION = str.maketrans("", "", string.punctuation)
 
 
 def answer_correct(generated: str | None, answer: str) -> bool:
@@ -280,8 +279,8 @@ def answer_correct(generated: str | None, answer: str) -> bool:
     same way. A missing generation (an error) is never right."""
     if generated is None:
         return False
-    want = " ".join(str(answer).lower().translate(_PUNCTUATION).split())
-    got = " ".join(generated.lower().translate(_PUNCTUATION).split())
+    want = answer_form(answer)
+    got = answer_form(generated)
     return bool(want) and got.startswith(want)
 
 

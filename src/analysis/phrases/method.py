@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from rapidfuzz.distance import Levenshtein
 
+from analysis.core.text import collapse_whitespace_mapped, is_punct
 from analysis.phrases.errors import PhrasesError
 from analysis.phrases.source import (
     ASCII_COMMA,
@@ -54,31 +55,9 @@ _JS_TRIM_EXTRA = frozenset("\t\n\v\f\r\u00a0\ufeff\u2028\u2029")
 # ---------------------------------------------------------------------------
 
 
-def _is_punct(ch: str) -> bool:
-    return unicodedata.category(ch).startswith("P")
-
-
 def check_lang(lang: str) -> None:
     if lang not in LANGS:
         raise PhrasesError(f"lang must be one of {LANGS}, got {lang!r}")
-
-
-def _collapse_whitespace(chars: list[str], idx: list[int]) -> tuple[list[str], list[int]]:
-    """Collapse whitespace runs to one space (mapped to the run's first char) and trim."""
-    out_chars: list[str] = []
-    out_idx: list[int] = []
-    for ch, i in zip(chars, idx):
-        if ch.isspace():
-            if out_chars and out_chars[-1] != " ":
-                out_chars.append(" ")
-                out_idx.append(i)
-            continue
-        out_chars.append(ch)
-        out_idx.append(i)
-    if out_chars and out_chars[-1] == " ":
-        out_chars.pop()
-        out_idx.pop()
-    return out_chars, out_idx
 
 
 def _clean_with_map(text: str, lang: str = "zh") -> tuple[str, list[int]]:
@@ -95,14 +74,14 @@ def _clean_with_map(text: str, lang: str = "zh") -> tuple[str, list[int]]:
         if lang == "zh" and ch == ASCII_COMMA and text[i + 1 : i + 2] == " ":
             i += 2
             continue
-        if (lang == "zh" and ch == "\n") or _is_punct(ch):
+        if (lang == "zh" and ch == "\n") or is_punct(ch):
             i += 1
             continue
         chars.append(ch)
         idx.append(i)
         i += 1
     if lang == "en":
-        chars, idx = _collapse_whitespace(chars, idx)
+        chars, idx = collapse_whitespace_mapped(chars, idx)
     return "".join(chars), idx
 
 
@@ -156,7 +135,7 @@ def _strip_echo_with_map(
     kept = idx[:pos] + idx[end:]
     if lang == "en":
         # Removing a word from the middle leaves two adjacent spaces.
-        chars, kept = _collapse_whitespace(chars, kept)
+        chars, kept = collapse_whitespace_mapped(chars, kept)
     return "".join(chars), kept
 
 
@@ -327,7 +306,7 @@ def _comma_view(text: str) -> str:
     are trimmed so the ``^`` anchors see the first visible character.
     """
     text = _COMMA_SPACE_RE.sub(ASCII_COMMA, text.replace(FULLWIDTH_COMMA, ASCII_COMMA))
-    kept = (ch for ch in text if ch == ASCII_COMMA or not (ch == "\n" or _is_punct(ch)))
+    kept = (ch for ch in text if ch == ASCII_COMMA or not (ch == "\n" or is_punct(ch)))
     return "".join(kept).strip()
 
 

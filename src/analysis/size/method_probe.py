@@ -21,20 +21,15 @@ Pure functions: no printing, plotting or network access.
 
 from __future__ import annotations
 
-import unicodedata
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from analysis.core.text import is_missing, normalize_word, strip_punct  # noqa: F401  (re-exported)
 from analysis.size.params import GROUPS, SizeError
 
-_APOSTROPHES = "\u2018\u2019\u201a\u201b\u2032\u0060\u00b4\u02bc"
-_QUOTES = "\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb"
-_QUOTE_TABLE = str.maketrans({**{c: "'" for c in _APOSTROPHES}, **{c: '"' for c in _QUOTES}})
-#: dash runs treated as word separators inside a whitespace word
-_DASH_SEPARATORS = ("\u2014", "\u2013", "--")
 _POSITION_KEYS = ["model", "text_id", "prefix_len", "position"]
 
 
@@ -50,75 +45,6 @@ def whitespace_words(text: str) -> list[str]:
     return text.split()
 
 
-def _strip_punct(s: str) -> str:
-    i, j = 0, len(s)
-    while i < j and unicodedata.category(s[i]).startswith("P"):
-        i += 1
-    while j > i and unicodedata.category(s[j - 1]).startswith("P"):
-        j -= 1
-    return s[i:j]
-
-
-def _missing(x) -> bool:
-    """None, NaN or pandas.NA (a missing prediction)."""
-    if x is None or isinstance(x, str):
-        return x is None
-    try:
-        return bool(pd.isna(x))
-    except (TypeError, ValueError):
-        return False
-
-
-def normalize_word(word) -> str:
-    """The comparison form of a word (target or predicted).
-
-    The source counts a prediction correct when it "returns the correct next
-    word" without saying how words are compared; this is the rule used here:
-
-    1. ``None``/NaN/``pd.NA`` become ``""``; Unicode NFKC normalization (full-width forms,
-       ligatures);
-    2. format characters (category ``Cf``: soft hyphen, zero-width space, BOM)
-       are removed;
-    3. curly and typographic apostrophes (``‘ ’ ‚ ‛ ′ ` ´ ʼ``) become ``'`` and
-       curly double quotes and guillemets (``“ ” „ ‟ ″ « »``) become ``"``;
-    4. lower-casing (``str.casefold``);
-    5. an em dash, an en dash or a run of two ASCII hyphens inside the word
-       separates words (``"well--I"``, ``"so—then"``): the first piece that is
-       not all punctuation is kept;
-    6. surrounding punctuation (Unicode category ``P*``: quotes, apostrophes,
-       brackets, ``. , ; : ! ? - _ *``) is stripped from both ends. Inner
-       apostrophes and hyphens stay (``"don't"``, ``"to-morrow"``); symbols
-       (``S*``: ``$ + =``) stay.
-
-    Parameters
-    ----------
-    word : str or None
-        One word, e.g. a target ``"Alice,"`` or an answer ``"“alice”"``.
-
-    Returns
-    -------
-    str
-        The normalized word; ``""`` when nothing but punctuation is left.
-
-    Examples
-    --------
-    >>> normalize_word("“Alice’s,”")
-    "alice's"
-    >>> normalize_word("well--I")
-    'well'
-    """
-    if _missing(word):
-        return ""
-    s = unicodedata.normalize("NFKC", str(word))
-    s = "".join(ch for ch in s if unicodedata.category(ch) != "Cf")
-    s = s.translate(_QUOTE_TABLE).casefold().strip()
-    for sep in _DASH_SEPARATORS:
-        if sep in s:
-            pieces = [_strip_punct(p) for p in s.split(sep)]
-            s = next((p for p in pieces if p), "")
-    return _strip_punct(s)
-
-
 def prediction_word(prediction) -> str:
     """The predicted word of an answer: its first whitespace word that is not
     all punctuation, normalized (:func:`normalize_word`); ``""`` if none.
@@ -127,7 +53,7 @@ def prediction_word(prediction) -> str:
     full stop (``'"the".'``); a completion model continues the prefix with a
     leading space and more words (``" the end of"``). Both yield ``"the"``.
     """
-    if _missing(prediction):
+    if is_missing(prediction):
         return ""
     for token in str(prediction).split():
         norm = normalize_word(token)

@@ -12,6 +12,7 @@ import zlib
 
 import numpy as np
 
+from analysis.core.text import collapse_whitespace as normalise  # noqa: F401  (the corpus's rule)
 from analysis.lab.config import CorpusConfig
 
 #: bump when a change to the corpus package changes the corpus built from a config
@@ -36,11 +37,6 @@ RANDOM_VOCAB_SIZE = 2_000
 def corpus_rng(seed: int, stream: str) -> np.random.Generator:
     """An independent generator per (seed, purpose): a change to one part keeps the others."""
     return np.random.default_rng([int(seed) % (1 << 63), zlib.crc32(stream.encode("utf-8"))])
-
-
-def normalise(text: str) -> str:
-    """``text`` as the corpus stores it: its whitespace words joined by single spaces."""
-    return " ".join(text.split())
 
 
 def truncate(text: str, n_words: int) -> str:
