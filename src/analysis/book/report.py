@@ -20,7 +20,7 @@ from analysis.params import ParameterError  # noqa: F401  (chapters raise it as 
 
 def glue_text(**values: Any) -> None:
     """Glue each value as text for ``{glue:text}`` (formatted by the caller), hidden."""
-    from myst_nb import glue
+    from myst_nb import glue  # the book's extra: only a notebook kernel needs it
 
     for name, value in values.items():
         glue(name, str(value), display=False)
@@ -28,6 +28,7 @@ def glue_text(**values: Any) -> None:
 
 def glue_md(**values: str) -> None:
     """Glue each value as Markdown for ``{glue:md}``, hidden."""
+    # the book's extras: only a notebook kernel needs them
     from IPython.display import Markdown
     from myst_nb import glue
 
@@ -152,7 +153,7 @@ def explorer_html(scored: pd.DataFrame, phrases: pd.DataFrame, threshold: float,
 
 def explorer_widget(scored: pd.DataFrame, phrases: pd.DataFrame, threshold: float):
     """The same explorer as ipywidgets, for a live kernel."""
-    import ipywidgets as w
+    import ipywidgets as w  # the book's extra: only a live kernel shows the widget
 
     table = phrases.set_index("id")
     ids = list(dict.fromkeys(scored["phrase_id"]))
