@@ -101,7 +101,10 @@ _RENDERERS = (("gap_", _gap), ("agreement", _agreement), ("lab_law", _law), ("la
 
 def render(claim: Claim) -> str:
     """A claim of the size chapter as a Markdown sentence or two: the numbers, then
-    the status in bold with its reason."""
+    the status in bold with its reason. A claim with no value (a part this run
+    could not compute) gets its statement and status alone."""
+    if claim.value is None:
+        return f"{claim.statement}: this run has no value for it. {verdict(claim)}"
     for prefix, fn in _RENDERERS:
         if claim.id.startswith(prefix):
             return fn(claim)
