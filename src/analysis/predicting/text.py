@@ -510,7 +510,7 @@ _RENDER = {"controls_extracted": _controls, "partial_learning": _partial, "e1_th
 def render(c: Claim) -> str:
     """One claim of the chapter as a Markdown sentence: this run's numbers beside the source's,
     and the status with its reason."""
-    if c.id in _RENDER and c.value is not None:
+    if c.id in _RENDER and (c.value is not None or c.status == NOT_TESTABLE):
         return _RENDER[c.id](c)
     value = "no value" if c.value is None else f"{c.value:.3g}"
     return f"{c.statement} Source: {c.source_value or '—'}; this run: {value}. {_status(c)}"

@@ -103,11 +103,11 @@ def render(claim: Claim) -> str:
     """A claim of the size chapter as a Markdown sentence or two: the numbers, then
     the status in bold with its reason. A claim with no value (a part this run
     could not compute) gets its statement and status alone."""
+    for prefix, fn in _RENDERERS:
+        if claim.id.startswith(prefix) and (claim.value is not None or fn in (_gap, _agreement)):
+            return fn(claim)
     if claim.value is None:
         return f"{claim.statement}: this run has no value for it. {verdict(claim)}"
-    for prefix, fn in _RENDERERS:
-        if claim.id.startswith(prefix):
-            return fn(claim)
     return f"{claim.statement}. {verdict(claim)}"
 
 
