@@ -16,7 +16,7 @@ from analysis.models import ModelError, check_model_name
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from execute_chapters import write_results  # noqa: E402
+from execute_chapters import glued_values, write_results  # noqa: E402
 
 
 def test_profile_values_are_taken_and_overridden():
@@ -183,3 +183,16 @@ def test_a_chapter_without_claims_writes_an_empty_list(tmp_path):
     path = write_results("lab", "default", {}, 1.0, {"n_runs": "8"}, "abc", results_dir=tmp_path)
     record = json.loads(path.read_text())
     assert record["claims"] == [] and record["values"] == {"n_runs": "8"}
+
+
+def test_claims_glued_as_markdown_survive_the_executed_notebook(tmp_path):
+    """A claim's text holds quotes and backslashes ("the source's", "\\u"): glued as
+    Markdown it is stored as is, and execute_chapters.py reads the same claims back."""
+    claim = not_testable("q", "size", "The source's \"index\" \\ tracks size.", "no model's answer")
+    out = {"output_type": "display_data", "metadata": {"scrapbook": {"name": "claims", "mime_prefix": ""}},
+           "data": {"text/markdown": json.dumps([claim.to_dict()], ensure_ascii=False),
+                    "text/plain": "<IPython.core.display.Markdown object>"}}
+    notebook = tmp_path / "size.ipynb"
+    notebook.write_text(json.dumps({"cells": [{"cell_type": "code", "outputs": [out]}]}))
+    path = write_results("size", "default", {}, 1.0, glued_values(notebook), "abc", results_dir=tmp_path)
+    assert from_json(json.dumps(json.loads(path.read_text())["claims"])) == [claim]

@@ -42,7 +42,8 @@ def glue_claims(claims: Iterable[Claim], render: Callable[[Claim], str] | None =
     ``"claims"``, for the scoreboard page), and, with ``render`` (the chapter's
     ``text.render``), each one's sentence as Markdown under ``claim_<id>``."""
     claims = list(claims)
-    glue_text(claims=to_json(claims))
+    # as Markdown: its text is stored as is, where a text value is stored as its repr
+    glue_md(claims=to_json(claims))
     if render is not None:
         glue_md(**{f"claim_{c.id}": render(c) for c in claims})
     return claims
