@@ -86,7 +86,7 @@ def scoreboard_markdown(table: pd.DataFrame) -> str:
                   "| claim | source | this run | status | reason | section |", "|---|---|---|---|---|---|"]
         for _, row in group.iterrows():
             status = f"**{row['status']}**" + (" (by design)" if row["by_design"] else "")
-            link = f"{{ref}}`{row['id']} <{row['section']}>`" if row["section"] else "—"
+            link = f"{{ref}}`section <{row['section']}>`" if row["section"] else "—"
             parts.append("| " + " | ".join([_cell(row["statement"]), _cell(row["source_value"] or "—"),
                                             _cell(this_run(row)), status, _cell(row["reason"]), link]) + " |")
         parts.append("")
