@@ -50,6 +50,7 @@ def test_markdown_links_each_claim_to_its_section_and_marks_by_design(tmp_path):
     _write(tmp_path, "predicting", [auc])
     text = scoreboard.scoreboard_markdown(scoreboard.claims_table(tmp_path))
     assert "{ref}`section <pred-e3>`" in text
+    assert "| recency predicts extraction (`e3`) | 0.61 |" in text
     assert "**reproduced** (by design)" in text
     assert text.count("\n### ") == 2
     row = next(line for line in text.splitlines() if "sens" not in line and "Mem rises" in line)

@@ -87,7 +87,8 @@ def scoreboard_markdown(table: pd.DataFrame) -> str:
         for _, row in group.iterrows():
             status = f"**{row['status']}**" + (" (by design)" if row["by_design"] else "")
             link = f"{{ref}}`section <{row['section']}>`" if row["section"] else "—"
-            parts.append("| " + " | ".join([_cell(row["statement"]), _cell(row["source_value"] or "—"),
+            claim = f"{_cell(row['statement'])} (`{row['id']}`)"  # the id tells apart one model's claim
+            parts.append("| " + " | ".join([claim, _cell(row["source_value"] or "—"),
                                             _cell(this_run(row)), status, _cell(row["reason"]), link]) + " |")
         parts.append("")
     return "\n".join(parts)
