@@ -27,12 +27,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 from scipy.stats import ConstantInputWarning, fisher_exact
-from statsmodels.stats.proportion import proportion_confint
 
 from analysis import ngrams
 from analysis.core.text import answer_form
 from analysis.distributional.params import CONSTANT_NOTE, DistributionalError
 from analysis.stats import ranks
+from analysis.stats.intervals import wilson_interval
 from analysis.stats.result import Estimate, StatsError
 
 # ---------------------------------------------------------------------------
@@ -191,7 +191,7 @@ def performance_by_count(correct, pair_count, edges: Sequence[float]) -> pd.Data
         inside = (c >= e[k]) & ((c <= e[k + 1]) if last else (c < e[k + 1]))
         n = int(inside.sum())
         hits = int(y[inside].sum())
-        lo, hi = proportion_confint(hits, n, method="wilson") if n else (np.nan, np.nan)
+        lo, hi = (float(v) for v in wilson_interval(hits, n)) if n else (np.nan, np.nan)
         rows.append({"lo": e[k], "hi": e[k + 1], "n": n, "accuracy": hits / n if n else np.nan,
                      "ci_lo": lo, "ci_hi": hi})
     return pd.DataFrame(rows)
