@@ -4,6 +4,7 @@ and a few of their renderings (analysis.size.text)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -223,3 +224,55 @@ def test_a_model_that_answers_nothing_leaves_every_size_step_standing():
     assert cal.empty and {c.status for c in claims} == {NOT_TESTABLE}
     assert sz.calibration_text(claims, "raw", 0.05) == (
         "The calibration could not run: the model it resamples has no scorable answer.")
+
+
+# --- an undefined ratio is said in words, never printed as nan ------------------------------
+
+
+def test_pairwise_sentence_says_an_undefined_precision_in_words():
+    # nothing decided larger: precision 0/0 is undefined; 5 pairs truly larger, none found: recall 0/5
+    row = sz.sweep_at(_sweep(tp=0, fp=0, fn=5), 0.5)
+    assert math.isnan(row["precision"]) and row["recall"] == 0.0
+    assert sz.pairwise_text(row, 0.05) == (
+        "At τ = 0.5 (α = 0.05) the test's precision is undefined (no pair was decided larger, n = 0) and "
+        "its recall is 0.00 (n = 5 pairs truly larger).")
+    # both defined: 35 of 40 decided pairs truly larger, 35 of 36 truly larger pairs found
+    assert sz.pairwise_text(sz.sweep_at(_sweep(tp=35, fp=5, fn=1), 0.5), 0.05) == (
+        "At τ = 0.5 (α = 0.05) the test's precision is 0.88 (n = 40 pairs decided larger) and its recall "
+        "is 0.97 (n = 36 pairs truly larger).")
+    # nothing truly larger either: both undefined
+    both = sz.pairwise_text(sz.sweep_at(_sweep(tp=0, fp=0, fn=0), 0.5), 0.05)
+    assert both == ("At τ = 0.5 (α = 0.05) the test's precision is undefined (no pair was decided larger, "
+                    "n = 0) and its recall is undefined (no pair is truly larger, n = 0).")
+
+
+def test_an_undefined_precision_claim_is_rendered_in_words():
+    precision, recall = sz.pairwise_claims(_method(sweep=_sweep(tp=0, fp=0, fn=5)))
+    assert precision.status == NOT_TESTABLE and precision.n == 0 and precision.value is None
+    text = sz.render(precision)
+    assert "nan" not in text
+    assert text == (
+        "At τ = 0.5 no pair was decided larger (n = 0), so the test's precision is undefined; the source's "
+        "stays ≥ 0.83 for τ up to 0.70. **Not testable here**: this run has no pairs decided larger.")
+    assert sz.render(recall).startswith("At τ = 0.5 the test's recall is 0.00 (95% interval 0.00 to 0.43)")
+
+
+def test_other_undefined_ratios_of_the_ladder_are_said_in_words():
+    # a leave-one-out R² that cannot be computed, and a ladder with no accuracy gap to average
+    method = _method()
+    method.loo = sz.LOOResult(table=method.loo.table, within_band=1.0, r2_log=float("nan"))
+    method.gap = pd.DataFrame({"popular": [], "baseline": []})
+    loo = sz.render(sz.loo_claim(method))
+    assert loo.startswith("Leave-one-out puts 10 of 10 held-out predictions within a factor of two of the "
+                          "true size (R² on the log scale undefined); ")
+    law = sz.render(sz.law_claim(method, popular_copies="8"))
+    assert "nan" not in law and law.startswith(
+        "On this ladder the index tracks size (R² = 0.93): the models have no next-word accuracy to "
+        "average (no scorable answer on the popular excerpts or the held-out stories).")
+
+
+def test_the_chapter_words_the_pairwise_test_through_pairwise_text():
+    md = (Path(__file__).resolve().parents[1] / "notebooks" / "size.md").read_text()
+    # no ratio formatted in the notebook: the sentence is glued from the package, which words a 0/0
+    assert "{glue:md}`lab_pairwise`" in md and "size.pairwise_text(s05, " in md
+    assert "lab_p05" not in md and "lab_r05" not in md

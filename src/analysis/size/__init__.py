@@ -117,7 +117,7 @@ from analysis.size.params import (
     templates,
 )
 from analysis.size.run import chapter_templates, chapter_texts, lab_samples, plan, probe_models
-from analysis.size.text import agreement_note, calibration_text, gap_text, render
+from analysis.size.text import agreement_note, calibration_text, gap_text, pairwise_text, render
 from analysis.stats.permutation import SignTestResult, sign_permutation_test
 
 __all__ = [
@@ -189,6 +189,7 @@ __all__ = [
     "pairwise_claims",
     "pairwise_spearman",
     "pairwise_tests",
+    "pairwise_text",
     "pca_index",
     "plan",
     "position_table",

@@ -6,7 +6,8 @@ decides again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
@@ -22,6 +23,18 @@ _LEVEL = {REPRODUCED: "holds its level", NOT_REPRODUCED: "exceeds its level",
 _RUN_KIND = {REPRODUCED: "which hold their level here", NOT_REPRODUCED: "which do not hold their level here",
              INCONCLUSIVE: "but too few replicates ran to tell whether they hold their level"}
 _KIND_WORDS = {"all": "the source's (raw and lifted)", "raw": "raw", "lifted": "lifted"}
+#: the pairs each ratio of the pairwise test counts over, and why it is undefined when there are none
+_PAIRS = {"precision": "pairs decided larger", "recall": "pairs truly larger"}
+_NO_PAIRS = {"precision": "no pair was decided larger", "recall": "no pair is truly larger"}
+
+
+def _defined(x) -> bool:
+    return x is not None and math.isfinite(float(x))
+
+
+def _num(x, spec: str) -> str:
+    """``x`` formatted with ``spec``, or "undefined" for a ratio with no value (never "nan")."""
+    return format(float(x), spec) if _defined(x) else "undefined"
 
 
 def verdict(claim: Claim) -> str:
@@ -34,25 +47,29 @@ def _gap(c: Claim) -> str:
     model = c.extra["model"]
     if c.status == NOT_TESTABLE:
         return f"For {model}, no gap can be computed. {verdict(c)}"
-    lo, hi = c.interval
+    interval = (f"95% interval {c.interval[0]:+.3f} to {c.interval[1]:+.3f}" if c.interval
+                else "no 95% interval")
     return (f"For {model}, popular texts are predicted at {c.extra['popular']:.3f} and baseline texts at "
-            f"{c.extra['baseline']:.3f}: a gap of {c.value:+.3f} (95% interval {lo:+.3f} to {hi:+.3f}). "
-            f"{verdict(c)}")
+            f"{c.extra['baseline']:.3f}: a gap of {c.value:+.3f} ({interval}). {verdict(c)}")
 
 
 def _agreement(c: Claim) -> str:
     if c.status == NOT_TESTABLE:
         return f"Appendix B's comparison cannot be made on this run. {verdict(c)}"
     p = f"Mann–Whitney p {fmt_p(c.p)}" if c.p is not None else "no Mann–Whitney test"
-    return (f"Over {c.n} model pairs the mean rank correlation is {c.extra['popular']:.3f} on the popular "
-            f"texts and {c.extra['baseline']:.3f} on the baseline texts ({p}); the source reports "
-            f"{c.source_value}. {verdict(c)}")
+    popular, baseline = _num(c.extra["popular"], ".3f"), _num(c.extra["baseline"], ".3f")
+    return (f"Over {c.n} model pairs the mean rank correlation is {popular} on the popular texts and "
+            f"{baseline} on the baseline texts ({p}); the source reports {c.source_value}. {verdict(c)}")
 
 
 def _law(c: Claim) -> str:
     x = c.extra
-    accuracy = (f"predict the next word inside their popular excerpts at {x['popular']:.3f} on average and "
-                f"on the held-out stories at {x['baseline']:.3f}")
+    if _defined(x["popular"]) and _defined(x["baseline"]):
+        accuracy = (f"predict the next word inside their popular excerpts at {x['popular']:.3f} on average "
+                    f"and on the held-out stories at {x['baseline']:.3f}")
+    else:
+        accuracy = ("have no next-word accuracy to average (no scorable answer on the popular excerpts or "
+                    "the held-out stories)")
     finding = x["finding"]
     if finding == "tracks":
         lead = f"On this ladder the index tracks size (R² = {c.value:.2f}): the models {accuracy}."
@@ -70,9 +87,9 @@ def _law(c: Claim) -> str:
 
 
 def _loo(c: Claim) -> str:
+    r2_log = _num(c.extra["r2_log"], ".2f")
     return (f"Leave-one-out puts {c.extra['k']} of {c.n} held-out predictions within a factor of two of the "
-            f"true size (R² on the log scale {c.extra['r2_log']:.2f}); the source's: {c.source_value}. "
-            f"{verdict(c)}")
+            f"true size (R² on the log scale {r2_log}); the source's: {c.source_value}. {verdict(c)}")
 
 
 def _bounds(c: Claim) -> str:
@@ -81,9 +98,29 @@ def _bounds(c: Claim) -> str:
 
 
 def _rate(c: Claim) -> str:
-    lo, hi = c.interval if c.interval else (float("nan"), float("nan"))
-    return (f"At τ = {c.extra['tau']:g} the test's {c.extra['what']} is {c.value:.2f} (95% interval "
-            f"{lo:.2f} to {hi:.2f}); the source's stays {c.source_value} for τ up to 0.70. {verdict(c)}")
+    what, source = c.extra["what"], f"the source's stays {c.source_value} for τ up to 0.70"
+    if c.value is None:  # a ratio over no pair: 0/0
+        return (f"At τ = {c.extra['tau']:g} {_NO_PAIRS[what]} (n = {c.n or 0}), so the test's {what} is "
+                f"undefined; {source}. {verdict(c)}")
+    interval = f" (95% interval {c.interval[0]:.2f} to {c.interval[1]:.2f})" if c.interval else ""
+    return f"At τ = {c.extra['tau']:g} the test's {what} is {c.value:.2f}{interval}; {source}. {verdict(c)}"
+
+
+def _pairwise_part(what: str, value, n: int) -> str:
+    if not n or not _defined(value):
+        return f"{what} is undefined ({_NO_PAIRS[what]}, n = 0)"
+    return f"{what} is {float(value):.2f} (n = {n} {_PAIRS[what]})"
+
+
+def pairwise_text(row: Mapping, alpha: float) -> str:
+    """The pairwise test's precision and recall at one τ (``row`` of
+    :func:`~analysis.size.method_relative.tau_sweep`, e.g. from ``sweep_at``),
+    each with the pairs it counts over; a ratio over no pair (0/0) is said to be
+    undefined, never printed as nan."""
+    tp = int(row["tp"])
+    precision = _pairwise_part("precision", row["precision"], tp + int(row["fp"]))
+    recall = _pairwise_part("recall", row["recall"], tp + int(row["fn"]))
+    return f"At τ = {float(row['tau']):g} (α = {alpha:g}) the test's {precision} and its {recall}."
 
 
 def _calibration(c: Claim) -> str:
@@ -101,10 +138,11 @@ _RENDERERS = (("gap_", _gap), ("agreement", _agreement), ("lab_law", _law), ("la
 
 def render(claim: Claim) -> str:
     """A claim of the size chapter as a Markdown sentence or two: the numbers, then
-    the status in bold with its reason. A claim with no value (a part this run
-    could not compute) gets its statement and status alone."""
+    the status in bold with its reason. A precision or recall over no pair says
+    so in words; any other claim with no value (a part this run could not
+    compute) gets its statement and status alone."""
     for prefix, fn in _RENDERERS:
-        if claim.id.startswith(prefix) and (claim.value is not None or fn in (_gap, _agreement)):
+        if claim.id.startswith(prefix) and (claim.value is not None or fn in (_gap, _agreement, _rate)):
             return fn(claim)
     if claim.value is None:
         return f"{claim.statement}: this run has no value for it. {verdict(claim)}"
