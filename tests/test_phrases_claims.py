@@ -212,3 +212,21 @@ def test_the_chapter_claims_travel_as_json():
     back = from_json(to_json(claims))
     assert back == claims
     assert ph.model_slug("api:openai/GPT-4o") == "api_openai_gpt_4o"
+
+
+def test_refusal_claim_leaves_failed_requests_out_of_its_n():
+    def modes(faithful, fixed, error):
+        return {("windowed", "faithful"): pd.DataFrame({"refused": faithful, "error": error}),
+                ("windowed", "fixed"): pd.DataFrame({"refused": fixed, "error": error})}
+
+    # 12 requests, the last 3 failed: 9 completions are checked; 1 faithful refusal, 2 fixed ones
+    some = ph.refusal_claim(modes([True] + [False] * 11, [True, True] + [False] * 10,
+                                  [False] * 9 + [True] * 3))
+    assert (some.status, some.n, some.value) == (REPRODUCED, 9, 1)
+    assert (some.extra["n_requests"], some.extra["n_errors"]) == (12, 3)
+    assert some.reason == "the fixed mode finds 1 refusals the faithful mode misses, n = 9"
+    # every request failed: an error is never an answer, so nothing was checked
+    failed = ph.refusal_claim(modes([False] * 12, [False] * 12, [True] * 12))
+    assert (failed.status, failed.n) == (NOT_TESTABLE, 0)
+    assert (failed.extra["n_requests"], failed.extra["n_errors"]) == (12, 12)
+    assert failed.reason == "all 12 requests failed, so no completion could be checked"

@@ -101,3 +101,19 @@ def test_every_claim_kind_has_a_rendering(status):
     for c in claims:
         text = ph.render(dataclasses.replace(c, status=status) if c.status != "not testable here" else c)
         assert text.endswith(".") and len(text.split()) >= 8, (c.id, text)
+
+
+def test_refusal_sentence_counts_no_failed_request_as_a_completion():
+    def modes(faithful, error):
+        frame = pd.DataFrame({"refused": faithful, "error": error})
+        return {("windowed", "faithful"): frame, ("windowed", "fixed"): frame}
+
+    # 12 requests, 4 failed: the refusals are counted among the 8 completions
+    some = ph.refusal_claim(modes([True] + [False] * 11, [False] * 8 + [True] * 4))
+    assert ph.refusal_sentence([some]) == (
+        "The faithful refusal detector finds 1 refusals among 8 completions and the fixed one 1: the 8 "
+        "patterns with a comma, which the faithful mode can never match, fire on no completion of this run.")
+    # every request failed: no completion is left to check
+    failed = ph.refusal_claim(modes([False] * 12, [True] * 12))
+    assert ph.refusal_sentence([failed]) == (
+        "No completion could be checked for refusals: all 12 requests failed.")

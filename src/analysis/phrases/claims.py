@@ -244,18 +244,23 @@ def refusal_claim(scored: dict) -> Claim:
     the refusals the fixed mode finds beyond the faithful one (they come only from
     the comma-bearing patterns). One such refusal shows the claim (``min_n`` 1
     completion); none leaves it inconclusive, since the run had no refusal of that
-    form to miss."""
-    faithful = int(scored[("windowed", "faithful")]["refused"].sum())
+    form to miss. Its n counts completions: a failed request (``error``) is never
+    an answer, so it is left out."""
+    frame = scored[("windowed", "faithful")]
+    errors = int(frame["error"].astype(bool).sum()) if "error" in frame.columns else 0
+    faithful = int(frame["refused"].sum())
     fixed = int(scored[("windowed", "fixed")]["refused"].sum())
-    n = len(scored[("windowed", "faithful")])
-    extra = {"kind": "comma_refusals", "faithful": faithful, "fixed": fixed,
-             "n_comma_patterns": len(COMMA_REFUSAL_PATTERNS), "n_patterns": len(REFUSAL_PATTERNS)}
+    n = len(frame) - errors
+    extra = {"kind": "comma_refusals", "faithful": faithful, "fixed": fixed, "n_requests": len(frame),
+             "n_errors": errors, "n_comma_patterns": len(COMMA_REFUSAL_PATTERNS),
+             "n_patterns": len(REFUSAL_PATTERNS)}
     kw = dict(comparison="refusals found by the fixed mode − by the faithful mode > 0",
               source_value=f"{len(REFUSAL_PATTERNS)} patterns, {len(COMMA_REFUSAL_PATTERNS)} with a comma",
               section=SECTION_REFUSALS, extra=extra)
     if n == 0:
-        return not_testable("comma_refusals", CHAPTER, STATEMENTS["comma_refusals"], "no completion was "
-                            "scored", **kw)
+        why = (f"all {errors} requests failed, so no completion could be checked" if errors
+               else "no completion was scored")
+        return not_testable("comma_refusals", CHAPTER, STATEMENTS["comma_refusals"], why, n=0, **kw)
     if fixed > faithful:
         status, reason = REPRODUCED, (f"the fixed mode finds {fixed - faithful} refusals the faithful mode "
                                       f"misses, n = {n}")

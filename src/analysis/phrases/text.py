@@ -104,6 +104,8 @@ def _distance_gap(c: Claim) -> str:
 def _comma_refusals(c: Claim) -> str:
     e = c.extra
     if c.status == NOT_TESTABLE:
+        if e.get("n_errors"):
+            return f"No completion could be checked for refusals: all {e['n_errors']:,} requests failed."
         return "No completion of this run was scored, so there are no refusals to count."
     text = (f"The faithful refusal detector finds {e['faithful']} refusals among {c.n:,} completions and the "
             f"fixed one {e['fixed']}")
