@@ -1,8 +1,12 @@
 """Running the Phrases study on a model: sampling, prompts, re-query, errors, and
 the English counterpart's phrase selection (re-exported from the lab)."""
 
+import ast
 import itertools
 import random
+import re
+from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -10,6 +14,7 @@ import pytest
 from analysis import phrases as ph
 from analysis.core.cache import QueryCache, cached_frame
 from analysis.models import Answer, GenerationSettings, Model
+from analysis.phrases import run
 
 PHRASES = pd.DataFrame(
     {
@@ -159,6 +164,95 @@ def test_a_run_whose_every_answer_is_excluded_reports_counts_instead_of_crashing
     for fig in (plots.phrase_rates(rates, source), plots.mode_comparison(ph.rates_by_mode(scored)),
                 plots.distance_distribution(main, 0.4)):
         assert fig.axes[0].texts[0].get_text() == plots.NO_SCORABLE  # a figure that says why it is empty
+
+
+ENGLISH = pd.DataFrame({
+    "id": ["en_0", "en_1", "en_2", "en_3"],
+    "type": ["popular", "popular", "baseline", "baseline"],
+    "start": ["It was the best of times", "Call me Ishmael", "She opened the door", "The rain had stopped"],
+    "end": ["it was the worst of times", "some years ago never mind", "to the walled garden",
+            "by noon at last"],
+})
+
+
+def test_short_english_answers_are_asked_again_and_their_exclusion_is_said(tmp_path):
+    # every English answer is under ten characters, before and after the re-query
+    script = {p: ("ok", "Sure.") for p in ph.prompts(ENGLISH, chat=True, lang="en")}
+    script[ph.ENGLISH_PROMPT_PREFIX + "The rain had stopped"] = ("", "")
+    model = Scripted(script, cache=QueryCache(tmp_path / "q.sqlite"))
+    out = ph.query_all({"m": model}, ENGLISH, GenerationSettings(max_new_tokens=16),
+                       GenerationSettings(max_new_tokens=48), lang="en")
+    # asked once at the English budget, then each again at the re-query budget, as the Chinese ones are
+    assert sorted(budget for _, budget in model.seen) == [16] * 4 + [48] * 4
+    assert out["requeried"].tolist() == [True] * 4
+    scored = ph.score_modes(out, ENGLISH, lang="en")
+    main = scored[("windowed", "faithful")]
+    assert ph.rates(main).empty and main["empty"].all()
+    table = ph.exclusion_table(scored)
+    assert table.loc[("scripted", "popular")].tolist() == [2, 0, 0, 2, 2, 0]
+    assert table["still empty"].sum() == 4 and table["errors"].sum() == 0
+    assert ph.exclusion_counts(main) == {"requests": 4, "scored": 0, "errors": 0, "refused": 0, "empty": 4,
+                                         "empty_requeried": 4}
+    assert ph.rates_note(main) == (
+        "The table is empty: none of the 4 requests left an answer to score, as all 4 answers were shorter "
+        "than 10 characters even after being asked again.")
+
+
+def test_the_rates_note_counts_each_exclusion_once():
+    main = pd.DataFrame({
+        "error": [False] * 9 + [True] * 3,
+        "refused": [False] * 6 + [True, True, False] + [False] * 3,  # the first refusal is also short
+        "empty": [False] * 6 + [True, False, True] + [False] * 3,
+        "requeried": [False] * 6 + [True, False, False] + [False] * 3,  # a row read from a file: not re-asked
+    })
+    main["excluded"] = main["error"] | main["refused"] | main["empty"]
+    assert ph.exclusion_counts(main) == {"requests": 12, "scored": 6, "errors": 3, "refused": 2, "empty": 1,
+                                         "empty_requeried": 0}
+    assert ph.rates_note(main) == (
+        "The rates count 6 of the 12 requests; the other 6 are left out: 3 requests failed, 2 answers were "
+        "refusals and 1 answer was shorter than 10 characters.")
+    assert ph.rates_note(main.head(6)) == "The rates count every one of the 6 answers; none is left out."
+    assert ph.rates_note(main.tail(3)) == (
+        "The table is empty: none of the 3 requests left an answer to score, as all 3 requests failed.")
+
+
+def test_the_plan_re_asks_short_english_completions_as_the_chinese_ones(monkeypatch):
+    # the six Chinese phrases above, the four English ones, and a lab without phrase documents
+    monkeypatch.setattr(run.data, "phrases", lambda: PHRASES)
+    monkeypatch.setattr(run, "english_phrases", lambda n, seed=0: ENGLISH)
+    monkeypatch.setattr(run, "lab_corpus", lambda profile: SimpleNamespace(manifest=lambda: pd.DataFrame(
+        {"kind": pd.Series([], dtype=str)})))
+    groups = {g.part: g for g in ph.plan(ph.PARAMS.resolve("smoke"))}
+    assert list(groups) == ["phrases", "re-query of short completions", "English counterpart",
+                            "re-query of short English completions"]
+    english, again = groups["English counterpart"], groups["re-query of short English completions"]
+    assert english.prompts == [ph.ENGLISH_PROMPT_PREFIX + s for s in ENGLISH["start"]]  # a chat model
+    # each of the 4 English prompts re-asked at most once, with the Chinese re-query's budget (smoke: 48)
+    assert again.prompts == english.prompts and again.queries == 4 and again.bound == "at most"
+    assert again.max_new_tokens == 48 == groups["re-query of short completions"].max_new_tokens
+    assert (english.max_new_tokens, groups["phrases"].queries) == (16, 6)
+
+
+def _calls(tree, name):
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and n.func.attr == name]
+
+
+def test_the_chapter_re_asks_and_shows_the_english_exclusions():
+    md = (Path(__file__).resolve().parents[1] / "notebooks" / "phrases.md").read_text()
+    cells = re.findall(r"^```\{code-cell\}[^\n]*\n(.*?)^```$", md, re.S | re.M)
+    # the cells' code without their options (":tags: ...")
+    code = [line for cell in cells for line in cell.splitlines() if not line.startswith(":")]
+    tree = ast.parse("\n".join(code))
+    (call,) = [c for c in _calls(tree, "query_all") if ast.unparse(c.args[1]) == "english"]
+    # the English arm gets the same re-query settings as the Chinese one
+    (zh,) = [c for c in _calls(tree, "query_all") if ast.unparse(c.args[1]) == "sample"]
+    assert [ast.unparse(a) for a in call.args[3:4]] == [ast.unparse(a) for a in zh.args[3:4]] == ["requery"]
+    # and its exclusions are tabled, and its rate table has its sentence, as the Chinese one's
+    tabled = {ast.unparse(c.args[0]) for c in _calls(tree, "exclusion_table")}
+    noted = {ast.unparse(c.args[0]) for c in _calls(tree, "rates_note")}
+    assert {"scored", "en_scored_modes"} <= tabled and {"main", "en_scored"} <= noted
+    assert "{glue:md}`en_rates_note`" in md and "{glue:md}`rates_note`" in md
 
 
 # --- English phrase selection ---------------------------------------------------

@@ -60,6 +60,7 @@ from analysis.phrases.method_rates import (
     LAB_RATE_COLUMNS,
     SEPARATION_ALPHA,
     distance_gap,
+    exclusion_counts,
     exclusion_table,
     first_separated,
     pooled_trained,
@@ -112,6 +113,7 @@ from analysis.phrases.text import (
     lab_summary,
     lab_verdict,
     method_constants,
+    rates_note,
     refusal_sentence,
     render,
     rescore_note,
@@ -133,7 +135,8 @@ __all__ = [
     "MatchResult", "clean", "count_refusals", "is_error_text", "is_refusal", "match", "needs_requery",
     "strip_echo",
     # the method: frames of completions
-    "LAB_RATE_COLUMNS", "SEPARATION_ALPHA", "distance_gap", "exclusion_table", "first_separated",
+    "LAB_RATE_COLUMNS", "SEPARATION_ALPHA", "distance_gap", "exclusion_counts", "exclusion_table",
+    "first_separated",
     "pooled_trained", "rates", "rates_by_copies", "rates_by_mode", "rises_with_copies", "score",
     "score_modes", "sizes_reported", "source_range", "source_type_gaps", "type_gap", "wilson_interval",
     # files in the source's schema
@@ -149,6 +152,6 @@ __all__ = [
     "source_range_claims", "state_media_gap_claims", "windowed_claim",
     # the wording
     "comparison_verdict", "gap_sentences", "headline", "lab_design", "lab_rate_table", "lab_summary",
-    "lab_verdict", "method_constants", "refusal_sentence", "render", "rescore_note", "source_comparison",
-    "source_range_text", "state_media_gap_text", "top_rate",
+    "lab_verdict", "method_constants", "rates_note", "refusal_sentence", "render", "rescore_note",
+    "source_comparison", "source_range_text", "state_media_gap_text", "top_rate",
 ]

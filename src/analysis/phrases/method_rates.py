@@ -2,7 +2,8 @@
 
 :func:`score` scores every completion of a frame (:mod:`.method`), :func:`rates`
 turns the scores into a memorization rate per model and phrase type with Wilson
-intervals, :func:`distance_gap` compares whole distributions of distances (the
+intervals (:func:`exclusion_counts` says why the other rows are left out),
+:func:`distance_gap` compares whole distributions of distances (the
 book's addition), :func:`type_gap` the two types' rates, and
 :func:`rates_by_copies` sets the lab's rates beside the copies each phrase had in
 training. Pure functions: no printing, plotting or file access.
@@ -248,6 +249,22 @@ def exclusion_table(scored: Mapping[tuple[str, str], pd.DataFrame]) -> pd.DataFr
         "still empty": faithful.groupby(keys)["empty"].sum(),
         "errors": faithful.groupby(keys)["error"].sum(),
     }).astype(int)
+
+
+def exclusion_counts(scored: pd.DataFrame) -> dict[str, int]:
+    """Why the rows of a scored frame (:func:`score`) are in or out of the rates:
+    ``requests`` (rows), ``scored`` (in the denominator), and each excluded row
+    counted once, under its first reason: ``errors`` (the request failed),
+    ``refused`` (a refusal), ``empty`` (an answer still shorter than the
+    empty-answer rule allows), of which ``empty_requeried`` were asked again."""
+    error = scored["error"].astype(bool)
+    refused = scored["refused"].astype(bool) & ~error
+    empty = scored["empty"].astype(bool) & ~error & ~refused
+    requeried = (scored["requeried"].astype(bool) if "requeried" in scored.columns
+                 else pd.Series(False, index=scored.index))
+    return {"requests": len(scored), "scored": int((~scored["excluded"].astype(bool)).sum()),
+            "errors": int(error.sum()), "refused": int(refused.sum()), "empty": int(empty.sum()),
+            "empty_requeried": int((empty & requeried).sum())}
 
 
 def distance_gap(scored: pd.DataFrame, first: str, second: str) -> pd.DataFrame:

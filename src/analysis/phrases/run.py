@@ -151,19 +151,21 @@ def plan(params: Mapping) -> list:
     """The queries an execution at ``params`` sends, built as the chapter builds
     them, for :mod:`analysis.book.plan` to count: each model's continuations of the
     sampled phrases, its re-queries (at most one per phrase: only a completion
-    that :func:`needs_requery` is asked again), the English counterpart, and the
+    that :func:`needs_requery` is asked again), the English counterpart and its
+    re-queries (with the same budget as the Chinese ones), and the
     lab ladder's continuations of the lab's phrases. Loads, trains and calls nothing."""
     sample = sample_phrases(data.phrases(), params["n_per_type"], seed=params["seed"])
     english = english_phrases(params["n_english_per_type"], seed=params["seed"])
     groups = []
+    again = params["requery_max_new_tokens"]
     for name in params["models"]:
         chat = is_chat(name)
-        texts = prompts(sample, chat)
+        texts, en_texts = prompts(sample, chat), prompts(english, chat, lang="en")
         groups += [QueryGroup("phrases", name, texts, params["max_new_tokens"]),
-                   QueryGroup("re-query of short completions", name, texts, params["requery_max_new_tokens"],
-                              bound="at most"),
-                   QueryGroup("English counterpart", name, prompts(english, chat, lang="en"),
-                              params["english_max_new_tokens"])]
+                   QueryGroup("re-query of short completions", name, texts, again, bound="at most"),
+                   QueryGroup("English counterpart", name, en_texts, params["english_max_new_tokens"]),
+                   QueryGroup("re-query of short English completions", name, en_texts, again,
+                              bound="at most")]
     lab = lab_phrases(lab_corpus(params["lab_profile"]))
     if not lab.empty:
         lab_prompts = prompts(lab, False, lang="en")

@@ -18,7 +18,7 @@ from analysis.core.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REP
 from analysis.core.fmt import fmt_interval, fmt_p, fmt_pct
 from analysis.lab.corpus import PHRASE_PROBE_WORDS
 from analysis.phrases.claims import by_kind, lab_claims
-from analysis.phrases.method_rates import SEPARATION_ALPHA, source_range
+from analysis.phrases.method_rates import SEPARATION_ALPHA, exclusion_counts, source_range
 from analysis.phrases.source import COMMA_REFUSAL_PATTERNS, EMPTY_MIN_CHARS, REFUSAL_PATTERNS, THRESHOLD
 from analysis.stats.intervals import CI_ALPHA
 
@@ -233,6 +233,44 @@ def headline(rates_table: pd.DataFrame, model: str, types=("propaganda", "cultur
         else:
             out[t] = "not measured (no scorable completion: every answer was an error, a refusal or empty)"
     return out
+
+
+def _exclusion_reasons(counts: Mapping[str, int]) -> str:
+    n = counts["requests"]
+
+    def count(k: int) -> str:
+        return f"all {k}" if k == n and n > 1 else str(k)
+
+    parts = []
+    if counts["errors"]:
+        k = counts["errors"]
+        parts.append(f"{count(k)} {'request' if k == 1 else 'requests'} failed")
+    if counts["refused"]:
+        k = counts["refused"]
+        parts.append(f"{count(k)} {'answer was a refusal' if k == 1 else 'answers were refusals'}")
+    if counts["empty"]:
+        k = counts["empty"]
+        again = " even after being asked again" if counts["empty_requeried"] == k else ""
+        were = "answer was" if k == 1 else "answers were"
+        parts.append(f"{count(k)} {were} shorter than {EMPTY_MIN_CHARS} characters{again}")
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def rates_note(scored: pd.DataFrame) -> str:
+    """The sentence under a rates table (of :func:`.method_rates.rates` on
+    ``scored``): how many requests it counts and why the others are left out (a
+    failed request, a refusal, an answer still too short), each counted once; an
+    empty table says that no answer was left to score, and why."""
+    counts = exclusion_counts(scored)
+    n, k = counts["requests"], counts["scored"]
+    if n == 0:
+        return "No phrase was asked in this run, so there is no rate."
+    if k == n:
+        return f"The rates count every one of the {n:,} answers; none is left out."
+    reasons = _exclusion_reasons(counts)
+    if k == 0:
+        return f"The table is empty: none of the {n:,} requests left an answer to score, as {reasons}."
+    return f"The rates count {k:,} of the {n:,} requests; the other {n - k:,} are left out: {reasons}."
 
 
 def top_rate(rates_table: pd.DataFrame, type_labels: Mapping[str, str]) -> str:
