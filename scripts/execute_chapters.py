@@ -14,8 +14,10 @@ Each MyST source in notebooks/ is converted with jupytext, executed with
 papermill (parameters injected after its ``parameters`` cell) and written to
 book/chapters/<name>.ipynb, where the book build (execute_notebooks: off)
 picks it up. The run ends with a summary per chapter (wall time, queries,
-model calls, cache hits, errors); it exits non-zero when a chapter fails, and
-with ``--strict`` also when any query ended in an error. A default-profile
+model calls, cache hits, errors); it exits non-zero when a chapter fails or
+measured nothing (every query to one of its models ended in an error: a wrong
+key, an unreachable endpoint), and with ``--strict`` also when any query ended in
+an error. A default-profile
 execution writes each chapter's glued values, with its profile, parameters and
 commit, to results/<chapter>.json. Wall times go to book/chapters/_timings.json.
 
@@ -28,7 +30,10 @@ execution would send to each model, their prompt and completion tokens, and with
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
+import os
 import subprocess
 import sys
 import time
@@ -40,7 +45,13 @@ import papermill as pm
 ROOT = Path(__file__).resolve().parents[1]
 from analysis.book.plan import PlanError, chapter_plan, parse_price, totals  # noqa: E402
 from analysis.book.plan import table as plan_table  # noqa: E402
-from analysis.params import PROFILE_NAMES, ParameterError, check_overrides, declaration  # noqa: E402
+from analysis.params import (  # noqa: E402
+    PROFILE_NAMES,
+    ParameterError,
+    check_overrides,
+    declaration,
+    without_api_keys,
+)
 
 SOURCES = ROOT / "notebooks"
 OUT = ROOT / "book" / "chapters"
@@ -155,6 +166,8 @@ def write_results(name: str, profile: str, params: dict, seconds: float, values:
     path = results_dir / f"{name}.json"
     usage = {k.removeprefix("run_"): _value(values[k]) for k in USAGE_KEYS if k in values}
     values = dict(values)
+    if "run_models" in values:
+        usage["models"] = json.loads(values.pop("run_models"))
     # the chapter's claims (report.glue_claims), each with its status and reason
     claims = json.loads(values.pop("claims")) if "claims" in values else []
     record = {"chapter": name, "profile": profile, "params": params, "commit": commit,
@@ -162,6 +175,17 @@ def write_results(name: str, profile: str, params: dict, seconds: float, values:
               "usage": usage, "claims": claims, "values": dict(sorted(values.items()))}
     path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     return path
+
+
+def measured_nothing(values: dict) -> list[str]:
+    """The models of an executed chapter that were asked something and answered
+    nothing: every one of their queries ended in an error (a wrong key, an
+    unreachable endpoint). Read from the chapter's glued ``run_models``
+    (:func:`analysis.book.report.glue_usage`); one line per model, for the summary."""
+    models = json.loads(values.get("run_models") or "[]")
+    return [f"every one of its {m['queries']} queries to {m['model']} failed"
+            + (f" (last error: {m['last_error']})" if m.get("last_error") else "")
+            for m in models if m["queries"] > 0 and m["errors"] == m["queries"]]
 
 
 def summary_table(rows: list[dict]) -> str:
@@ -213,6 +237,41 @@ def print_plan(names, profile: str, per_chapter: dict, price, out_dir: Path = OU
         print(line)
 
 
+class OutputBusy(RuntimeError):
+    """Another execution is writing to the same output folder."""
+
+
+LOCK_NAME = ".execute.lock"
+
+
+@contextlib.contextmanager
+def hold_output(out_dir: Path):
+    """Hold ``out_dir`` for one execution: a second execution writing there (its
+    notebooks and ``_timings.json``) is refused with the holder's process id,
+    instead of the two overwriting each other. The lock is released when the
+    process ends, however it ends."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / LOCK_NAME
+    handle = open(path, "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "unknown"
+        handle.close()
+        raise OutputBusy(f"another execution (pid {holder}) is writing to {out_dir}; wait for it to end, "
+                         "or give this one its own folder with --out (and --results)") from None
+    try:
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        yield path
+    finally:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", default="default", choices=PROFILE_NAMES)
@@ -236,7 +295,9 @@ def main(argv=None) -> int:
         if args.list_params:
             print(declaration(args.list_params).describe())
             return 0
-        names = args.chapters or chapters()
+        # "--chapters phrases,size" and "--chapters phrases size" are the same selection
+        names = [n.strip() for item in args.chapters or [] for n in item.split(",") if n.strip()]
+        names = names or chapters()
         for name in names:
             declaration(name)  # an unknown chapter fails here, with the nearest names
         missing = [n for n in names if n not in chapters()]
@@ -248,13 +309,25 @@ def main(argv=None) -> int:
             if not sep or not key.strip():
                 raise ParameterError(f"-p takes NAME=VALUE, got {item!r}")
             overrides[key.strip()] = _value(value)
+        if args.plan:  # a plan sends nothing, so it needs no API key
+            with without_api_keys():
+                per_chapter = check_overrides(names, args.profile, overrides)
+                print_plan(names, args.profile, per_chapter, price, args.out)
+            return 0
         per_chapter = check_overrides(names, args.profile, overrides)
     except (ParameterError, PlanError) as err:
         print(f"execute_chapters.py: error: {err}", file=sys.stderr)
         return 2
-    if args.plan:
-        print_plan(names, args.profile, per_chapter, price, args.out)
-        return 0
+    try:
+        with hold_output(args.out):
+            return run(names, args, per_chapter)
+    except OutputBusy as err:
+        print(f"execute_chapters.py: error: {err}", file=sys.stderr)
+        return 2
+
+
+def run(names: list[str], args, per_chapter: dict) -> int:
+    """Execute the selected chapters in order; print the summary; the exit code."""
     timings_file = args.out / "_timings.json"
     timings = json.loads(timings_file.read_text()) if timings_file.exists() else {}
     rows, failed = [], False
@@ -270,9 +343,17 @@ def main(argv=None) -> int:
             print(f"{name}: failed: {err.ename}: {err.evalue}", file=sys.stderr)
             continue
         values = glued_values(args.out / f"{name}.ipynb")
-        row.update(status="ok", seconds=f"{seconds:.1f}",
+        dead = measured_nothing(values)
+        row.update(status="failed: measured nothing" if dead else "ok", seconds=f"{seconds:.1f}",
                    **{k.removeprefix("run_"): values.get(k, "—") for k in USAGE_KEYS})
         rows.append(row)
+        if dead:
+            # a run that measured nothing is a failure, with or without --strict, and
+            # it never replaces the chapter's committed results
+            failed = True
+            for line in dead:
+                print(f"{name}: failed: {line}", file=sys.stderr)
+            continue
         timings[name] = {"profile": args.profile, "seconds": round(seconds, 1), "params": params,
                          "usage": {k: row[k] for k in ("queries", "calls", "hits", "errors")},
                          "commit": commit, "executed": _now()}

@@ -26,6 +26,7 @@ from analysis.book import plan
 from analysis.core import data
 from analysis.core.claims import NOT_TESTABLE, from_json
 from analysis.lab import ladder
+from analysis.models.api import UNREACHABLE_AFTER
 from analysis.params import declaration
 from fakeserver import FakeOpenAIServer, Fault
 
@@ -118,21 +119,25 @@ def test_size_on_an_api_chat_model_uses_the_templates(api_env, isolated_cache, t
     assert values["n_errors"] == "0" and values["cal_verdict"]
 
 
-def test_a_refused_connection_is_recorded_as_errors_and_strict_fails(api_env, shared_artifacts, tmp_path,
-                                                                     capsys):
+def test_a_refused_connection_measures_nothing_and_fails_without_strict(api_env, shared_artifacts, tmp_path,
+                                                                        capsys):
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     api_env.setenv("MEMBOOK_API_BASE_URL", f"http://127.0.0.1:{port}/v1")
     api_env.setenv("MEMBOOK_API_MAX_RETRIES", "1")
     code = execute_main(["--chapters", "phrases", "--profile", "smoke", "-p", f"models={MODEL}",
-                         "--out", str(tmp_path), "--strict"])
-    assert code == 1
-    summary = capsys.readouterr().out
-    assert "phrases  ok" in summary
+                         "--out", str(tmp_path)])
+    assert code == 1  # without --strict: every query to the model failed, so nothing was measured
+    out, err = capsys.readouterr()
+    assert "phrases  failed: measured nothing" in out
+    assert f"queries to {MODEL} failed" in err and "the endpoint is unreachable" in err
     values = glued_values(tmp_path / "phrases.ipynb")
     n = len(ph.sample_phrases(data.phrases(), ph.PARAMS.resolve("smoke")["n_per_type"]))
     assert values["n_errors"] == str(n)  # every query is an error, none scored as an answer
+    [usage] = [m for m in json.loads(values["run_models"]) if m["model"] == MODEL]
+    # the endpoint was given up once three requests had failed to connect (a few more were in flight)
+    assert UNREACHABLE_AFTER <= usage["calls"] < UNREACHABLE_AFTER + 4 < n
     assert values["first_sm"].startswith("not measured")
     # with no scorable completion, the comparison with the source's rates is not testable here
     assert values["verdict"] and NOT_TESTABLE in {c.status for c in from_json(values["claims"])}
@@ -161,10 +166,11 @@ def test_phrases_paper_plan_and_reduced_execution(api_env, shared_artifacts, tmp
     # all 1,000 phrases of each type, re-asked at most once each, and every English counterpart phrase
     english = len(ph.english_phrases(params["n_english_per_type"], seed=params["seed"]))
     assert api.set_index("part")["queries"].to_dict() == {
-        "phrases": 2000, "re-query of short completions": 2000, "English counterpart": english}
+        "phrases": 2000, "re-query of short completions": 2000, "English counterpart": english,
+        "re-query of short English completions": english}
     assert api.set_index("part")["completion_tokens"].to_dict() == {
         "phrases": 2000 * 256, "re-query of short completions": 2000 * 2048,
-        "English counterpart": english * 64}
+        "English counterpart": english * 64, "re-query of short English completions": english * 2048}
     assert set(api["counted"]) == {"estimate (gemma3-270m tokenizer + 4/message)"}
     t = plan.totals(api)
     assert t["cost"] == pytest.approx((t["prompt_tokens"] * 1.0 + t["completion_tokens"] * 2.0) / 1e6)

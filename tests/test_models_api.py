@@ -24,7 +24,14 @@ import pytest
 
 from analysis.core.cache import QueryCache
 from analysis.models import GenerationSettings, ModelError, load_model
-from analysis.models.api import KEY_ENVS, OpenAIChatModel, _retry_after
+from analysis.models.api import (
+    KEY_ENVS,
+    NOT_SENT,
+    UNREACHABLE_AFTER,
+    OpenAIChatModel,
+    _retry_after,
+    reset_endpoints,
+)
 from fakeserver import FakeOpenAIServer, Fault
 
 KEY = "sk-membook-test-9f3c1a77e2"
@@ -40,6 +47,7 @@ def _env(monkeypatch, tmp_path):
     monkeypatch.delenv("MEMBOOK_API_BASE_URL", raising=False)
     monkeypatch.setenv("MEMBOOK_API_KEY", KEY)
     monkeypatch.setenv("MEMBOOK_CACHE", str(tmp_path / "membook-cache"))
+    reset_endpoints()
 
 
 def make(server, cache, **kw) -> OpenAIChatModel:
@@ -202,6 +210,44 @@ def test_connection_refused_is_retried_then_an_error(cache):
     assert answer.text is None
     assert answer.error.startswith("APIConnectionError: ")
     assert answer.meta["attempts"] == 3
+
+
+def test_a_refused_key_stops_every_further_request_to_the_endpoint(cache):
+    with FakeOpenAIServer(api_key="the-right-key") as s:
+        model = OpenAIChatModel("fake-model", base_url=s.base_url, cache=cache, concurrency=4, **FAST)
+        answers = model.chat([f"prompt {i}" for i in range(40)])
+        sent = s.count()
+        assert 1 <= sent <= 4  # at most the requests already in flight when the first 401 came back
+        assert all(a.text is None for a in answers)
+        refused = [a for a in answers if not a.error.startswith(NOT_SENT)]
+        assert len(refused) == sent and all("401" in a.error for a in refused)
+        not_sent = [a for a in answers if a.error.startswith(NOT_SENT)]
+        assert len(not_sent) == 40 - sent
+        assert all(a.error.startswith("not sent: authentication failed (HTTP 401") for a in not_sent)
+        assert cache.count(errors=True) == sent  # what was never sent is not stored
+        assert model.calls == sent
+        # a second model on the same endpoint and key sends nothing either
+        other = OpenAIChatModel("other-model", base_url=s.base_url, cache=cache, **FAST)
+        [answer] = other.chat(["one more"])
+        assert answer.error.startswith(NOT_SENT) and s.count() == sent
+        # the next run (here: the endpoints forgotten) tries again
+        reset_endpoints()
+        other = OpenAIChatModel("other-model", base_url=s.base_url, cache=cache, **FAST)
+        other.chat(["one more"])
+        assert s.count() == sent + 1
+
+
+def test_an_unreachable_endpoint_stops_after_a_few_failed_requests(cache):
+    with FakeOpenAIServer(api_key=KEY) as s:
+        url = s.base_url
+    model = OpenAIChatModel("fake-model", base_url=url, cache=cache,
+                            **{**FAST, "max_retries": 1}, concurrency=1)
+    answers = model.chat([f"prompt {i}" for i in range(12)])
+    tried = answers[:UNREACHABLE_AFTER]
+    assert all(a.error.startswith("APIConnectionError") and a.meta["attempts"] == 2 for a in tried)
+    rest = answers[UNREACHABLE_AFTER:]
+    assert all(a.error.startswith("not sent: the endpoint is unreachable") for a in rest)
+    assert model.calls == UNREACHABLE_AFTER
 
 
 # -- failures become errors, never text --------------------------------------------

@@ -142,6 +142,10 @@ def test_cli_typo_fails_before_any_kernel_with_a_suggestion():
     (["--chapters", "phrases", "-p", "models=api:openai/gpt-4o"], "needs an API key"),
     (["--chapters", "phrases", "-p", "completions_file=/no/such.json"], "no such file '/no/such.json'"),
     (["--chapters", "entropy", "-p", "models=api:x"], "needs token-level access"),
+    # commas separate chapters as they separate models: both are checked
+    (["--chapters", "lab,size", "-p", "n_per_text=0"], "chapter size: n_per_text must be an integer"),
+    # an API model written without its prefix fails before any kernel, with the hint
+    (["--chapters", "size", "-p", "models=openai/gpt-4o"], "write 'api:openai/gpt-4o'"),
 ])
 def test_cli_bad_input_is_an_error_naming_the_parameter(args, needle):
     proc = cli("--profile", "smoke", *args)
@@ -164,3 +168,16 @@ def test_reference_table_lists_every_parameter_with_its_profile_defaults():
     assert (row["smoke"], row["default"], row["paper"]) == ("1", "3", "3")
     assert row["allowed"] == "an integer in [1, inf]"
     assert ref.set_index("parameter").loc["temperature", "paper"] == "0.8"
+
+
+@pytest.mark.parametrize("var, value, needle", [
+    ("MEMBOOK_API_CONCURRENCY", "abc", "MEMBOOK_API_CONCURRENCY must be a whole number from 1 to 256"),
+    ("MEMBOOK_API_BASE_URL", "localhost:8000/v1", "MEMBOOK_API_BASE_URL must be an http(s) URL"),
+    ("MEMBOOK_API_TIMEOUT", "soon", "MEMBOOK_API_TIMEOUT must be a number"),
+])
+def test_cli_bad_endpoint_settings_fail_before_any_kernel(monkeypatch, var, value, needle):
+    monkeypatch.setenv("MEMBOOK_API_KEY", "sk-test")
+    monkeypatch.setenv(var, value)
+    proc = cli("--profile", "smoke", "--chapters", "phrases", "-p", "models=api:some/model")
+    assert proc.returncode == 2, proc.stderr
+    assert needle in proc.stderr and "\nphrases:" not in proc.stderr  # no chapter ran

@@ -160,3 +160,15 @@ def test_plan_command_rejects_a_bad_price(capsys):
     assert "--price takes IN,OUT" in capsys.readouterr().err
     assert execute_main(["--profile", "smoke", "--chapters", "size", "--price", "1,2"]) == 2
     assert "--price goes with --plan" in capsys.readouterr().err
+
+
+@needs_mirror
+def test_a_plan_needs_no_api_key(capsys, monkeypatch):
+    for var in ("MEMBOOK_API_KEY", "OPENROUTER_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    argv = ["--profile", "smoke", "--chapters", "size", "-p", "models=api:some/model", "--price", "1,2"]
+    assert execute_main(["--plan", *argv]) == 0  # it sends nothing, so it needs no key
+    out = capsys.readouterr().out
+    assert "18 to API models" in out and "API cost between $" in out
+    assert execute_main(argv[:-2]) == 2  # an execution still needs one, and says so at once
+    assert "'api:some/model' needs an API key" in capsys.readouterr().err

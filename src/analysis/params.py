@@ -18,6 +18,9 @@ values, and loads nothing.
 
 from __future__ import annotations
 
+import ast
+import contextlib
+import contextvars
 import difflib
 import importlib
 import os
@@ -28,7 +31,8 @@ from typing import Any
 import pandas as pd
 
 from analysis.models import ModelError, check_model_name, describe_model_names
-from analysis.models.api import api_key_problem
+from analysis.models.api import api_key_problem, endpoint_problem
+from analysis.models.hub import hub_model_problem
 
 PROFILE_NAMES = ("smoke", "default", "paper")
 
@@ -169,10 +173,27 @@ def _as_list(value: Any) -> list[str] | None:
     return None
 
 
+# False inside ``without_api_keys()``: a plan sends nothing, so it needs no key
+_KEYS_NEEDED: contextvars.ContextVar[bool] = contextvars.ContextVar("keys_needed", default=True)
+
+
+@contextlib.contextmanager
+def without_api_keys():
+    """Check parameters without requiring an API key in the environment (for
+    ``execute_chapters.py --plan``, which sends nothing)."""
+    token = _KEYS_NEEDED.set(False)
+    try:
+        yield
+    finally:
+        _KEYS_NEEDED.reset(token)
+
+
 def check_model(name: str, *, param: str = "models", api: bool = True) -> str:
     """The backend of model ``name``, or a :class:`ParameterError` naming ``param``:
-    an unknown name, an API model where the chapter needs token-level access, or an
-    API model with no key in the environment. Loads nothing."""
+    an unknown name; an API model where the chapter needs token-level access, with
+    no key in the environment (unless inside :func:`without_api_keys`), or with bad
+    endpoint settings; a Hugging Face id that cannot be found (with a hint when
+    ``api:`` was probably meant). Loads nothing."""
     try:
         backend = check_model_name(name)
     except ModelError as err:
@@ -183,9 +204,16 @@ def check_model(name: str, *, param: str = "models", api: bool = True) -> str:
                 f"{param}: {name!r} is an API model, but this chapter needs token-level access "
                 "(log-probabilities or token ids of the model's own tokenizer); use a local model, "
                 "a Hugging Face id or a lab run (lab:<run>)")
-        problem = api_key_problem()
+        problem = endpoint_problem()
+        if problem:
+            raise ParameterError(f"{param}: {name!r} cannot be reached as configured: {problem}")
+        problem = api_key_problem() if _KEYS_NEEDED.get() else None
         if problem:
             raise ParameterError(f"{param}: {name!r} needs an API key: {problem}")
+    elif backend == "local":
+        problem = hub_model_problem(name)
+        if problem:
+            raise ParameterError(f"{param}: {problem}")
     return backend
 
 
@@ -255,7 +283,16 @@ class Declaration:
 
     def from_namespace(self, namespace: Mapping[str, Any]) -> dict[str, Any]:
         """:meth:`resolve` with ``profile`` and each declared name read from a
-        namespace: a chapter's first cell calls ``PARAMS.from_namespace(globals())``."""
+        namespace: a chapter's first cell calls ``PARAMS.from_namespace(globals())``.
+
+        In a kernel, the names papermill injected (its ``# Parameters`` cell, found
+        in the kernel's input history ``In``) are checked first: a name the chapter
+        does not declare is an error with the nearest declared names, so
+        ``papermill ... -p treshold 0.2`` stops here instead of running on the
+        default threshold."""
+        for name in injected_names(namespace.get("In")):
+            if name != "profile":
+                self.param(name)
         return self.resolve(namespace.get("profile", "default"),
                             **{n: namespace.get(n) for n in self.names})
 
@@ -298,6 +335,28 @@ class Declaration:
             else:
                 lines.append("      default: " + "; ".join(f"{k} {v}" for k, v in defaults.items()))
         return "\n".join(lines)
+
+
+#: the first line of the cell papermill injects after a notebook's ``parameters`` cell
+PAPERMILL_HEADER = "# Parameters"
+
+
+def injected_names(history: Sequence[str] | None) -> list[str]:
+    """The names assigned in papermill's injected-parameters cells, read from a
+    kernel's input history (IPython's ``In``); ``[]`` outside a kernel or when
+    papermill injected nothing. A cell whose source cannot be parsed is skipped."""
+    names: list[str] = []
+    for source in history or ():
+        if not isinstance(source, str) or not source.lstrip().startswith(PAPERMILL_HEADER):
+            continue
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            names += [t.id for t in targets if isinstance(t, ast.Name)]
+    return names
 
 
 def _show(value: Any) -> str:

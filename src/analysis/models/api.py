@@ -12,6 +12,13 @@ client:
 * ``MEMBOOK_API_TIMEOUT``, ``MEMBOOK_API_MAX_RETRIES``, ``MEMBOOK_API_BASE_DELAY``:
   see :class:`OpenAIChatModel`.
 
+An endpoint that refuses the key (HTTP 401 or 403) gets no further request from
+this process: every remaining query is recorded as an error "not sent:
+authentication failed ...", which is neither sent, stored nor scored. The same
+holds after :data:`UNREACHABLE_AFTER` requests in a row failed to connect at all.
+A run in which every query to a model failed is a failed run
+(``scripts/execute_chapters.py``).
+
 The key is read from the environment only and lives nowhere but inside the
 ``openai`` client: never in the query cache, an answer's ``meta``, ``repr()``,
 log records or error text.
@@ -29,6 +36,7 @@ retry it.
 from __future__ import annotations
 
 import email.utils
+import hashlib
 import json
 import logging
 import numbers
@@ -68,6 +76,28 @@ def api_key_problem() -> str | None:
     if any(os.environ.get(k) for k in KEY_ENVS):
         return None
     return f"set one of {', '.join(KEY_ENVS)} (checked in that order) in the environment"
+
+
+def endpoint_problem(base_url: str | None = None) -> str | None:
+    """What is wrong with the endpoint settings in the environment (the base URL,
+    ``MEMBOOK_API_CONCURRENCY``, ``MEMBOOK_API_TIMEOUT``, ``MEMBOOK_API_MAX_RETRIES``,
+    ``MEMBOOK_API_BASE_DELAY``), or None. Sends nothing: the chapters' parameter
+    check calls it before any kernel starts."""
+    url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return (f"{BASE_URL_ENV} must be an http(s) URL such as https://openrouter.ai/api/v1 or "
+                f"http://localhost:8000/v1, got {url!r}")
+    try:
+        concurrency_setting()
+        timeout = _env_number(TIMEOUT_ENV, float, 120.0)
+        max_retries, base_delay = retry_settings()
+    except ModelError as err:
+        return str(err)
+    if timeout <= 0 or max_retries < 0 or base_delay < 0:
+        return (f"{TIMEOUT_ENV} must be > 0, {RETRIES_ENV} and {DELAY_ENV} >= 0; got {timeout:g}, "
+                f"{max_retries}, {base_delay:g}")
+    return None
 
 
 def _env_number(var: str, kind: type, default: float):
@@ -112,6 +142,14 @@ def concurrency_setting(concurrency: int | None = None) -> int:
 
 #: HTTP statuses worth retrying: request timeout, rate limit, server errors.
 RETRY_STATUSES = frozenset({408, 429}) | frozenset(range(500, 600))
+#: HTTP statuses that say the key is wrong or not allowed: no further request to
+#: the endpoint is sent in this process after one of them
+AUTH_STATUSES = frozenset({401, 403})
+#: requests in a row that ended (after their retries) in a connection failure, with
+#: no answer in between, after which the endpoint counts as unreachable
+UNREACHABLE_AFTER = 3
+#: the error text of a request that was not sent, because its endpoint was stopped
+NOT_SENT = "not sent: "
 _MAX_ERROR_CHARS = 300
 _REDACTED = "[redacted]"
 
@@ -132,6 +170,52 @@ class UpstreamError(Exception):
     def __init__(self, message: str, code: Any = None):
         super().__init__(message)
         self.code = code
+
+
+class _Endpoint:
+    """What this process knows about one endpoint (base URL and key): whether it is
+    stopped (after an authentication failure, or :data:`UNREACHABLE_AFTER`
+    connection failures in a row), and why. Shared by every model on the
+    endpoint, so a chapter that loads a second model there sends nothing either."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.stopped: str | None = None
+        self.failures_in_a_row = 0
+
+    def stop(self, reason: str) -> None:
+        with self.lock:
+            self.stopped = self.stopped or reason
+
+    def record(self, answer: Answer, exc: Exception | None) -> None:
+        """Count a finished request: an answer resets the connection-failure run."""
+        with self.lock:
+            if exc is None:
+                self.failures_in_a_row = 0
+                return
+            if isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError):
+                self.failures_in_a_row += 1
+                if self.failures_in_a_row >= UNREACHABLE_AFTER and self.stopped is None:
+                    self.stopped = (f"the endpoint is unreachable ({self.failures_in_a_row} requests in a "
+                                    f"row failed to connect; last: {answer.error})")
+
+
+_ENDPOINTS: dict[tuple[str, str], _Endpoint] = {}
+_ENDPOINTS_LOCK = threading.Lock()
+
+
+def _endpoint(base_url: str, key: str) -> _Endpoint:
+    # keyed by a hash of the key, never the key itself
+    ident = (base_url, hashlib.sha256(key.encode()).hexdigest())
+    with _ENDPOINTS_LOCK:
+        return _ENDPOINTS.setdefault(ident, _Endpoint())
+
+
+def reset_endpoints() -> None:
+    """Forget every stopped endpoint of this process (a fixed key or a server back
+    up is then tried again without a restart)."""
+    with _ENDPOINTS_LOCK:
+        _ENDPOINTS.clear()
 
 
 class OpenAIChatModel(Model):
@@ -236,6 +320,7 @@ class OpenAIChatModel(Model):
             http_client=openai.DefaultHttpxClient(limits=_pool_limits(concurrency)),
         )
         self._rng = random.Random()
+        self._endpoint = _endpoint(self.base_url, key)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, host={self.host!r})"
@@ -297,16 +382,27 @@ class OpenAIChatModel(Model):
         attempt = 0
         while True:
             attempt += 1
+            if attempt == 1 and self._endpoint.stopped:
+                # never sent: not an answer, not stored, retried by the next run
+                return Answer(text=None, error=NOT_SENT + self._endpoint.stopped,
+                              meta={"attempts": 0, "not_sent": True})
             try:
                 response = self._client.chat.completions.with_raw_response.create(**params)
-                return _parse_completion(response.text, attempts=attempt)
+                answer = _parse_completion(response.text, attempts=attempt)
+                self._endpoint.record(answer, None)
+                return answer
             except (openai.OpenAIError, MalformedResponseError, UpstreamError) as exc:
                 error, meta = self._describe(exc), {"attempts": attempt}
                 status = getattr(exc, "status_code", None)
                 if status is not None:
                     meta["status_code"] = status
-                if not _retryable(exc) or attempt > self.max_retries or stop.is_set():
-                    return Answer(text=None, error=error, meta=meta)
+                if status in AUTH_STATUSES:
+                    self._endpoint.stop(f"authentication failed (HTTP {status} from {self.host}: {error})")
+                if (not _retryable(exc) or attempt > self.max_retries or stop.is_set()
+                        or self._endpoint.stopped):
+                    answer = Answer(text=None, error=error, meta=meta)
+                    self._endpoint.record(answer, exc)
+                    return answer
                 delay = self._backoff(attempt, exc)
                 log.info(
                     "%s: attempt %d failed (%s); retrying in %.2f s",

@@ -30,15 +30,19 @@ Prompt = Union[str, Messages]
 # what every model of this process was asked, by model name: queries, calls (sent to the
 # backend), hits (answered from the cache) and errors (answers that carry an error)
 _USAGE: dict[str, Counter] = defaultdict(Counter)
+# the last error each model's answers carried, by model name
+_LAST_ERROR: dict[str, str] = {}
 
 
 def usage() -> pd.DataFrame:
     """One row per model used in this process: ``model``, ``queries``, ``calls``,
-    ``hits``, ``errors``. A chapter glues its totals; ``execute_chapters.py``
-    prints them in its summary."""
+    ``hits``, ``errors`` and ``last_error`` (the text of the last error answer, or
+    None). A chapter glues its totals; ``execute_chapters.py`` prints them in its
+    summary and fails a run in which every query to a model failed."""
     cols = ["queries", "calls", "hits", "errors"]
-    rows = [{"model": name, **{c: int(counts[c]) for c in cols}} for name, counts in _USAGE.items()]
-    return pd.DataFrame(rows, columns=["model", *cols])
+    rows = [{"model": name, **{c: int(counts[c]) for c in cols}, "last_error": _LAST_ERROR.get(name)}
+            for name, counts in _USAGE.items()]
+    return pd.DataFrame(rows, columns=["model", *cols, "last_error"])
 
 
 class ModelError(ValueError):
@@ -290,7 +294,11 @@ class Model(ABC):
         """Answer ``requests`` from the cache where possible and send the rest through
         ``send_fn(indices)``, which yields ``(position in indices, answer)``; every new
         answer is stored as it arrives. ``retry_errors`` overrides the model's setting
-        (scores are never kept as errors)."""
+        (scores are never kept as errors).
+
+        A request another process sharing the cache is already sending (it holds the
+        claim, see :meth:`~analysis.core.cache.QueryCache.claim`) is not sent again:
+        this call waits for that answer, and counts it as a cache hit."""
         self._check_open()
         retry = self.retry_errors if retry_errors is None else retry_errors
         keys = [self._key(kind, r) for r in requests]
@@ -308,32 +316,11 @@ class Model(ABC):
         unique: dict[str, int] = {}
         for i in todo:
             unique.setdefault(keys[i], i)
-        send = list(unique.values())
-        versions = self.versions() if send else {}
-        if send:
-            bar = tqdm(
-                total=len(send),
-                desc=progress if isinstance(progress, str) else (desc or f"{self.name} {kind}"),
-                disable=not progress,
-                leave=False,
-            )
-            for j, answer in send_fn(send):
-                i = send[j]
-                self.calls += 1
-                if versions:
-                    answer = replace(answer, meta={**answer.meta, "versions": versions})
-                self.cache.put(
-                    keys[i],
-                    backend=self.backend,
-                    model=self.cache_identity(),
-                    kind=kind,
-                    request=requests[i],
-                    text=answer.text,
-                    error=answer.error,
-                    meta=answer.meta,
-                )
-                answers[i] = answer
-                bar.update(1)
+        bar = tqdm(total=len(unique), disable=not progress or not unique, leave=False,
+                   desc=progress if isinstance(progress, str) else (desc or f"{self.name} {kind}"))
+        try:
+            counts = self._fetch(kind, requests, unique, found, send_fn, answers, bar)
+        finally:
             bar.close()
         for i in todo:
             if answers[i] is None:
@@ -341,9 +328,70 @@ class Model(ABC):
         missing = [i for i, a in enumerate(answers) if a is None]
         if missing:
             raise RuntimeError(f"backend {self.backend} returned no answer for {len(missing)} requests")
-        _USAGE[self.name].update(queries=len(requests), calls=len(send), hits=len(requests) - len(todo),
-                                 errors=sum(1 for a in answers if a.error))
+        errors = [a.error for a in answers if a.error]
+        _USAGE[self.name].update(queries=len(requests), calls=counts["sent"],
+                                 hits=len(requests) - len(todo) + counts["waited"], errors=len(errors))
+        if errors:
+            _LAST_ERROR[self.name] = errors[-1]
         return answers  # type: ignore[return-value]
+
+    def _fetch(self, kind: str, requests: list[dict], unique: dict[str, int], found: dict, send_fn,
+               answers: list, bar) -> Counter:
+        """Get the answers of ``unique`` (key -> request index) that the cache did not
+        give: claim them, send the ones this process holds, wait for the ones another
+        process holds (and send those it gives up). Counts ``sent`` and ``waited``."""
+        counts: Counter = Counter()
+        if not unique:
+            return counts
+        seen = {k: (found[k].created if k in found else None) for k in unique}
+        versions = self.versions()
+        pending, waiting = dict(seen), {}
+        try:
+            while pending or waiting:
+                if pending:
+                    mine, answered, theirs = self.cache.claim(pending)
+                    self._take(answered, unique, answers, bar, counts)
+                    waiting.update({k: seen[k] for k in theirs})
+                    pending = {}
+                    if mine:
+                        self._send_and_store(kind, requests, [unique[k] for k in mine], send_fn, answers,
+                                             bar, versions, counts)
+                if waiting:
+                    bar.set_postfix_str(f"waiting for {len(waiting)} answers another run is fetching")
+                    answered, orphaned = self.cache.wait_for(waiting)
+                    self._take(answered, unique, answers, bar, counts)
+                    for key in [*answered, *orphaned]:
+                        waiting.pop(key)
+                    pending = {k: seen[k] for k in orphaned}
+        finally:
+            self.cache.release(list(unique))
+        return counts
+
+    @staticmethod
+    def _take(answered: dict, unique: dict[str, int], answers: list, bar, counts: Counter) -> None:
+        """Use the answers another process stored while this one waited."""
+        for key, hit in answered.items():
+            answers[unique[key]] = Answer(hit.text, hit.error, cached=True, meta=hit.meta)
+        counts["waited"] += len(answered)
+        bar.update(len(answered))
+
+    def _send_and_store(self, kind: str, requests: list[dict], send: list[int], send_fn, answers: list,
+                        bar, versions: dict, counts: Counter) -> None:
+        """Send the requests at ``send`` and store each answer as it arrives."""
+        for j, answer in send_fn(send):
+            i = send[j]
+            answers[i] = answer
+            bar.update(1)
+            if answer.meta.get("not_sent"):
+                # the backend stopped before sending it (a refused key): no call, nothing stored
+                continue
+            self.calls += 1
+            counts["sent"] += 1
+            if versions:
+                answer = answers[i] = replace(answer, meta={**answer.meta, "versions": versions})
+            self.cache.put(self._key(kind, requests[i]), backend=self.backend, model=self.cache_identity(),
+                           kind=kind, request=requests[i], text=answer.text, error=answer.error,
+                           meta=answer.meta)
 
     def complete(self, prompts, settings=None, **kw) -> list[Answer]:
         """Raw continuation of text prompts (base-model style)."""

@@ -43,6 +43,7 @@ from pathlib import Path
 
 from analysis.core.cache import artifact_path, stable_hash
 from analysis.models.base import Answer, Model, ModelError, Request, request_seed
+from analysis.models.hub import offline, split_revision  # noqa: F401  (split_revision: re-exported)
 
 #: where each built-in model's GGUF comes from
 GGUF_SOURCES = {
@@ -160,22 +161,15 @@ def folder_fingerprint(folder: str | Path) -> str:
     return stable_hash(entries)
 
 
-def split_revision(name: str) -> tuple[str, str | None]:
-    """``"org/model@rev"`` → ``("org/model", "rev")``; no ``@`` → ``(name, None)``."""
-    base, sep, rev = name.rpartition("@")
-    return (base, rev) if sep and base and rev else (name, None)
-
-
 def resolve_hub(repo_id: str, revision: str | None = None) -> Path:
     """The local snapshot folder of ``repo_id`` at ``revision`` (default ``main``),
     downloaded if needed (offline, with ``HF_HUB_OFFLINE=1``, only from the local
     hub cache). Its folder name is the commit the revision resolved to."""
     from huggingface_hub import snapshot_download  # installed with transformers; imported only for hub models
 
-    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes")
     try:
         return Path(snapshot_download(repo_id, revision=revision, cache_dir=os.environ.get("HF_HUB_CACHE"),
-                                      local_files_only=offline,
+                                      local_files_only=offline(),
                                       allow_patterns=[*OUTPUT_FILES, *(f"*{s}" for s in WEIGHT_SUFFIXES)]))
     except Exception as err:  # noqa: BLE001 (any hub failure is a model that cannot be resolved)
         raise ModelError(f"cannot resolve the hub model {repo_id!r} at revision {revision or 'main'!r}: "
