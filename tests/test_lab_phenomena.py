@@ -320,3 +320,27 @@ def test_the_smoke_lab_table_of_phenomena():
     assert values["nonmembers_docs"] == f"{len(lab.corpus.heldout):,}"
     phrases = ph.lab_phrases(lab.corpus)
     assert rates.groupby("model")["phrases"].sum().to_dict() == {r: len(phrases) for r in ends}
+
+
+def test_control_contrast_and_its_sentence_by_hand():
+    nll = pd.DataFrame({
+        "model": ["p", "p", "p", "s", "s", "s", "p", "s"],
+        "task": ["bio", "bio", "code", "bio", "bio", "code", "bio", "bio"],
+        "copies": [0, 0, 0, 0, 0, 0, 16, 16],
+        "suffix_nll": [1.0, 2.0, 3.0, 4.0, 4.0, 2.5, 0.1, 4.0]})
+    table = phen.control_contrast(nll, "p", "s")
+    # bio controls: 1.5 (perturbed) against 4.0; code: 3.0 against 2.5 (harder for the perturbed run)
+    assert table.to_dict("list") == {"task": ["bio", "code"], "perturbed": [1.5, 3.0], "standard": [4.0, 2.5],
+                                     "easier": [2.5, -0.5]}
+    text = phen.control_sentence(table)
+    assert text.startswith("The never-inserted controls of 1 of 2 tasks are easier")
+    assert "bio (1.50 against 4.00" in text
+    assert phen.control_sentence(table[table["task"] == "code"]).startswith("No task's")
+
+
+def test_neighbour_gaps_by_hand():
+    losses = pd.DataFrame({"run": ["a1", "a2", "a3", "b1", "b2"], "family": ["a", "a", "a", "b", "b"],
+                           "params": [1, 2, 3, 1, 2], "heldout_loss": [5.0, 4.5, 4.45, 6.0, 5.0]})
+    gaps = phen.neighbour_gaps(losses)
+    assert gaps[["smaller", "larger"]].values.tolist() == [["a2", "a3"], ["a1", "a2"], ["b1", "b2"]]
+    assert gaps["gap"].round(6).tolist() == [0.05, 0.5, 1.0]

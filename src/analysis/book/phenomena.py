@@ -571,3 +571,46 @@ def phrases_check(rates: pd.DataFrame, phrases: pd.DataFrame) -> Check:
     return Check("phrases", phrase_signal(phrases),
                  "memorized rate per copy level, smallest and largest ladder model", "; ".join(parts), rates,
                  numbers)
+
+
+# -- two numbers the lab page states in words ------------------------------------------
+
+
+def control_contrast(nll: pd.DataFrame, perturbed: str, standard: str) -> pd.DataFrame:
+    """Per task, the mean suffix NLL of the never-inserted controls (copies 0) under
+    a perturbed run and its standard twin (:func:`analysis.lab.probe.injection_nll`
+    rows), and ``easier`` = standard minus perturbed (positive: the perturbed run
+    finds the controls easier). Sorted by ``easier``, largest first."""
+    controls = nll[nll["copies"] == 0]
+    table = controls.pivot_table(index="task", columns="model", values="suffix_nll", aggfunc="mean")
+    out = pd.DataFrame({"task": table.index, "perturbed": table[perturbed].to_numpy(),
+                        "standard": table[standard].to_numpy()})
+    out["easier"] = out["standard"] - out["perturbed"]
+    return out.sort_values("easier", ascending=False, ignore_index=True)
+
+
+def control_sentence(contrast: pd.DataFrame) -> str:
+    """What :func:`control_contrast` shows, in words, with its numbers."""
+    easier = contrast[contrast["easier"] > 0]
+    if easier.empty:
+        return ("No task's never-inserted controls are easier for the perturbed run than for its "
+                "standard twin.")
+    top = easier.iloc[0]
+    return (f"The never-inserted controls of {len(easier)} of {len(contrast)} tasks are easier for the "
+            f"perturbed run than for its standard twin, most of all {top['task']} "
+            f"({top['perturbed']:.2f} against {top['standard']:.2f} nats per token): what the injected "
+            "copies of the other sequences teach (a shared template, shared names) carries over to "
+            "sequences never inserted. Memorization is the drop beyond the controls, not the level.")
+
+
+def neighbour_gaps(losses: pd.DataFrame) -> pd.DataFrame:
+    """Per ladder family, the held-out loss of each model minus that of the next
+    larger one (rows of :func:`analysis.lab.probe.loss_comparison`): ``smaller``,
+    ``larger``, ``gap``; sorted by ``gap``, smallest first."""
+    rows = []
+    for family, sub in losses.sort_values("params").groupby("family", sort=True):
+        runs, loss = sub["run"].tolist(), sub["heldout_loss"].to_numpy()
+        rows += [{"family": family, "smaller": runs[i], "larger": runs[i + 1], "gap": loss[i] - loss[i + 1]}
+                 for i in range(len(runs) - 1)]
+    return pd.DataFrame(rows, columns=["family", "smaller", "larger", "gap"]).sort_values(
+        "gap", ignore_index=True)
