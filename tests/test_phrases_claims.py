@@ -224,7 +224,7 @@ def test_refusal_claim_leaves_failed_requests_out_of_its_n():
                                   [False] * 9 + [True] * 3))
     assert (some.status, some.n, some.value) == (REPRODUCED, 9, 1)
     assert (some.extra["n_requests"], some.extra["n_errors"]) == (12, 3)
-    assert some.reason == "the fixed mode finds 1 refusals the faithful mode misses, n = 9"
+    assert some.reason == "the fixed mode finds 1 refusal the faithful mode misses, n = 9"
     # every request failed: an error is never an answer, so nothing was checked
     failed = ph.refusal_claim(modes([False] * 12, [False] * 12, [True] * 12))
     assert (failed.status, failed.n) == (NOT_TESTABLE, 0)

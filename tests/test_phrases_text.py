@@ -57,8 +57,24 @@ def test_refusal_sentence_says_where_the_extra_refusals_come_from():
     claim = ph.refusal_claim({("windowed", "faithful"): frame([False] * 3 + [True]),
                               ("windowed", "fixed"): frame([True] * 3 + [True])})
     assert ph.refusal_sentence([claim]) == (
-        "The faithful refusal detector finds 1 refusals among 4 completions and the fixed one 4; the 3 more "
+        "The faithful refusal detector finds 1 refusal among 4 completions and the fixed one 4; the 3 more "
         "come only from the 8 patterns with a comma, which the faithful mode can never match.")
+
+
+def test_refusal_sentence_counts_in_the_singular_and_the_plural():
+    frame = lambda refused: pd.DataFrame({"refused": refused})
+
+    def sentence(faithful, fixed):
+        return ph.refusal_sentence([ph.refusal_claim({("windowed", "faithful"): frame(faithful),
+                                                      ("windowed", "fixed"): frame(fixed)})])
+
+    # one refusal in each mode, one completion, and one more found only by the fixed mode
+    assert sentence([False, False], [True, False]) == (
+        "The faithful refusal detector finds 0 refusals among 2 completions and the fixed one 1; the 1 more "
+        "comes only from the 8 patterns with a comma, which the faithful mode can never match.")
+    assert sentence([True], [True]) == (
+        "The faithful refusal detector finds 1 refusal among 1 completion and the fixed one 1: the 8 "
+        "patterns with a comma, which the faithful mode can never match, fire on no completion of this run.")
 
 
 def lab_table():
@@ -84,7 +100,7 @@ def test_lab_sentences_read_the_decisions_from_the_claims():
     assert "at no copy level does its rate lie above the controls'" in verdict
     assert ph.lab_summary(table, changed).startswith(
         "On the lab's ladder, where the copies are known, 1 of 2 models reproduce trained phrases above the "
-        "controls' rate, from 1 copies at best")
+        "controls' rate, from 1 copy at best")
 
 
 @pytest.mark.parametrize("status", [REPRODUCED, INCONCLUSIVE])
@@ -111,7 +127,7 @@ def test_refusal_sentence_counts_no_failed_request_as_a_completion():
     # 12 requests, 4 failed: the refusals are counted among the 8 completions
     some = ph.refusal_claim(modes([True] + [False] * 11, [False] * 8 + [True] * 4))
     assert ph.refusal_sentence([some]) == (
-        "The faithful refusal detector finds 1 refusals among 8 completions and the fixed one 1: the 8 "
+        "The faithful refusal detector finds 1 refusal among 8 completions and the fixed one 1: the 8 "
         "patterns with a comma, which the faithful mode can never match, fire on no completion of this run.")
     # every request failed: no completion is left to check
     failed = ph.refusal_claim(modes([False] * 12, [True] * 12))

@@ -262,8 +262,9 @@ def refusal_claim(scored: dict) -> Claim:
                else "no completion was scored")
         return not_testable("comma_refusals", CHAPTER, STATEMENTS["comma_refusals"], why, n=0, **kw)
     if fixed > faithful:
-        status, reason = REPRODUCED, (f"the fixed mode finds {fixed - faithful} refusals the faithful mode "
-                                      f"misses, n = {n}")
+        more = fixed - faithful
+        status, reason = REPRODUCED, (f"the fixed mode finds {more} {'refusal' if more == 1 else 'refusals'} "
+                                      f"the faithful mode misses, n = {n}")
     else:
         status, reason = INCONCLUSIVE, (f"no completion matches a comma-bearing pattern, so nothing was "
                                         f"missed in this run, n = {n}")

@@ -28,12 +28,17 @@ GAP_LABELS = {"propaganda": "state-media", "culturax": "CulturaX", "popular": "p
 NO_BOTH_TYPES = "No model has scorable completions of both types to compare."
 
 
+def _count(n: int, one: str, many: str) -> str:
+    """``n`` and its noun, singular for exactly one: "1 refusal", "0 refusals"."""
+    return f"{n:,} {one if n == 1 else many}"
+
+
 def _copies(n: int) -> str:
-    return f"{n} {'copy' if n == 1 else 'copies'}"
+    return _count(n, "copy", "copies")
 
 
 def _matches(n: int) -> str:
-    return f"{n} {'match' if n == 1 else 'matches'}"
+    return _count(n, "match", "matches")
 
 
 def _too_few(c: Claim) -> bool:
@@ -107,11 +112,12 @@ def _comma_refusals(c: Claim) -> str:
         if e.get("n_errors"):
             return f"No completion could be checked for refusals: all {e['n_errors']:,} requests failed."
         return "No completion of this run was scored, so there are no refusals to count."
-    text = (f"The faithful refusal detector finds {e['faithful']} refusals among {c.n:,} completions and the "
-            f"fixed one {e['fixed']}")
+    text = (f"The faithful refusal detector finds {_count(e['faithful'], 'refusal', 'refusals')} among "
+            f"{_count(c.n, 'completion', 'completions')} and the fixed one {e['fixed']}")
     if c.status == REPRODUCED:
-        return (f"{text}; the {e['fixed'] - e['faithful']} more come only from the {e['n_comma_patterns']} "
-                "patterns with a comma, which the faithful mode can never match.")
+        more = e["fixed"] - e["faithful"]
+        return (f"{text}; the {more} more {'comes' if more == 1 else 'come'} only from the "
+                f"{e['n_comma_patterns']} patterns with a comma, which the faithful mode can never match.")
     return (f"{text}: the {e['n_comma_patterns']} patterns with a comma, which the faithful mode can never "
             "match, fire on no completion of this run.")
 
@@ -431,7 +437,7 @@ def lab_summary(table: pd.DataFrame, claims: Sequence[Claim] | None = None) -> s
                 f"above the never-trained controls'{fp}.")
     return (f"On the lab's ladder, where the copies are known, {len(found)} of "
             f"{separated.extra['n_models']} models reproduce trained phrases above the controls' rate, from "
-            f"{min(found)} copies at best{fp}.")
+            f"{_copies(min(found))} at best{fp}.")
 
 
 def lab_rate_table(table: pd.DataFrame) -> pd.DataFrame:
