@@ -464,6 +464,37 @@ class Model(ABC):
         raise ModelError(f"backend {self.backend!r} cannot score token ids; "
                          "token-level studies need a local model")
 
+    def score_ids_stats(self, sequences: Sequence[Sequence[int]], *, progress: bool | str = False
+                        ) -> list[dict]:
+        """Teacher-forced scores of whole token sequences with the moments of each
+        next-token distribution (what Min-K%++ needs).
+
+        For each sequence of ``n`` tokens, returns a dict of arrays of length ``n - 1``:
+        ``logprobs`` (log p of tokens ``1 .. n-1`` given all tokens before them, as
+        :meth:`score_ids`), and ``mu`` and ``sigma``, the mean and standard deviation
+        of log p(z) over the vocabulary under the model's own next-token distribution
+        p(z | tokens before): ``mu = Σ_z p(z) log p(z)``, ``sigma² = Σ_z p(z) (log p(z) − mu)²``.
+        Cached per sequence under its own request kind (``score_ids_stats``).
+        """
+        reqs = [{"ids": [int(t) for t in ids]} for ids in sequences]
+        if any(len(r["ids"]) < 2 for r in reqs):
+            raise ModelError("every sequence must have at least two token ids")
+
+        def send(todo):
+            for j, (lp, mu, sigma) in self._score_ids_stats([reqs[i]["ids"] for i in todo]):
+                meta = {"logprobs": [float(x) for x in lp], "mu": [float(x) for x in mu],
+                        "sigma": [float(x) for x in sigma]}
+                yield j, Answer(None, meta=meta)
+
+        answers = self._cached("score_ids_stats", reqs, send, progress, desc=f"{self.name} score stats",
+                               retry_errors=True)
+        return [{k: np.asarray(a.meta[k], dtype=float) for k in ("logprobs", "mu", "sigma")} for a in answers]
+
+    def _score_ids_stats(self, sequences: Sequence[list[int]]
+                         ) -> Iterator[tuple[int, tuple[list[float], list[float], list[float]]]]:
+        raise ModelError(f"backend {self.backend!r} cannot score token ids; "
+                         "token-level studies need a local model")
+
     def _key(self, kind: str, request: dict) -> str:
         return QueryCache.key(self.backend, self.cache_identity(), kind, request)
 
