@@ -193,7 +193,7 @@ def _paper3():
 
 
 def test_exp3_aucs_below_chance_are_not_reproduced():
-    full, sfx, cross, gap = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161)
+    full, sfx, cross, gap = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161, _paired())
     # null sd sqrt(323 / (12 * 161**2)) = 0.03222: 0.424 is z = -2.36 (p = 0.018), 0.429 z = -2.20
     # (p = 0.028), 0.528 z = 0.87 (p = 0.38)
     assert (full.status, full.n, full.source_value) == (NOT_REPRODUCED, 322, "0.520")
@@ -212,26 +212,50 @@ def test_exp3_aucs_below_chance_are_not_reproduced():
     assert gap.id == "e3_suffix_gap"
 
 
-def test_exp3_gap_claim_reports_the_lab_gap_beside_the_source_gap():
-    *_, gap = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161)
-    # the source's gap 0.604 - 0.520 = 0.084; the lab's 0.005, z = 0.005 / (sqrt(2) * 0.03222) = 0.11
+def _paired(gaps=(0.006, 0.004), se=(0.03, 0.04), sfx=(0.430, 0.428), n=322):
+    sfx = np.asarray(sfx, float)
+    return pd.DataFrame({"seed": range(len(gaps)), "suffix": sfx, "full": sfx - np.asarray(gaps),
+                         "gap": gaps, "se": se, "n": n})
+
+
+def test_exp3_gap_claim_is_a_paired_test_with_the_lab_gap_beside_the_source_gap():
+    *_, gap = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161, _paired())
+    # mean gap (0.006 + 0.004) / 2 = 0.005; se sqrt((0.03² + 0.04²) / 2) = 0.035355, z = 0.1414,
+    # p = 0.8875; interval 0.005 ± 1.96 × 0.035355 = -0.0643 to 0.0743: the source's 0.084 lies above it
     assert gap.value == pytest.approx(0.005) and gap.extra["src_gap"] == pytest.approx(0.084)
-    assert gap.status == INCONCLUSIVE and gap.p == pytest.approx(0.913, abs=2e-3)
-    assert gap.extra["band"] == pytest.approx(0.0632, abs=1e-4) and gap.extra["band_narrower"]
+    assert gap.status == INCONCLUSIVE and gap.p == pytest.approx(0.8875, abs=2e-4) and gap.n == 322
+    assert gap.interval == pytest.approx((-0.06430, 0.07430), abs=1e-4)
+    assert gap.extra["src_side"] == "above" and gap.extra["sfx"] == pytest.approx(0.429)
     assert gap.source_value == "+0.084 (0.604 against 0.520)"
-    # a wide gap on a large set is reproduced; a reversed one is not
-    big = C.exp3_gap_claim(_exp3_table(0.50, 0.60, 0.5), _paper3(), 400, 400)
-    assert big.status == REPRODUCED
-    assert C.exp3_gap_claim(_exp3_table(0.60, 0.50, 0.5), _paper3(), 400, 400).status == NOT_REPRODUCED
-    tiny = C.exp3_gap_claim(_exp3_table(0.424, 0.429, 0.5), _paper3(), 10, 10)
-    assert tiny.status == INCONCLUSIVE and not tiny.extra["band_narrower"]
-    assert C.exp3_gap_claim(None, _paper3(), 0, 0).status == NOT_TESTABLE
+    # a wide gap of a fit above chance is reproduced (z = 5); a reversed one is not
+    big = C.exp3_gap_claim(_paired((0.10, 0.10), (0.02, 0.02), (0.60, 0.60)), _paper3())
+    assert big.status == REPRODUCED and big.extra["src_side"] == "inside"
+    low = C.exp3_gap_claim(_paired((-0.10, -0.10), (0.02, 0.02), (0.45, 0.45)), _paper3())
+    assert low.status == NOT_REPRODUCED and low.p == pytest.approx(5.7e-7, rel=0.01)
+    # the same significant gap between two fits below chance is no evidence for the source
+    under = C.exp3_gap_claim(_paired((0.10, 0.10), (0.02, 0.02), (0.45, 0.45)), _paper3())
+    assert under.status == INCONCLUSIVE and "not above chance" in under.reason
+    tiny = C.exp3_gap_claim(_paired(n=20), _paper3())
+    assert tiny.status == INCONCLUSIVE and tiny.reason == "n = 20 is below the minimum of 30"
+    assert C.exp3_gap_claim(_paired().iloc[:0], _paper3()).status == NOT_TESTABLE
+    assert C.exp3_gap_claim(None, _paper3()).status == NOT_TESTABLE
+
+
+def test_exp3_outcome_fails_when_a_claim_of_the_finding_fails():
+    claims = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161, _paired())
+    assert C.exp3_outcome(claims) == NOT_REPRODUCED  # the suffix fit is below chance, p = 0.028
+    ok = C.exp3_claims(_exp3_table(0.5, 0.60, 0.5), _paper3(), 400, 400,
+                       _paired((0.10, 0.10), (0.02, 0.02), (0.60, 0.60)))
+    assert C.exp3_outcome(ok) == REPRODUCED
+    open_ = C.exp3_claims(_exp3_table(0.5, 0.60, 0.5), _paper3(), 400, 400, _paired(sfx=(0.6, 0.6)))
+    assert C.exp3_outcome(open_) == INCONCLUSIVE
+    assert C.exp3_outcome(C.exp3_claims(None, _paper3(), 0, 0, None)) == NOT_TESTABLE
 
 
 def test_every_claim_has_a_statement_a_section_and_survives_json():
     claims = [
         *C.labels_claims(_long(10), PAPER_CONTROLS),
-        *C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161),
+        *C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161, _paired()),
         C.exp2_late_claim(_late_counts(3, 48), PA.paper_pair_positives("late")),
         C.exp2_order_claim(_quarter_labels(), QUARTERS, PA.paper_pair_positives("quarters")),
     ]

@@ -534,6 +534,17 @@ def test_chance_band_and_its_p_value():
     # 0.424 on 161 + 161: z = 0.076 / sqrt(323 / (12 * 161**2)) = 2.358, p = 0.0184
     assert E.chance_p(0.424, 161, 161) == pytest.approx(0.01838, abs=1e-4)
     assert E.chance_p(0.5, 10, 10) == 1.0
-    # the gap of two AUCs: sd sqrt(2) times one AUC's, so a gap at the band's edge is not significant
-    assert E.gap_p(h, 161, 161) == pytest.approx(2 * (1 - 0.9173), abs=1e-3)  # z = 1.386
-    assert E.gap_p(-0.005, 161, 161) == E.gap_p(0.005, 161, 161) > 0.8
+
+
+def test_held_out_scores_are_the_group_split_behind_evaluate():
+    rng = np.random.default_rng(0)
+    n = 40
+    frame = pd.DataFrame({"extract": np.tile([0, 1], n // 2), "log_freq": rng.normal(size=n),
+                          "recency": rng.normal(size=n), "hardness": rng.normal(size=n),
+                          "hardness_sfx": rng.normal(size=n), "seq_id": np.repeat(np.arange(n // 2), 2)})
+    for h in ("full", "suffix"):
+        y, s = E.held_out_scores(frame, PA.THREE, 0, hardness=h)
+        assert list(y) == list(frame["extract"]) and len(s) == n
+        assert auc(y, s) == E.evaluate(frame, PA.THREE, "group", 0, hardness=h)
+    with pytest.raises(PredictingError, match="too few"):
+        E.held_out_scores(frame.iloc[:4], PA.THREE, 0)

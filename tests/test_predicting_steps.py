@@ -394,3 +394,16 @@ def test_exp2_level_count_counts_levels_shared_by_every_pool():
     assert TB.exp2_level_count(data, ["quarters", "late"]) == 1
     assert TB.exp2_level_count(data, ["quarters"]) == 3
     assert TB.exp2_level_count(pd.DataFrame(), ["quarters"]) == 0
+
+
+def test_exp3_gap_tests_pair_both_fits_on_each_seed():
+    cells = S.matched_cells(_exp3_frame())
+    bins = {"A": 100, "C": 100}
+    gaps = ST.exp3_gap_tests(cells, bins, seeds=[0, 1])
+    table = ST.exp3_aucs(cells, bins, seeds=[0, 1])["group"]["pooled"].set_index(["features", "hardness"])
+    assert gaps["seed"].tolist() == [0, 1] and (gaps["n"] == 12).all()
+    # the same folds as the table: the mean of each fit's AUC is the table's cell
+    assert gaps["suffix"].mean() == pytest.approx(table.loc[(PA.THREE, "suffix"), "auc"])
+    assert gaps["full"].mean() == pytest.approx(table.loc[(PA.THREE, "full sequence"), "auc"])
+    assert (gaps["gap"] == gaps["suffix"] - gaps["full"]).all()
+    assert ST.exp3_gap_tests(cells.iloc[:0], bins, seeds=[0]).empty

@@ -22,11 +22,16 @@ def _paper3():
     return PA.load_paper_table("exp3_group").set_index(["features", "hardness"])
 
 
+def _paired():
+    return pd.DataFrame({"seed": [0, 1], "suffix": [0.430, 0.428], "full": [0.424, 0.424],
+                         "gap": [0.006, 0.004], "se": [0.03, 0.04], "n": 322})
+
+
 # -- claims: exact wording of three renderings ----------------------------------------------------
 
 
 def test_render_an_auc_below_chance():
-    full, *_ = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161)
+    full, *_ = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161, _paired())
     assert X.render(full) == (
         "The whole-sequence fit ranks the pooled matched set at 0.424, below chance, where the source's "
         "reaches 0.520. **Not reproduced**: the opposite direction, p = 0.0184 < 0.05, n = 322."
@@ -34,13 +39,19 @@ def test_render_an_auc_below_chance():
 
 
 def test_render_the_suffix_gap_beside_the_source_gap():
-    *_, gap = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161)
-    assert X.render(gap) == (
+    claims = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161, _paired())
+    assert X.render(claims[3]) == (
         "Once frequency and recency are fixed, the source's feature sets reach AUC 0.44 to 0.62, with the "
-        "suffix hardness ahead of the whole-sequence one (0.604 against 0.520 pooled). The lab's matched set "
-        "of 322 examples tells an AUC from chance beyond ±0.063, narrower than that gap of 0.084; the lab's "
-        "own gap is +0.005 (0.429 against 0.424). **Inconclusive**: the source's direction, not significant "
-        "(p = 0.913 ≥ 0.05), n = 322."
+        "suffix hardness ahead of the whole-sequence one by +0.084 (0.604 against 0.520 pooled). The lab's "
+        "gap is +0.005 (0.429 against 0.424, mean over 2 seeds of 322 examples), 95% interval -0.064 to "
+        "+0.074 (DeLong's paired test), so the source's gap lies above that interval: the lab's set rules "
+        "out a gap as large as the source's. **Inconclusive**: the source's direction, not significant "
+        "(p = 0.888 ≥ 0.05), n = 322."
+    )
+    assert X.exp3_outcome_sentence(C.exp3_outcome(claims), claims) == (
+        "**The reproduction of Experiment 3 failed on this lab**: the suffix fit's AUC is 0.429 against the "
+        "source's 0.604 (not reproduced); the suffix hardness's lead over the whole-sequence one is +0.005 "
+        "against the source's +0.084 (inconclusive)."
     )
 
 
@@ -61,12 +72,15 @@ def test_render_the_late_pool():
 
 
 def test_renderings_read_the_status_and_the_numbers_of_the_claim():
-    claims = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161)
+    claims = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161, _paired())
     text = X.evidence_text(claims[:3])
-    assert text.startswith("With 161 positives and 161 negatives, an AUC is told from chance")
-    assert "outside 0.437 to 0.563." in text and text.count("**Not reproduced**") == 2
+    assert text.startswith("With 161 positives and 161 negatives, an AUC above 0.563 ranks memorized "
+                           "sequences above chance, the source's direction, and one below 0.437 ranks them "
+                           "below chance, against it")
+    assert "told from chance" not in text.split(".")[0].split(";")[0]
+    assert text.count("**Not reproduced**") == 2
     assert "0.528, above chance" in text and "**Inconclusive**" in text
-    none = C.exp3_claims(None, _paper3(), 0, 0)
+    none = C.exp3_claims(None, _paper3(), 0, 0, None)
     assert X.evidence_text(none[:3]) == (
         "The matched set does not hold both classes, so these AUCs are not computed.")
     assert X.render(none[3]).endswith(
@@ -80,7 +94,7 @@ def test_renderings_read_the_status_and_the_numbers_of_the_claim():
 
 def test_every_claim_id_has_a_rendering_and_a_fallback_exists():
     assert set(X._RENDER) == set(X.STATEMENTS)
-    claims = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161)
+    claims = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161, _paired())
     other = claims[0].__class__(**{**claims[0].to_dict(), "id": "elsewhere", "interval": None})
     assert X.render(other).startswith(other.statement)
     assert "Source: 0.520; this run: 0.424." in X.render(other)

@@ -30,6 +30,7 @@ from analysis.predicting.claims import (
     exp1_claims,
     exp2_claims,
     exp3_claims,
+    exp3_outcome,
     labels_claims,
 )
 from analysis.predicting.method_sampling import (
@@ -71,6 +72,7 @@ from analysis.predicting.steps import (
     exp2_run_table,
     exp3_aucs,
     exp3_dataset,
+    exp3_gap_tests,
     exp13_targets,
     inserted_levels,
     largest_target,
@@ -106,6 +108,7 @@ from analysis.predicting.text import (
     empty_cells_sentence,
     evidence_text,
     exp2_notes_markdown,
+    exp3_outcome_sentence,
     injection_design,
     labels_comparison,
     late_share_sentence,
@@ -153,6 +156,9 @@ __all__ = [
     "exp3_aucs",
     "exp3_claims",
     "exp3_dataset",
+    "exp3_gap_tests",
+    "exp3_outcome",
+    "exp3_outcome_sentence",
     "exposure_copies",
     "extraction_rates",
     "extraction_summary",

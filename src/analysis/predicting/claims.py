@@ -21,11 +21,12 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest, mannwhitneyu
+from scipy.stats import binomtest, mannwhitneyu, norm
 
 from analysis.core.claims import (
     INCONCLUSIVE,
     NOT_REPRODUCED,
+    NOT_TESTABLE,
     REPRODUCED,
     Claim,
     directional,
@@ -33,7 +34,7 @@ from analysis.core.claims import (
     within,
 )
 from analysis.predicting.checks import require
-from analysis.predicting.method_eval import chance_band, chance_p, gap_p
+from analysis.predicting.method_eval import chance_band, chance_p
 from analysis.predicting.params import FEATURE_SETS, THREE
 from analysis.predicting.tables import computed_columns, extracted_per_run
 from analysis.predicting.text import STATEMENTS
@@ -379,37 +380,78 @@ def exp3_auc_claim(id: str, table: pd.DataFrame | None, paper: pd.DataFrame, n_p
                   extra=dict(n_pos=n_pos, n_neg=n_neg, band=chance_band(n_pos, n_neg)))
 
 
-def exp3_gap_claim(table: pd.DataFrame | None, paper: pd.DataFrame, n_pos: int, n_neg: int) -> Claim:
+def _paired_gap(paired: pd.DataFrame, level: float = 0.95) -> dict:
+    """The mean over seeds of the paired gaps of :func:`analysis.predicting.steps.exp3_gap_tests`,
+    with a standard error ``sqrt(mean(se²))``: the seeds' matched sets overlap, so their gaps are
+    not independent, and the mean of the variances bounds the variance of their mean (conservative).
+    """
+    gap = float(paired["gap"].mean())
+    se = float(np.sqrt((paired["se"] ** 2).mean()))
+    z = float(norm.ppf(0.5 + level / 2))
+    p = float(2 * norm.sf(abs(gap) / se)) if se > 0 else (1.0 if gap == 0 else 0.0)
+    return dict(gap=gap, se=se, p=p, lo=gap - z * se, hi=gap + z * se, n=int(paired["n"].max()),
+                sfx=float(paired["suffix"].mean()), full=float(paired["full"].mean()), n_seeds=len(paired))
+
+
+def exp3_gap_claim(paired: pd.DataFrame | None, paper: pd.DataFrame) -> Claim:
     """Does the suffix hardness rank better than the whole-sequence one (three features, pooled)?
 
-    The value is the lab's gap, suffix minus whole sequence, beside the
-    source's; its p treats the two AUCs as independent (:func:`gap_p`).
-    ``extra["band"]`` is the chance band of one AUC on this set and
-    ``extra["band_narrower"]`` whether it is narrower than the source's gap.
+    ``paired`` is :func:`analysis.predicting.steps.exp3_gap_tests`: per seed, both fits' AUCs on
+    the same matched set and DeLong's standard error of their difference. The value is the lab's
+    gap (suffix minus whole sequence, mean over seeds) beside the source's, with a paired p and
+    95% interval (:func:`_paired_gap`). A gap in the source's direction between fits that rank
+    below chance is no evidence for the source: with the suffix fit's AUC at or under 0.5 the
+    claim is at best inconclusive. ``extra["src_side"]`` says where the source's gap lies against
+    the lab's interval ("above", "below" or "inside").
     """
     sets = paper[paper.index.get_level_values("features").isin(list(FEATURE_SETS))]
     src_sfx, src_full = (float(paper.loc[(THREE, m), "pooled"]) for m in ("suffix", "full sequence"))
     extra = dict(src_sfx=src_sfx, src_full=src_full, src_gap=src_sfx - src_full,
                  src_lo=float(sets.to_numpy().min()), src_hi=float(sets.to_numpy().max()))
     source = f"{src_sfx - src_full:+.3f} ({src_sfx:.3f} against {src_full:.3f})"
-    sfx, full = _cell(table, (THREE, "suffix"), "pooled"), _cell(table, (THREE, "full sequence"), "pooled")
-    if not (_finite(sfx) and _finite(full)) or n_pos < 1 or n_neg < 1:
+    if paired is None or paired.empty:
         return _untestable("e3_suffix_gap", "compare", "the matched set does not hold both classes",
                            source_value=source, extra=extra)
-    band = chance_band(n_pos, n_neg)
-    extra.update(sfx=sfx, full=full, n_pos=n_pos, n_neg=n_neg, band=band,
-                 band_narrower=bool(band <= abs(extra["src_gap"])))
-    p = gap_p(sfx - full, n_pos, n_neg)
-    status, reason = directional(value=sfx - full, null=0.0, p=p, n=n_pos + n_neg, min_n=MIN_EXAMPLES,
-                                 direction=1 if extra["src_gap"] >= 0 else -1, alpha=ALPHA)
+    g = _paired_gap(paired)
+    src_gap = extra["src_gap"]
+    extra.update(sfx=g["sfx"], full=g["full"], se=g["se"], n_seeds=g["n_seeds"],
+                 src_side="above" if src_gap > g["hi"] else "below" if src_gap < g["lo"] else "inside")
+    status, reason = directional(value=g["gap"], null=0.0, p=g["p"], n=g["n"], min_n=MIN_EXAMPLES,
+                                 direction=1 if src_gap >= 0 else -1, alpha=ALPHA)
+    if status == REPRODUCED and g["sfx"] <= 0.5:
+        status, reason = INCONCLUSIVE, (f"{reason}, but the suffix fit itself ranks at {g['sfx']:.3f}, not "
+                                        "above chance, so a larger AUC is not a better ranking")
     return _claim("e3_suffix_gap", "compare", status, reason,
-                  "suffix minus whole-sequence AUC against 0: normal approximation, the two AUCs taken as "
-                  "independent (conservative)", value=sfx - full, p=p, n=n_pos + n_neg, min_n=MIN_EXAMPLES,
+                  "suffix minus whole-sequence AUC against 0: DeLong's paired test on each seed's matched "
+                  "set, mean over seeds (standard error from the mean variance, conservative)",
+                  value=g["gap"], interval=(g["lo"], g["hi"]), p=g["p"], n=g["n"], min_n=MIN_EXAMPLES,
                   source_value=source, extra=extra)
 
 
-def exp3_claims(table: pd.DataFrame | None, paper: pd.DataFrame, n_pos: int, n_neg: int) -> list[Claim]:
+#: the claims that carry the source's Experiment 3 finding: the suffix fit above chance, and ahead
+EXP3_FINDING = ("e3_three_suffix", "e3_suffix_gap")
+
+
+def exp3_outcome(claims: Sequence[Claim]) -> str:
+    """The status of the source's Experiment 3 finding on this run, from the claims of
+    :data:`EXP3_FINDING`: not reproduced when any is, reproduced when all are, not testable
+    when none can be tested, otherwise inconclusive."""
+    statuses = [c.status for c in claims if c.id in EXP3_FINDING]
+    if not statuses:
+        raise ValueError(f"exp3_outcome needs the claims {EXP3_FINDING}")
+    if NOT_REPRODUCED in statuses:
+        return NOT_REPRODUCED
+    if all(s == REPRODUCED for s in statuses):
+        return REPRODUCED
+    if all(s == NOT_TESTABLE for s in statuses):
+        return NOT_TESTABLE
+    return INCONCLUSIVE
+
+
+def exp3_claims(table: pd.DataFrame | None, paper: pd.DataFrame, n_pos: int, n_neg: int,
+                paired: pd.DataFrame | None) -> list[Claim]:
     """The claims of Experiment 3 (pooled cells, group split): the three AUCs of
-    :data:`EXP3_ROWS` against chance and the suffix hardness's gap."""
+    :data:`EXP3_ROWS` against chance and the suffix hardness's paired gap (``paired``:
+    :func:`analysis.predicting.steps.exp3_gap_tests`)."""
     return [*(exp3_auc_claim(i, table, paper, n_pos, n_neg) for i in EXP3_ROWS),
-            exp3_gap_claim(table, paper, n_pos, n_neg)]
+            exp3_gap_claim(paired, paper)]

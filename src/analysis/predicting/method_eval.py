@@ -265,16 +265,40 @@ def evaluate(frame: pd.DataFrame, feature_set, split: str, seed: int = 0, *, lab
     tasks = frame[task].to_numpy() if split == "task" else None
     groups = frame[group].to_numpy() if split == "group" else None
     check_splittable(y, split, task=tasks, groups=groups, k=k, seed=seed, name=name)
+    y, s, tasks = _held_out(frame, cols, y, split, seed, tasks, groups, k)
+    return per_task_auc(y, s, tasks) if split == "task" else auc(y, s)
+
+
+def _held_out(frame, cols, y, split, seed, tasks, groups, k):
     rng = np.random.default_rng(seed)
     X = None if cols is None else frame[list(cols)].to_numpy(float)
-
     if split == "random":
         train, test = random_split(y, seed)
         s = random_scores(len(test), rng) if X is None else fit_score(X[train], y[train], X[test])
-        return auc(y[test], s)
+        return y[test], s, None
     folds = task_splits(tasks) if split == "task" else group_kfold(groups, k)
     s = random_scores(len(y), rng) if X is None else out_of_fold(X, y, folds)
-    return per_task_auc(y, s, tasks) if split == "task" else auc(y, s)
+    return y, s, tasks
+
+
+def held_out_scores(frame: pd.DataFrame, feature_set, seed: int = 0, *, label: str = "extract",
+                    group: str = "seq_id", hardness: str = "full", k: int = PAPER_K,
+                    name: str = "frame") -> tuple[np.ndarray, np.ndarray]:
+    """The labels and pooled out-of-fold scores behind :func:`evaluate`'s group split:
+    ``auc(*held_out_scores(...))`` is ``evaluate(..., "group", ...)``. Two feature sets scored
+    this way rank the same examples, so their AUCs can be compared paired
+    (:func:`analysis.stats.auc.auc_diff_test`)."""
+    cols = feature_columns(feature_set, hardness)
+    need = [label, *(cols or ()), group]
+    require(frame, need, f"the frame of {name!r}")
+    if frame[need].isna().any().any():
+        raise PredictingError(f"the frame of {name!r} has NaN in column(s) "
+                              f"{[c for c in need if frame[c].isna().any()]}")
+    y = binary(frame[label].to_numpy(), f"{name!r} column {label!r}")
+    groups = frame[group].to_numpy()
+    check_splittable(y, "group", groups=groups, k=k, seed=seed, name=name)
+    y, s, _ = _held_out(frame, cols, y, "group", seed, None, groups, k)
+    return y, s
 
 
 def over_seeds(fn: Callable[[int], float], seeds: Iterable[int] = PAPER_SEEDS, ddof: int = 1):
@@ -399,11 +423,3 @@ def chance_p(value: float, n_pos: int, n_neg: int) -> float:
     ``1 - level`` exactly when the AUC lies outside the chance band of that level."""
     return float(2 * norm.sf(abs(float(value) - 0.5) / _null_sd(n_pos, n_neg)))
 
-
-def gap_p(gap: float, n_pos: int, n_neg: int) -> float:
-    """Two-sided p-value of a difference ``gap`` between two AUCs on the same ``n_pos``
-    positives and ``n_neg`` negatives against 0, by the normal approximation that treats
-    the two AUCs as independent under the null (standard deviation ``sqrt(2)`` times
-    :func:`chance_band`'s); two AUCs of the same examples are positively correlated, so
-    the test is conservative."""
-    return float(2 * norm.sf(abs(float(gap)) / (np.sqrt(2) * _null_sd(n_pos, n_neg))))

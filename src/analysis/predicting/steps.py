@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import pandas as pd
 
 from analysis.predicting.checks import PredictingError, check_T
-from analysis.predicting.method_eval import auc_rows
+from analysis.predicting.method_eval import auc_rows, held_out_scores
 from analysis.predicting.method_sampling import (
     balanced_subsample,
     exp1_stats,
@@ -24,7 +24,9 @@ from analysis.predicting.method_sampling import (
     injection_range_pairs,
     match_strata,
 )
-from analysis.predicting.params import EXP2_ONLY, PAPER_SEEDS
+from analysis.predicting.params import EXP2_ONLY, PAPER_SEEDS, THREE
+from analysis.stats.auc import auc, auc_diff_se
+from analysis.stats.result import StatsError
 
 
 def stack_frames(frames: Mapping[str, pd.DataFrame], names: Mapping[str, str] | None = None) -> pd.DataFrame:
@@ -213,6 +215,29 @@ def exp3_aucs(
             )
         out[split] = cols
     return out
+
+
+def exp3_gap_tests(cells: pd.DataFrame, bins: Mapping[str, int], seeds: Iterable[int] = PAPER_SEEDS,
+                   feature_set: str = THREE) -> pd.DataFrame:
+    """Experiment 3's suffix-minus-whole-sequence gap of ``feature_set`` on each seed's pooled
+    matched set, paired: both fits' out-of-fold scores (group split) rank the same examples, and
+    DeLong's variance (:func:`analysis.stats.auc.auc_diff_se`) gives the gap's standard error.
+
+    Returns ``seed, suffix, full, gap, se, n`` (AUCs of the two fits, their difference and its
+    standard error); a seed whose set cannot be split or scored is left out, so the frame is
+    empty when no cell is matched.
+    """
+    rows = []
+    for seed in seeds:
+        matched = match_cells(cells, bins, seed)
+        try:
+            y, sfx = held_out_scores(matched, feature_set, seed, hardness="suffix", name="pooled")
+            _, full = held_out_scores(matched, feature_set, seed, hardness="full", name="pooled")
+            a_sfx, a_full, se = auc(y, sfx), auc(y, full), auc_diff_se(y, sfx, full)
+        except (PredictingError, StatsError):
+            continue
+        rows.append(dict(seed=seed, suffix=a_sfx, full=a_full, gap=a_sfx - a_full, se=se, n=len(y)))
+    return pd.DataFrame(rows, columns=["seed", "suffix", "full", "gap", "se", "n"])
 
 
 def exp3_dataset(cells: pd.DataFrame, bins: Mapping[str, int], seed: int = 0) -> pd.DataFrame:

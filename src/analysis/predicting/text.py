@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from analysis.core.claims import NOT_TESTABLE, REPRODUCED, Claim
+from analysis.core.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, Claim
 from analysis.predicting.checks import PredictingError, require
 from analysis.predicting.method_features import window_end_baseline
 from analysis.predicting.params import (
@@ -291,13 +291,15 @@ def source_headline(exp1_random: pd.DataFrame, exp3_group: pd.DataFrame) -> str:
     best = float(sets.max())
     sfx = float(exp3_group.loc[(THREE, "suffix"), "pooled"])
     full = float(exp3_group.loc[(THREE, "full sequence"), "pooled"])
-    closer = "closer to" if abs(best - 0.5) < abs(float(three.median()) - 0.5) else "further from"
+    # signed: an AUC under 0.5 is below chance, never "close to" it from the source's side
+    closer = ("below chance" if best < 0.5 else "closer to chance than with nothing controlled"
+              if best < float(three.median()) else "no closer to chance than with nothing controlled")
     better = "better" if sfx > full else "no better"
     return (
         f"With nothing controlled, log_freq and recency together rank its memorized sequences at AUC "
         f"{fr.min():.3f} to {fr.max():.3f} over its {len(fr)} targets (median {fr.median():.3f}), and adding "
         f"hardness moves the median by {delta:+.3f}. Once both are held fixed, the best feature set reaches "
-        f"{best:.3f} on all cells pooled, {closer} chance than with nothing controlled, and a hardness "
+        f"{best:.3f} on all cells pooled, {closer}, and a hardness "
         f"measured on the suffix alone does {better} than the whole-sequence one ({sfx:.3f} against "
         f"{full:.3f})."
     )
@@ -489,15 +491,41 @@ def _e3_gap(c: Claim) -> str:
     e = c.extra
     ahead = "ahead of" if e["src_gap"] > 0 else "behind"
     src = (f"Once frequency and recency are fixed, the source's feature sets reach AUC {e['src_lo']:.2f} to "
-           f"{e['src_hi']:.2f}, with the suffix hardness {ahead} the whole-sequence one ({e['src_sfx']:.3f} "
-           f"against {e['src_full']:.3f} pooled).")
+           f"{e['src_hi']:.2f}, with the suffix hardness {ahead} the whole-sequence one by "
+           f"{e['src_gap']:+.3f} ({e['src_sfx']:.3f} against {e['src_full']:.3f} pooled).")
     if c.status == NOT_TESTABLE:
         return src + " The lab's matched set does not hold both classes, so it cannot test this."
-    n, gap = e["n_pos"] + e["n_neg"], abs(e["src_gap"])
-    band = (f"beyond ±{e['band']:.3f}, narrower than that gap of {gap:.3f}" if e["band_narrower"]
-            else f"only beyond ±{e['band']:.3f}, wider than that gap of {gap:.3f}")
-    return (f"{src} The lab's matched set of {n} examples tells an AUC from chance {band}; the lab's own gap "
-            f"is {c.value:+.3f} ({e['sfx']:.3f} against {e['full']:.3f}). {_status(c)}")
+    lo, hi = c.interval
+    where = {"above": "above that interval: the lab's set rules out a gap as large as the source's",
+             "below": "below that interval",
+             "inside": "inside that interval too: the lab's set cannot tell its own gap from the source's"}
+    return (f"{src} The lab's gap is {c.value:+.3f} ({e['sfx']:.3f} against {e['full']:.3f}, mean over "
+            f"{e['n_seeds']} seeds of {c.n} examples), 95% interval {lo:+.3f} to {hi:+.3f} (DeLong's paired "
+            f"test), so the source's gap lies {where[e['src_side']]}. {_status(c)}")
+
+
+_OUTCOME = {
+    NOT_REPRODUCED: "The reproduction of Experiment 3 failed on this lab",
+    REPRODUCED: "This lab reproduces the source's Experiment 3 finding",
+    INCONCLUSIVE: "This lab neither shows the source's Experiment 3 finding nor rules it out",
+    NOT_TESTABLE: "This lab cannot test the source's Experiment 3 finding",
+}
+
+
+def _finding_part(c: Claim) -> str:
+    if c.id == "e3_suffix_gap":
+        return (f"the suffix hardness's lead over the whole-sequence one is {c.value:+.3f} against the "
+                f"source's {c.extra['src_gap']:+.3f} ({c.status})")
+    return f"the suffix fit's AUC is {c.value:.3f} against the source's {c.source_value} ({c.status})"
+
+
+def exp3_outcome_sentence(outcome: str, claims: Iterable[Claim]) -> str:
+    """The source's Experiment 3 finding on this run, said plainly (``outcome`` from
+    :func:`analysis.predicting.claims.exp3_outcome`), with the number and status of each claim
+    that carries it (``e3_three_suffix``, ``e3_suffix_gap``)."""
+    parts = [_finding_part(c) for c in claims
+             if c.id in ("e3_three_suffix", "e3_suffix_gap") and c.value is not None]
+    return f"**{_OUTCOME[outcome]}**" + (f": {'; '.join(parts)}." if parts else ".")
 
 
 _RENDER = {"controls_extracted": _controls, "partial_learning": _partial, "e1_three": _e1_three,
@@ -523,7 +551,8 @@ def evidence_text(claims: Iterable[Claim], level: float = CHANCE_LEVEL) -> str:
     if not tested:
         return "The matched set does not hold both classes, so these AUCs are not computed."
     e = tested[0].extra
-    band = (f"With {e['n_pos']} positives and {e['n_neg']} negatives, an AUC is told from chance (at the "
-            f"{level:.0%} level, normal approximation) only outside {0.5 - e['band']:.3f} to "
-            f"{0.5 + e['band']:.3f}.")
+    band = (f"With {e['n_pos']} positives and {e['n_neg']} negatives, an AUC above {0.5 + e['band']:.3f} "
+            f"ranks memorized sequences above chance, the source's direction, and one below "
+            f"{0.5 - e['band']:.3f} ranks them below chance, against it (two-sided {level:.0%} level, normal "
+            "approximation); in between, an AUC is not told from chance.")
     return " ".join([band, *(render(c) for c in claims)])
