@@ -46,7 +46,7 @@ def test_state_media_gap_statuses_on_hand_computed_counts():
     # one-sided Fisher exact: P(X ≥ 10) when 11 matches fall into two groups of 150
     assert sig.p == pytest.approx(hypergeom(300, 11, 150).sf(9))
     # min_n: 117 per type, where 0 of n rules out the source's lowest rate, 3.2%
-    assert sig.min_n == 234
+    assert sig.min_n == 234 == ph.state_media_gap_min_n(SOURCE)
     assert sig.source_value == "+0.7 to +6.9 points; state media higher for 5 of 5 models"
     zero = one(claims, "zero")
     assert (zero.status, zero.value, zero.p) == (NOT_REPRODUCED, 0.0, 1.0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import hypergeom, mannwhitneyu, norm
@@ -152,3 +153,21 @@ def test_the_source_table_gives_its_range_and_its_gaps():
     gaps = ph.source_type_gaps(source)
     assert gaps["gpt-4o"] == pytest.approx(3.5) and gaps["gpt-3.5-instruct"] == pytest.approx(0.7)
     assert (gaps > 0).all() and len(gaps) == 5
+
+
+@pytest.mark.parametrize("k1, n1, k2, n2, lo, hi", [
+    # Newcombe (1998), Statistics in Medicine 17:873, Table II, method 10 (the hybrid score interval)
+    (56, 70, 48, 80, 0.0524, 0.3339),
+    (9, 10, 3, 10, 0.1705, 0.8090),
+    (6, 7, 2, 7, 0.0582, 0.8062),
+    (5, 56, 0, 29, -0.0381, 0.1926),
+])
+def test_type_gap_interval_is_newcombes_hybrid_score_interval(k1, n1, k2, n2, lo, hi):
+    gap = ph.type_gap(_rates([("m", "propaganda", k1, n1), ("m", "culturax", k2, n2)])).iloc[0]
+    assert gap["difference"] == pytest.approx(k1 / n1 - k2 / n2)
+    assert (gap["ci_lo"], gap["ci_hi"]) == pytest.approx((lo, hi), abs=5e-5)
+    # by hand: d ∓ the root of the squared distances to the two Wilson bounds (Newcombe's eq. 10)
+    (l1, l2), (u1, u2) = ph.wilson_interval(np.array([k1, k2]), np.array([n1, n2]))
+    p1, p2 = k1 / n1, k2 / n2
+    assert gap["ci_lo"] == pytest.approx(p1 - p2 - math.hypot(p1 - l1, u2 - p2))
+    assert gap["ci_hi"] == pytest.approx(p1 - p2 + math.hypot(u1 - p1, p2 - l2))

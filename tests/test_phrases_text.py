@@ -133,3 +133,75 @@ def test_refusal_sentence_counts_no_failed_request_as_a_completion():
     failed = ph.refusal_claim(modes([False] * 12, [True] * 12))
     assert ph.refusal_sentence([failed]) == (
         "No completion could be checked for refusals: all 12 requests failed.")
+
+
+# --- the headline: state media minus CulturaX, per model, beside the source's -------------
+
+
+def gap_claims():
+    rates = rates_of([("sig", "propaganda", 10, 150), ("sig", "culturax", 1, 150),
+                      ("zero", "propaganda", 0, 150), ("zero", "culturax", 0, 150)])
+    return ph.state_media_gap_claims(rates, SOURCE, ["sig", "zero", "absent"])
+
+
+def test_difference_values_are_the_glued_headline_numbers():
+    claims = gap_claims()
+    # 10/150 − 1/150 = +6.0 points; Newcombe [1.74, 11.20]; P(X ≥ 10), X ~ Hypergeom(300, 11, 150) = 0.00516
+    assert ph.difference_values(claims, "sig") == {"diff_sm_cx": "+6.0 points [+1.7, +11.2]",
+                                                   "diff_p": "0.00516"}
+    assert ph.difference_values(claims, "zero") == {"diff_sm_cx": "+0.0 points [-2.5, +2.5]", "diff_p": "1"}
+    assert ph.difference_values(claims, "absent") == {
+        "diff_sm_cx": "not measured (no scorable completions of both types)", "diff_p": "not computed"}
+
+
+def test_difference_table_sets_each_model_beside_the_source():
+    table = ph.difference_table(gap_claims(), SOURCE)
+    assert list(table.columns) == ["who", "model", "state media", "CulturaX", "difference (points)",
+                                   "95% interval", "one-sided p", "n", "status"]
+    assert table.iloc[0].tolist() == ["this run", "sig", "6.7% (10 of 150)", "0.7% (1 of 150)", "+6.0",
+                                      "[+1.7, +11.2]", "0.00516", "300", "reproduced"]
+    assert table.iloc[1].tolist()[-1] == "not reproduced"
+    assert table.iloc[2].tolist() == ["this run", "absent", "—", "—", "—", "—", "—", "—", "not testable here"]
+    source = table[table["who"] == "source, 2024"].set_index("model")
+    assert source.loc["gpt-4o"].tolist()[1:5] == ["4.3%", "0.8%", "+3.5", "not published"]
+    assert source["difference (points)"].tolist() == ["+3.5", "+3.3", "+0.7", "+6.9", "+2.8"]
+    md = ph.markdown_table(table).splitlines()
+    assert md[0] == ("| who | model | state media | CulturaX | difference (points) | 95% interval "
+                     "| one-sided p | n | status |")
+    assert md[1] == "|" + " --- |" * 9
+    assert md[2] == ("| this run | sig | 6.7% (10 of 150) | 0.7% (1 of 150) | +6.0 | [+1.7, +11.2] | 0.00516 "
+                     "| 300 | reproduced |")
+    assert len(md) == 2 + 3 + 5
+
+
+def test_difference_sentences_read_the_claims():
+    claims = gap_claims()
+    source = ("The source's 2024 models, read off its figure, show +3.5 points for gpt-4o, +3.3 for gpt-4, "
+              "+0.7 for gpt-3.5-instruct, +6.9 for claude-opus-3 and +2.8 for claude-sonnet-3 (no intervals "
+              "given).")
+    assert ph.difference_headline(claims, SOURCE, "sig") == (
+        "For sig, the state-media rate minus the CulturaX rate is +6.0 points [+1.7, +11.2] (95% Newcombe "
+        "interval; one-sided Fisher exact p = 0.00516, n = 300). " + source)
+    assert ph.difference_headline(claims, SOURCE, "absent") == (
+        "For absent, the difference is not measured: no scorable completions of both types are left. "
+        + source)
+    assert ph.difference_verdict(claims, SOURCE) == (
+        "The source's finding is a difference: its 2024 models complete state-media phrases more often than "
+        "CulturaX phrases (5 of 5 models, by +0.7 to +6.9 points). In this run, state media minus CulturaX "
+        "is +6.0 points [+1.7, +11.2] for sig (reproduced), +0.0 points [-2.5, +2.5] for zero (not "
+        "reproduced) and not measured for absent (not testable here): the source's finding is reproduced "
+        "for 1 of the 2 models measured.")
+    assert ph.difference_summary(claims, SOURCE) == (
+        "The source's headline, state-media phrases completed more often than CulturaX phrases (+0.7 to "
+        "+6.9 points for its 2024 models), is reproduced for 1 of the 2 models this run measured.")
+    # the words follow the claim: a claim marked inconclusive is not counted as reproduced
+    doubted = [dataclasses.replace(c, status=INCONCLUSIVE) if c.extra["model"] == "sig" else c
+               for c in claims]
+    assert "for sig (inconclusive)" in ph.difference_verdict(doubted, SOURCE)
+    assert ph.difference_summary(doubted, SOURCE).endswith("is reproduced for 0 of the 2 models this run "
+                                                          "measured.")
+    untested = ph.state_media_gap_claims(rates_of([]), SOURCE, ["absent"])
+    assert ph.difference_summary(untested, SOURCE) == (
+        "The source's headline, state-media phrases completed more often than CulturaX phrases (+0.7 to "
+        "+6.9 points for its 2024 models), cannot be tested here: no model of this run has scorable "
+        "completions of both types.")

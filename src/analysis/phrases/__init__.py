@@ -42,6 +42,7 @@ from analysis.phrases.claims import (
     refusal_claim,
     source_range_claims,
     state_media_gap_claims,
+    state_media_gap_min_n,
     windowed_claim,
 )
 from analysis.phrases.errors import PhrasesError
@@ -105,13 +106,20 @@ from analysis.phrases.source import (
     TYPES,
 )
 from analysis.phrases.text import (
+    DIFFERENCE_COLUMNS,
     comparison_verdict,
+    difference_headline,
+    difference_summary,
+    difference_table,
+    difference_values,
+    difference_verdict,
     gap_sentences,
     headline,
     lab_design,
     lab_rate_table,
     lab_summary,
     lab_verdict,
+    markdown_table,
     method_constants,
     rates_note,
     refusal_sentence,
@@ -149,8 +157,11 @@ __all__ = [
     "sample_phrases",
     # the claims
     "distance_gap_claims", "lab_claims", "model_slug", "range_position", "refusal_claim",
-    "source_range_claims", "state_media_gap_claims", "windowed_claim",
+    "source_range_claims", "state_media_gap_claims", "state_media_gap_min_n",
+    "windowed_claim",
     # the wording
+    "DIFFERENCE_COLUMNS", "difference_headline", "difference_summary", "difference_table",
+    "difference_values", "difference_verdict", "markdown_table",
     "comparison_verdict", "gap_sentences", "headline", "lab_design", "lab_rate_table", "lab_summary",
     "lab_verdict", "method_constants", "rates_note", "refusal_sentence", "render", "rescore_note",
     "source_comparison", "source_range_text", "state_media_gap_text", "top_rate",

@@ -110,6 +110,14 @@ def _claim(key: str, id: str, status: str, reason: str, **kw) -> Claim:
 # ---------------------------------------------------------------------------
 
 
+def state_media_gap_min_n(source: pd.DataFrame) -> int:
+    """The scorable completions of both types together that a model's
+    :func:`state_media_gap_claims` claim needs: twice the completions per type at
+    which no match at all rules out the source's lowest state-media rate
+    (:func:`analysis.stats.proportions.zero_rate_min_n`)."""
+    return 2 * zero_rate_min_n(source_range(source)[0])
+
+
 def state_media_gap_claims(rates: pd.DataFrame, source: pd.DataFrame,
                            models: Sequence[str] | None = None) -> list[Claim]:
     """The source's headline for each model: the state-media rate minus the
@@ -123,7 +131,7 @@ def state_media_gap_claims(rates: pd.DataFrame, source: pd.DataFrame,
     src = source_type_gaps(source)
     source_value = (f"+{src.min():.1f} to +{src.max():.1f} points; state media higher for "
                     f"{int((src > 0).sum())} of {len(src)} models")
-    min_n = 2 * zero_rate_min_n(source_range(source)[0])
+    min_n = state_media_gap_min_n(source)
     out = []
     for model in _models(rates, models):
         id = f"state_media_gap_{model_slug(model)}"

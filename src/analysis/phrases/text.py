@@ -18,7 +18,7 @@ from analysis.core.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REP
 from analysis.core.fmt import fmt_interval, fmt_p, fmt_pct
 from analysis.lab.corpus import PHRASE_PROBE_WORDS
 from analysis.phrases.claims import by_kind, lab_claims
-from analysis.phrases.method_rates import SEPARATION_ALPHA, exclusion_counts, source_range
+from analysis.phrases.method_rates import SEPARATION_ALPHA, exclusion_counts, source_range, source_type_gaps
 from analysis.phrases.source import COMMA_REFUSAL_PATTERNS, EMPTY_MIN_CHARS, REFUSAL_PATTERNS, THRESHOLD
 from analysis.stats.intervals import CI_ALPHA
 
@@ -220,6 +220,136 @@ def state_media_gap_text(claims: Sequence[Claim]) -> str:
 def refusal_sentence(claims: Sequence[Claim]) -> str:
     """The refusals in both modes (``refusals``), from :func:`.claims.refusal_claim`."""
     return " ".join(render(c) for c in by_kind(claims, "comma_refusals"))
+
+
+# ---------------------------------------------------------------------------
+# The headline: state media minus CulturaX, per model, beside the source's
+# ---------------------------------------------------------------------------
+
+NOT_MEASURED = "not measured (no scorable completions of both types)"
+DIFFERENCE_COLUMNS = ["who", "model", "state media", "CulturaX", "difference (points)", "95% interval",
+                      "one-sided p", "n", "status"]
+
+
+def _points(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
+def _points_interval(c: Claim) -> str:
+    lo, hi = c.interval or (float("nan"), float("nan"))
+    return f"[{_points(lo)}, {_points(hi)}]"
+
+
+def _difference(c: Claim) -> str:
+    """A measured gap claim's difference with its interval: "+6.0 points [+1.7, +11.2]"."""
+    return f"{_points(c.value)} points {_points_interval(c)}"
+
+
+def _gap_of(claims: Sequence[Claim], model: str) -> Claim:
+    (c,) = [c for c in by_kind(claims, "state_media_gap") if c.extra["model"] == model]
+    return c
+
+
+def difference_values(claims: Sequence[Claim], model: str) -> dict[str, str]:
+    """``diff_sm_cx`` (the state-media rate minus the CulturaX rate in points,
+    with its 95% Newcombe interval) and ``diff_p`` (its one-sided Fisher exact
+    p-value) of ``model``'s :func:`.claims.state_media_gap_claims` claim."""
+    c = _gap_of(claims, model)
+    if c.status == NOT_TESTABLE:
+        return {"diff_sm_cx": NOT_MEASURED, "diff_p": "not computed"}
+    return {"diff_sm_cx": _difference(c), "diff_p": f"{c.p:.3g}"}
+
+
+def _rate_cell(k: int, n: int) -> str:
+    return f"{fmt_pct(k / n)} ({k} of {n})"
+
+
+def difference_table(claims: Sequence[Claim], source: pd.DataFrame) -> pd.DataFrame:
+    """The headline per model (:data:`DIFFERENCE_COLUMNS`): this run's models
+    with both rates, their difference, its interval, p, n and the claim's status,
+    then the source's 2024 models with their published rates and difference (it
+    gives no interval, test or n)."""
+    rows = []
+    for c in by_kind(claims, "state_media_gap"):
+        e = c.extra
+        if c.status == NOT_TESTABLE:
+            rows.append(["this run", e["model"], *["—"] * 6, c.status])
+            continue
+        rows.append(["this run", e["model"], _rate_cell(e["matched_first"], e["total_first"]),
+                     _rate_cell(e["matched_second"], e["total_second"]), _points(c.value),
+                     _points_interval(c), f"{c.p:.3g}", f"{c.n:,}", c.status])
+    wide = source.pivot_table(index="model", columns="type", values="rate_pct", sort=False)
+    for model, gap in source_type_gaps(source).items():
+        both = (f"{wide.loc[model, t]:.1f}%" for t in ("propaganda", "culturax"))
+        rows.append(["source, 2024", model, *both, f"{gap:+.1f}", "not published", "—", "—", "—"])
+    return pd.DataFrame(rows, columns=DIFFERENCE_COLUMNS)
+
+
+def markdown_table(table: pd.DataFrame) -> str:
+    """A table of strings as a Markdown pipe table (what ``diff_table`` glues)."""
+    lines = ["| " + " | ".join(map(str, table.columns)) + " |", "|" + " --- |" * len(table.columns)]
+    lines += ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |"
+              for row in table.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def _source_gaps_sentence(source: pd.DataFrame) -> str:
+    gaps = [f"{g:+.1f}" + (" points" if i == 0 else "") + f" for {m}"
+            for i, (m, g) in enumerate(source_type_gaps(source).items())]
+    listed = gaps[0] if len(gaps) == 1 else ", ".join(gaps[:-1]) + " and " + gaps[-1]
+    return f"The source's 2024 models, read off its figure, show {listed} (no intervals given)."
+
+
+def difference_headline(claims: Sequence[Claim], source: pd.DataFrame, model: str) -> str:
+    """The headline number of ``model`` (``diff_headline``), then the source's
+    difference for each of its 2024 models."""
+    c = _gap_of(claims, model)
+    if c.status == NOT_TESTABLE:
+        ours = (f"For {model}, the difference is not measured: no scorable completions of both types are "
+                "left.")
+    else:
+        ours = (f"For {model}, the state-media rate minus the CulturaX rate is {_difference(c)} (95% "
+                f"Newcombe interval; one-sided Fisher exact p = {c.p:.3g}, n = {c.n:,}).")
+    return f"{ours} {_source_gaps_sentence(source)}"
+
+
+def _source_finding(source: pd.DataFrame) -> str:
+    gaps = source_type_gaps(source)
+    return (f"{int((gaps > 0).sum())} of {len(gaps)} models, by {gaps.min():+.1f} to {gaps.max():+.1f} "
+            "points")
+
+
+def _measured(claims: Sequence[Claim]) -> tuple[list[Claim], int]:
+    gaps = by_kind(claims, "state_media_gap")
+    measured = [c for c in gaps if c.status != NOT_TESTABLE]
+    return measured, sum(c.status == REPRODUCED for c in measured)
+
+
+def difference_verdict(claims: Sequence[Claim], source: pd.DataFrame) -> str:
+    """The source's headline against this run's, model by model (``diff_verdict``),
+    from :func:`.claims.state_media_gap_claims`."""
+    parts = [f"{_difference(c) if c.status != NOT_TESTABLE else 'not measured'} for {c.extra['model']} "
+             f"({c.status})" for c in by_kind(claims, "state_media_gap")]
+    measured, k = _measured(claims)
+    lead = ("The source's finding is a difference: its 2024 models complete state-media phrases more often "
+            f"than CulturaX phrases ({_source_finding(source)}).")
+    if not measured:
+        return f"{lead} No model of this run has scorable completions of both types to compare."
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return (f"{lead} In this run, state media minus CulturaX is {listed}: the source's finding is reproduced "
+            f"for {k} of the {_count(len(measured), 'model', 'models')} measured.")
+
+
+def difference_summary(claims: Sequence[Claim], source: pd.DataFrame) -> str:
+    """The headline in one sentence for the chapter's summary (``diff_summary``)."""
+    gaps = source_type_gaps(source)
+    lead = ("The source's headline, state-media phrases completed more often than CulturaX phrases "
+            f"({gaps.min():+.1f} to {gaps.max():+.1f} points for its 2024 models)")
+    measured, k = _measured(claims)
+    if not measured:
+        return f"{lead}, cannot be tested here: no model of this run has scorable completions of both types."
+    models = _count(len(measured), "model", "models")
+    return f"{lead}, is reproduced for {k} of the {models} this run measured."
 
 
 # ---------------------------------------------------------------------------
