@@ -82,6 +82,21 @@ def test_exp1_three_tests_the_main_target_against_chance_on_its_test_set():
     assert C.exp1_three_claim(None, paper, data, "8b-500b").status == NOT_TESTABLE
 
 
+def test_exp1_inserted_claim_tests_the_source_direction_without_a_source_number():
+    paper = PA.load_paper_table("exp1_random").set_index("features")
+    lab = _wide({PA.THREE: [0.60]}, ["8b-500b"])
+    data = pd.DataFrame({"target": ["8b-500b"], "test_n": [200], "test_pos": [100]})
+    c = C.exp1_inserted_claim(lab, paper, data, "8b-500b")
+    # 0.60 on 100 + 100: z = 0.1 / sqrt(201 / 120000) = 2.44, p = 0.0146, above chance
+    assert (c.id, c.status, c.n) == ("e1_inserted_three", REPRODUCED, 200)
+    assert c.p == pytest.approx(0.0146, abs=5e-4) and c.extra["src_all"] == pytest.approx(0.883)
+    assert c.source_value == ("not printed (the source's out/fit_balanced_report.txt (subset=inserted)); "
+                              "with every sequence 0.883 (8b-500b)")
+    assert C.exp1_inserted_claim(_wide({PA.THREE: [0.45]}, ["8b-500b"]), paper, data,
+                                 "8b-500b").status == NOT_REPRODUCED
+    assert C.exp1_inserted_claim(None, paper, data, "8b-500b").status == NOT_TESTABLE
+
+
 def test_exp1_freq_claim_is_a_sign_test_over_targets():
     paper = _wide({"log_freq": [0.9, 0.9, 0.6], "hardness": [0.5, 0.55, 0.77]}, ["a", "b", "c"])
     targets = [f"t{i}" for i in range(6)]
@@ -135,6 +150,21 @@ def test_exp2_recency_and_the_log_freq_claim_by_design():
     assert (freq.status, freq.value, freq.by_design) == (REPRODUCED, 0.5, True)
     lab["quarters"].loc["log_freq", "pooled"] = 0.6
     assert C.exp2_freq_claim(lab, paper, _exp2_data(54)).status == NOT_REPRODUCED
+
+
+def test_exp2_top_level_claim_needs_the_level_in_the_lab_plan():
+    paper = PA.paper_exp2_tables()
+    lab = {"quarters": _wide({"recency": [0.70]}, ["copies_256"])}
+    data = pd.DataFrame({"pool": ["quarters"], "copies": ["256"], "n_pos": [50], "n_neg": [50]})
+    # 0.70 on 50 + 50: null sd sqrt(101 / 30000) = 0.05802, z = 3.447, p = 5.7e-4
+    c = C.exp2_top_level_claim(lab, paper, data, (0, 1, 4, 16, 64, 256))
+    assert (c.id, c.status, c.n, c.source_value) == ("e2_recency_256", REPRODUCED, 100, "1.000")
+    assert c.p == pytest.approx(5.67e-4, rel=0.02)
+    none = C.exp2_top_level_claim(lab, paper, data, (64, 0, 16, 1, 4))
+    assert none.status == NOT_TESTABLE
+    assert none.reason == "the lab's plan has no 256-copy level (its levels: 0, 1, 4, 16, 64)"
+    nopairs = C.exp2_top_level_claim({}, paper, data.iloc[:0], (0, 256))
+    assert nopairs.status == NOT_TESTABLE and nopairs.reason == "no quarters pairs at 256 copies"
 
 
 def _quarter_labels(extracting=("range-q4",), n=10, k=6):
@@ -267,4 +297,4 @@ def test_every_claim_has_a_statement_a_section_and_survives_json():
     assert set(X.STATEMENTS) == {
         "controls_extracted", "partial_learning", "e1_three", "e1_freq_beats_hardness", "e1_seed_spread",
         "e2_recency", "e2_log_freq_constant", "e2_window_order", "e2_late_pool", *C.EXP3_ROWS,
-        "e3_suffix_gap"}
+        "e3_suffix_gap", "e1_inserted_three", "e2_recency_256"}

@@ -407,3 +407,12 @@ def test_exp3_gap_tests_pair_both_fits_on_each_seed():
     assert gaps["full"].mean() == pytest.approx(table.loc[(PA.THREE, "full sequence"), "auc"])
     assert (gaps["gap"] == gaps["suffix"] - gaps["full"]).all()
     assert ST.exp3_gap_tests(cells.iloc[:0], bins, seeds=[0]).empty
+
+
+def test_inserted_frames_drop_the_controls_before_balancing():
+    t = _target(6).assign(copies=[16] * 6 + [0] * 10 + [4] * 4)  # 10 controls, all negatives
+    ins = ST.inserted_frames({"pert-a": t})["pert-a"]
+    assert len(ins) == 10 and (ins["copies"] >= 1).all() and ins["extract"].sum() == 6
+    # balancing then draws the 6 negatives from the 4 inserted ones: every negative kept, 4 positives drawn
+    d = ST.exp1_dataset(ST.balanced_samples({"pert-a": ins}, seed=0))
+    assert d[["n_pos", "n_neg", "controls_pos", "controls_neg"]].values.tolist() == [[4, 4, 0, 0]]

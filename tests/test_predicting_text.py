@@ -204,6 +204,37 @@ def test_bins_levels_and_labels_beside_the_source():
     assert nothing.endswith("the lab's targets extract nothing.")
 
 
+def test_level_256_sentence_reads_the_lab_plan():
+    p2, p3 = PA.load_paper_table("exp2_dataset"), PA.load_paper_table("exp3_dataset")
+    profiles = {"smoke": (0, 1, 4, 16), "default": (0, 1, 4, 16, 24, 64), "gpu": (0, 1, 4, 16, 64, 256)}
+    rates = pd.DataFrame({16: [0.1, 0.2], 64: [0.5, 0.9]}, index=["pert-s1x", "pert-l1x"])
+    assert X.level_256_sentence("default", profiles["default"], profiles, rates, p2, p3) == (
+        "The lab's plan (profile `default`) injects sequences at 0, 1, 4, 16, 24 and 64 copies: its highest "
+        "is 64, so it has no 256-copy level, the source's highest, and the source's results there "
+        "(Experiment 2's 256-copy column (quarters, all6 and late pools) and Experiment 3's 1b-500b cell at "
+        "256 copies) have no counterpart in this run. Of the lab's profiles, `gpu` injects at 256 copies.")
+    top = rates.assign(**{"256": [0.75, 1.0]}).rename(columns={"256": 256})
+    assert X.level_256_sentence("gpu", profiles["gpu"], profiles, top, p2, p3) == (
+        "The lab's plan (profile `gpu`) injects sequences at 0, 1, 4, 16, 64 and 256 copies, 256 among them; "
+        "at 256 copies the targets extract pert-s1x 75% and pert-l1x 100%.")
+
+
+def test_render_the_inserted_only_and_top_level_claims():
+    paper = PA.load_paper_table("exp1_random").set_index("features")
+    lab = pd.DataFrame({"8b-500b": [0.912]}, index=[PA.THREE])
+    data = pd.DataFrame({"target": ["8b-500b"], "test_n": [46], "test_pos": [23]})
+    c = C.exp1_inserted_claim(lab, paper, data, "8b-500b")
+    assert X.render(c).startswith(
+        "With the never-inserted controls removed before balancing, the three features rank the lab's "
+        "stand-in for 8b-500b at 0.912 on the random split, above chance. The source prints no numbers for "
+        "its inserted-only tables (they are in its out/fit_balanced_report.txt (subset=inserted)); with "
+        "every sequence it finds 0.883 for 8b-500b. **Reproduced**:")
+    top = C.exp2_top_level_claim({}, PA.paper_exp2_tables(), pd.DataFrame(), (0, 1, 64))
+    assert X.render(top) == (
+        "Recency alone ranks the source's quarters pairs at 256 copies at 1.000; this run cannot test that: "
+        "the lab's plan has no 256-copy level (its levels: 0, 1, 64).")
+
+
 def test_empty_cells_sentence():
     assert X.empty_cells_sentence(0, []) == "No cell is left to match."
     assert X.empty_cells_sentence(2, []) == "Every cell keeps some examples after matching."

@@ -35,7 +35,7 @@ from analysis.core.claims import (
 )
 from analysis.predicting.checks import require
 from analysis.predicting.method_eval import chance_band, chance_p
-from analysis.predicting.params import FEATURE_SETS, THREE
+from analysis.predicting.params import FEATURE_SETS, PAPER_INSERTED_ONLY, PAPER_TOP_LEVEL, THREE
 from analysis.predicting.tables import computed_columns, extracted_per_run
 from analysis.predicting.text import STATEMENTS
 from analysis.stats.auc import auc_test
@@ -148,23 +148,43 @@ def labels_claims(long: pd.DataFrame, paper_dataset: pd.DataFrame) -> list[Claim
 
 
 def exp1_three_claim(lab: pd.DataFrame | None, paper: pd.DataFrame, dataset: pd.DataFrame,
-                     target: str) -> Claim:
+                     target: str, id: str = "e1_three") -> Claim:
     """Do the three features rank ``target``'s memorized sequences above chance (random split)?
 
     ``lab`` and ``paper`` are wide AUC tables (rows ``features``, one column per
     target by the source's name), ``dataset`` the lab's :func:`exp1_stats` (its
-    seed-0 test set gives the class sizes of the test).
+    seed-0 test set gives the class sizes of the test). With ``id="e1_inserted_three"``
+    ``lab`` and ``dataset`` are the inserted-only run's (:func:`exp1_inserted_claim`).
     """
     value = _cell(lab, THREE, target)
     source = f"{paper.loc[THREE, target]:.3f} ({target})" if target in paper.columns else None
+    if id == "e1_inserted_three":
+        source = (f"not printed (the source's {PAPER_INSERTED_ONLY}); with every sequence "
+                  f"{source or '—'}")
     row = dataset[dataset["target"] == target] if "target" in dataset else dataset.iloc[:0]
     if not _finite(value) or row.empty or pd.isna(row["test_n"].iloc[0]):
-        return _untestable("e1_three", "exp1", f"no AUC for {target} on this lab", source_value=source)
+        return _untestable(id, "exp1", f"no AUC for {target} on this lab", source_value=source,
+                           extra={"target": target})
     n, n_pos = int(row["test_n"].iloc[0]), int(row["test_pos"].iloc[0])
     p = chance_p(value, n_pos, n - n_pos)
     status, reason = directional(value=value, null=0.5, p=p, n=n, min_n=MIN_EXAMPLES, alpha=ALPHA)
-    return _claim("e1_three", "exp1", status, reason, CHANCE_TEST + "; n = the random split's test set",
-                  value=value, p=p, n=n, min_n=MIN_EXAMPLES, source_value=source, extra={"target": target})
+    extra = {"target": target}
+    if id == "e1_inserted_three" and _finite(_cell(paper, THREE, target)):
+        extra["src_all"] = float(paper.loc[THREE, target])
+    return _claim(id, "exp1", status, reason, CHANCE_TEST + "; n = the random split's test set",
+                  value=value, p=p, n=n, min_n=MIN_EXAMPLES, source_value=source, extra=extra)
+
+
+def exp1_inserted_claim(lab: pd.DataFrame | None, paper: pd.DataFrame, dataset: pd.DataFrame,
+                        target: str) -> Claim:
+    """Do the three features still rank ``target``'s memorized sequences above chance once the
+    never-inserted controls are removed before balancing (the source's inserted-only tables)?
+
+    The source prints no numbers for those tables (:data:`PAPER_INSERTED_ONLY`), so the claim
+    tests the direction of its table with every sequence (``paper``, random split) on the lab's
+    inserted-only run (``lab`` and its ``dataset``).
+    """
+    return exp1_three_claim(lab, paper, dataset, target, id="e1_inserted_three")
 
 
 def exp1_freq_claim(lab: pd.DataFrame | None, paper: pd.DataFrame) -> Claim:
@@ -341,6 +361,35 @@ def exp2_late_claim(run_counts: pd.DataFrame, source: pd.Series, q4: str = "rang
                   value=a / (a + b), p=p, n=a + b, min_n=MIN_PAIRS, source_value=src,
                   extra=dict(extra, lab_q4=a, lab_wide=b, lean=_lean(a, b, p),
                              src_lean=_lean(s_q4, s_wide, src_p)))
+
+
+def exp2_top_level_claim(tables: dict, paper: dict, dataset: pd.DataFrame, plan_levels: Sequence[int],
+                         pool: str = "quarters", level: int = PAPER_TOP_LEVEL) -> Claim:
+    """Does recency alone rank the pairs of ``pool`` at the source's highest copy level (256)
+    above chance, as the source's do?
+
+    ``plan_levels`` are the lab's duplicate levels, read from its plan; a lab without ``level``
+    cannot test this (the reason names its levels). ``tables``, ``paper`` and ``dataset`` are as in
+    :func:`exp2_recency_claim`; the classes are those of the seed-0 pairs at ``level``.
+    """
+    col = f"copies_{level}"
+    source = f"{paper[pool].loc['recency', col]:.3f}"
+    levels = sorted(int(c) for c in plan_levels)
+    extra = dict(pool=pool, level=level, plan_levels=levels)
+    if level not in levels:
+        return _untestable("e2_recency_256", "exp2", f"the lab's plan has no {level}-copy level (its levels: "
+                           f"{', '.join(map(str, levels))})", source_value=source, extra=extra)
+    value = _cell(tables.get(pool), "recency", col)
+    row = (dataset[(dataset["pool"] == pool) & (dataset["copies"] == str(level))] if len(dataset)
+           else dataset)
+    n_pos, n_neg = (int(row["n_pos"].iloc[0]), int(row["n_neg"].iloc[0])) if len(row) else (0, 0)
+    if not _finite(value) or not (n_pos and n_neg):
+        return _untestable("e2_recency_256", "exp2", f"no {pool} pairs at {level} copies",
+                           source_value=source, extra=extra)
+    p = chance_p(value, n_pos, n_neg)
+    status, reason = directional(value=value, null=0.5, p=p, n=n_pos + n_neg, min_n=MIN_EXAMPLES, alpha=ALPHA)
+    return _claim("e2_recency_256", "exp2", status, reason, CHANCE_TEST, value=value, p=p, n=n_pos + n_neg,
+                  min_n=MIN_EXAMPLES, source_value=source, extra=extra)
 
 
 def exp2_claims(tables: dict, paper: dict, dataset: pd.DataFrame, labels: pd.DataFrame,

@@ -79,6 +79,13 @@ PAPER_EXCLUDED_POSITIVES = {"0_25": 2, "25_50": 3, "0_50": 6}
 PAPER_N_SEQUENCES = 80_504
 PAPER_N_TASKS = 16
 PAPER_COPY_LEVELS = (0, 1, 4, 16, 64, 256)
+#: where the source keeps its Experiment 1 tables restricted to inserted sequences (never-inserted
+#: controls removed before balancing): its text prints no numbers for them, only "The same tables
+#: restricted to inserted sequences (controls removed before balancing) are in
+#: out/fit_balanced_report.txt (subset=inserted)."
+PAPER_INSERTED_ONLY = "out/fit_balanced_report.txt (subset=inserted)"
+#: the source's highest copy level (Hubble's 256 copies)
+PAPER_TOP_LEVEL = 256
 #: the AUC's two-sided level of :func:`analysis.predicting.method_eval.chance_band`
 CHANCE_LEVEL = 0.95
 

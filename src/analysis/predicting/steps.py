@@ -54,6 +54,12 @@ def balanced_samples(
     }
 
 
+def inserted_frames(frames: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Each target's frame without its never-inserted controls (0 copies): the examples of the
+    source's inserted-only Experiment 1 tables, whose controls are removed before balancing."""
+    return {t: f[f["copies"] >= 1] for t, f in frames.items()}
+
+
 def exp1_aucs(
     frames: Mapping[str, pd.DataFrame],
     split: str,

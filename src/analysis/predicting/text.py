@@ -21,9 +21,11 @@ from analysis.predicting.params import (
     CHANCE_LEVEL,
     FEATURE_SETS,
     PAPER_COPY_LEVELS,
+    PAPER_INSERTED_ONLY,
     PAPER_K,
     PAPER_STEP_BIN,
     PAPER_STEPS,
+    PAPER_TOP_LEVEL,
     THREE,
 )
 from analysis.predicting.run import counterfactual
@@ -42,6 +44,13 @@ STATEMENTS = {
                               "targets (Experiment 1, random split).",
     "e1_seed_spread": "The 3-feature AUC moves little between sampling seeds (Experiment 1, random split; "
                       "median sd over targets).",
+    "e1_inserted_three": "With the never-inserted controls removed before balancing, the three features "
+                         "still rank a target's memorized sequences above chance (Experiment 1, inserted "
+                         "sequences only, random split; the source keeps these tables in its "
+                         "out/fit_balanced_report.txt, and the direction tested is that of its table with "
+                         "every sequence).",
+    "e2_recency_256": "At 256 copies, the source's highest level, recency alone tells which run of a pair "
+                      "extracts the sequence (Experiment 2, quarters pool).",
     "e2_recency": "With the copies fixed, recency alone tells which run of a pair extracts the sequence "
                   "(Experiment 2, quarters pool, pooled over copy levels).",
     "e2_log_freq_constant": "log_freq alone cannot rank the two runs of a pair, which see the same copies: "
@@ -407,6 +416,56 @@ def _e1_three(c: Claim) -> str:
             f"split, {_side(c.value)}, where the source finds {c.source_value}. {_status(c)}")
 
 
+def _e1_inserted(c: Claim) -> str:
+    target = c.extra.get("target", "the main target")
+    src = (f"The source prints no numbers for its inserted-only tables (they are in its "
+           f"{PAPER_INSERTED_ONLY})")
+    if "src_all" in c.extra:
+        src += f"; with every sequence it finds {c.extra['src_all']:.3f} for {target}"
+    if c.status == NOT_TESTABLE:
+        return f"The lab has no inserted-only 3-feature AUC for its stand-in for {target}. {src}."
+    return (f"With the never-inserted controls removed before balancing, the three features rank the lab's "
+            f"stand-in for {target} at {c.value:.3f} on the random split, {_side(c.value)}. {src}. "
+            f"{_status(c)}")
+
+
+def _e2_top(c: Claim) -> str:
+    e = c.extra
+    if c.status == NOT_TESTABLE:
+        return (f"Recency alone ranks the source's {e['pool']} pairs at {e['level']} copies at "
+                f"{c.source_value}; this run cannot test that: {c.reason}.")
+    return (f"At {e['level']} copies, recency alone ranks the lab's {e['pool']} pairs at {c.value:.3f}, "
+            f"{_side(c.value)}, where the source's reach {c.source_value}. {_status(c)}")
+
+
+def level_256_sentence(lab_profile: str, plan_levels: Sequence[int], profiles: Mapping[str, Sequence[int]],
+                       rates: pd.DataFrame, paper2: pd.DataFrame, paper3: pd.DataFrame) -> str:
+    """Whether the lab has the source's 256-copy level, read from its plan.
+
+    ``plan_levels`` are the duplicate levels of the lab profile ``lab_profile`` and ``profiles``
+    those of every lab profile; ``rates`` is :func:`extraction_rates` (targets by copy level);
+    ``paper2`` and ``paper3`` are the source's Experiment 2 and 3 dataset tables, which say where
+    the source has results at 256 copies. With the level, the sentence gives each target's share
+    extracted there; without it, the lab's levels and the lab profiles that have it.
+    """
+    top = PAPER_TOP_LEVEL
+    levels = sorted(int(c) for c in plan_levels)
+    head = f"The lab's plan (profile `{lab_profile}`) injects sequences at {and_list(levels)} copies"
+    if top in levels and top in rates.columns:
+        shares = and_list(f"{t} {rates.loc[t, top]:.0%}" for t in rates.index)
+        return f"{head}, {top} among them; at {top} copies the targets extract {shares}."
+    pools = [p for p in pd.unique(paper2["pool"])
+             if str(top) in set(paper2.loc[paper2["pool"] == p, "copies"].astype(str))]
+    cells = paper3.loc[paper3["copies"] == top, "cell"].tolist()
+    where = and_list([f"Experiment 2's {top}-copy column ({and_list(pools)} pools)"] * bool(pools)
+                     + [f"Experiment 3's {and_list(cells)} cell at {top} copies"] * bool(cells))
+    have = [p for p, lv in profiles.items() if top in lv]
+    other = (f" Of the lab's profiles, {and_list(f'`{p}`' for p in have)} "
+             f"{'injects' if len(have) == 1 else 'inject'} at {top} copies." if have else "")
+    return (f"{head}: its highest is {levels[-1]}, so it has no {top}-copy level, the source's highest, and "
+            f"the source's results there ({where or 'none'}) have no counterpart in this run.{other}")
+
+
 def _e1_freq(c: Claim) -> str:
     e = c.extra
     src = (f"{e['src_wins']} of {e['src_n']} targets, with hardness alone at {e['src_hard_lo']:.3f} to "
@@ -529,6 +588,7 @@ def exp3_outcome_sentence(outcome: str, claims: Iterable[Claim]) -> str:
 
 
 _RENDER = {"controls_extracted": _controls, "partial_learning": _partial, "e1_three": _e1_three,
+           "e1_inserted_three": _e1_inserted, "e2_recency_256": _e2_top,
            "e1_freq_beats_hardness": _e1_freq, "e1_seed_spread": _e1_spread, "e2_recency": _e2_recency,
            "e2_log_freq_constant": _e2_freq, "e2_window_order": _e2_order, "e2_late_pool": _e2_late,
            "e3_three_full": _e3_auc, "e3_three_suffix": _e3_auc, "e3_cross_model": _e3_auc,
