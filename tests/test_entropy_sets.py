@@ -207,5 +207,13 @@ def test_decide_membership_sets_tau_from_the_reference():
     table["kind"] = ["lab", "lab", "lab", "lab"]
     other = table.assign(kind="real", model="n")
     di = S.di_table([S.Inference("m", {}, table), S.Inference("n", {}, other)])
-    assert di["correct"].tolist() == [1, 0, 1, 0] * 2  # an undecided set counts as wrong
+    # an undecided set is neither right nor wrong: NaN, counted apart
+    assert di["correct"].tolist()[:3] == [1, 0, 1] and np.isnan(di["correct"].iloc[3])
+    # why: "flat" has three level sets in fake_set (e = 2, 4, 6) but no line; "ref" and the others have one
+    assert table["undecided"].iloc[:3].isna().all()
+    assert table.loc[3, "undecided"] == ("3 level sets (e = 2 (10 pairs), e = 4 (10 pairs), "
+                                         "e = 6 (10 pairs)) of 30 kept pairs: a line needs 3")
+    assert no_ref_line.loc[1, "undecided"] == "its model's reference set has no line, so there is no τ"
+    one = fake_set("one", es=(16,), pairs=60)
+    assert S.undecided_reason(one, 5.0) == "1 level set (e = 16 (10 pairs)) of 60 kept pairs: a line needs 3"
     assert S.lowest_score([S.Inference("m", {"ref": ref, "high": high}, table)]) == 2

@@ -209,8 +209,10 @@ def test_counts_taus_and_model_lines():
                          "intercept lo": [0.5, 1.5, np.nan] * 2, "intercept hi": [1.5, 2.5, np.nan] * 2,
                          "level sets": [5, 4, 2] * 2})
     di = di_table([Inference("m", {}, rows.iloc[:3]), Inference("n", {}, rows.iloc[3:])])
-    # an undecided set counts as not right in the tallies
-    assert T.correct_count(di) == "2 of 4" and T.correct_count(di, "lab") == "1 of 2"
+    # an undecided set is counted apart in the tallies, never as wrong
+    assert T.correct_count(di) == "2 of the 2 it decides (2 of 4 left undecided)"
+    assert T.correct_count(di, "lab") == "1 of the 1 it decides (1 of 2 left undecided)"
+    assert T.correct_count(di[di["prediction"].notna()], "lab") == "1 of 1"
     assert T.paper_correct_count(load_paper_table("table1")) == "8 of 10"
     assert T.tau_sentence(di) == ("This run's τ is 5.00 for m; undefined for n (its reference set has no "
                                   "line).")

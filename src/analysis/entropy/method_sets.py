@@ -10,7 +10,7 @@ model's sets. Pure functions over data frames: no model, no file, no English.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -241,11 +241,28 @@ def source_table(scored: pd.DataFrame, stream: Stream) -> pd.DataFrame:
 
 @dataclass
 class Inference:
-    """One model's dataset inference: each set's :class:`SetResult` and the decision table."""
+    """One model's dataset inference: each set's :class:`SetResult`, the decision
+    table and, where the run scored them, each set's per-pair membership scores
+    (:func:`analysis.entropy.mia.attack_table` rows, by set label)."""
 
     model: str
     results: dict[str, SetResult]
     table: pd.DataFrame
+    attacks: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+
+def undecided_reason(res: SetResult, tau: float) -> str | None:
+    """Why the rule makes no call on a set (None when it makes one): the set has
+    fewer than 3 level sets, so no line and no intercept (which scores its answers
+    reached, and how many pairs), or its model's reference set has none, so no τ."""
+    if res.fit is None:
+        es = res.levels["e"].astype(int).tolist()
+        where = ", ".join(f"e = {e} ({n:,} pairs)" for e, n in zip(es, res.levels["pairs"].astype(int)))
+        return (f"{len(es)} level set{'s' if len(es) != 1 else ''} ({where or 'none'}) of "
+                f"{res.pairs:,} kept pairs: a line needs 3")
+    if not np.isfinite(tau):
+        return "its model's reference set has no line, so there is no τ"
+    return None
 
 
 def decide_membership(results: Mapping[str, SetResult], sets: Sequence[CandidateSet], model: str
@@ -255,7 +272,8 @@ def decide_membership(results: Mapping[str, SetResult], sets: Sequence[Candidate
     intercepts (:func:`reference_threshold`); every set with a line is predicted a
     member when its intercept exceeds τ (:func:`di_predict`). ``agreement`` is the
     share of its re-centred resamples that make the same call. A set without a line,
-    or a model whose reference has none, gets NaN."""
+    or a model whose reference has none, gets NaN, and ``undecided`` says why
+    (:func:`undecided_reason`; None for a set the rule decides)."""
     reference = [c.label for c in sets if c.reference]
     if len(reference) != 1:
         raise EntropyError(f"exactly one set must be the reference, got {reference}")
@@ -271,16 +289,18 @@ def decide_membership(results: Mapping[str, SetResult], sets: Sequence[Candidate
         agreement = float(np.mean((boot > tau) == bool(prediction))) if decidable and len(boot) else np.nan
         row.update(model=model, truth=cand.truth, assumption=cand.assumption, tau=tau,
                    role="reference" if cand.reference else "candidate", prediction=prediction,
-                   agreement=agreement)
+                   agreement=agreement, undecided=undecided_reason(res, tau))
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def di_table(inferences: Sequence[Inference]) -> pd.DataFrame:
     """Every model's decision table in one, with ``correct`` (1 when the prediction
-    matches the truth; a set left undecided counts as wrong)."""
+    matches the truth, 0 when not, NaN for a set the rule leaves undecided: no call
+    is neither right nor wrong, and the tallies count such sets apart)."""
     table = pd.concat([i.table for i in inferences], ignore_index=True)
-    table["correct"] = (table["prediction"] == table["truth"]).astype(int)
+    decided = table["prediction"].notna()
+    table["correct"] = np.where(decided, (table["prediction"] == table["truth"]).astype(float), np.nan)
     return table
 
 

@@ -546,11 +546,15 @@ def sample_size_sentence(sens: pd.DataFrame, spread: Claim, lower: Claim) -> str
 
 
 def correct_count(table: pd.DataFrame, kind: str | None = None) -> str:
-    """``"k of n"`` candidate sets decided correctly (of kind ``"lab"`` or ``"real"``, or all)."""
+    """Candidate sets called right (of kind ``"lab"`` or ``"real"``, or all) among
+    those the rule decides: ``"k of n"`` when it decides every one, else
+    ``"k of the d it decides (u of n left undecided)"``."""
     c = table[table["role"] == "candidate"]
     if kind is not None:
         c = c[c["kind"] == kind]
-    return f"{int(c['correct'].sum())} of {len(c)}"
+    decided = c["correct"].notna()
+    right, d, n = int(c["correct"].sum()), int(decided.sum()), len(c)
+    return f"{right} of {n}" if d == n else f"{right} of the {d} it decides ({n - d} of {n} left undecided)"
 
 
 def paper_correct_count(table1: pd.DataFrame) -> str:
