@@ -96,9 +96,61 @@ def test_loss_and_zlib_ratio_and_the_table():
     assert mia.zlib_bytes(text) == len(zlib.compress(text.encode()))
     assert mia.zlib_ratio(lp, text) == pytest.approx(nll / len(zlib.compress(text.encode())))
     table = mia.attack_table([{"logprobs": lp, "mu": mu, "sigma": sigma}], [text], k=0.2)
-    assert list(table.columns) == ["loss", "zlib", "mink", "minkpp", "nll"]
+    assert list(table.columns) == ["loss", "zlib", "mink", "minkpp", "text_zlib", "nll"]
+    # the model-free control: minus the text's own zlib ratio
+    assert table.iloc[0]["text_zlib"] == pytest.approx(-len(zlib.compress(text.encode())) / len(text))
     row = table.iloc[0]
     # every score points the same way: higher means "member"; a lower loss is a higher score
     assert row["loss"] == pytest.approx(-nll) and row["nll"] == pytest.approx(nll)
     assert row["zlib"] == pytest.approx(-nll / len(zlib.compress(text.encode())))
     assert row["mink"] == pytest.approx(log(0.1)) and row["minkpp"] == pytest.approx(-2.0)
+
+
+def test_the_panel_by_copy_level_against_every_non_member():
+    import pandas as pd
+
+    from analysis.entropy import mia
+
+    # members at 1 copy score 0.4 and 0.9, at 4 copies 0.7; non-members 0.5, 0.2, 0.6
+    frame = pd.DataFrame({"member": [1, 1, 1, 0, 0, 0], "copies": [1, 1, 4, 0, 0, 0],
+                          "loss": [0.4, 0.9, 0.7, 0.5, 0.2, 0.6]})
+    t = mia.panel_table(frame, "copies", attacks=["loss"], n_boot=30).set_index("scope")
+    assert list(t.index) == ["all", "1", "4"]
+    # all: 7 of 9 pairs (see test_stats_mia); 1 copy: 0.9 beats 3, 0.4 beats 1: 4 of 6; 4 copies: 3 of 3
+    assert t["auc"].tolist() == pytest.approx([7 / 9, 4 / 6, 1.0])
+    # TPR at FPR 0 (3 non-members): above 0.6 -> 2 of 3; 1 of 2; 1 of 1
+    assert t["tpr"].tolist() == pytest.approx([2 / 3, 1 / 2, 1.0])
+    assert t["members"].tolist() == [3, 2, 1] and t["non-members"].tolist() == [3, 3, 3]
+    none = mia.panel_table(frame.assign(member=0), "copies", attacks=["loss"], n_boot=5)
+    assert list(none["scope"]) == ["all"] and np.isnan(none["auc"].iloc[0])
+
+
+def test_the_set_panel_ranks_sets_within_each_model():
+    import pandas as pd
+
+    from analysis.entropy import mia
+    from analysis.entropy.method_sets import Inference
+    from entropy_fakes import fake_set
+
+    def inf(model, intercepts, losses, truths):
+        results = {f"s{k}": fake_set(f"s{k}", intercept=b, boot={"slope": [0.1] * 4, "intercept": [b] * 4,
+                                                                "r": [0.9] * 4} if b is not None else None)
+                   for k, b in enumerate(intercepts)}
+        table = pd.DataFrame({"set": list(results), "truth": truths})
+        attacks = {f"s{k}": pd.DataFrame({"loss": [v, v]}) for k, v in enumerate(losses)}
+        return Inference(model, results, table, attacks=attacks)
+
+    # model a: members 5 and 3, non-member 4 -> 1 of 2 pairs; model b: member 0 against non-member 9
+    # -> 0 of 1, and b's other set has no line (no intercept); across models nothing is compared
+    infs = [inf("a", [5.0, 3.0, 4.0], [-1.0, -2.0, -3.0], [1, 1, 0]),
+            inf("b", [0.0, 9.0, None], [-1.0, -5.0, -4.0], [1, 0, 0])]
+    t = mia.set_panel(infs, attacks=("intercept", "loss"), n_boot=20).set_index("attack")
+    assert t.loc["intercept", "auc"] == pytest.approx(1 / 3) and t.loc["intercept", "pairs"] == 3
+    assert t.loc["intercept", "sets"] == 5
+    # constant bootstraps: the interval is the point
+    assert t.loc["intercept", "auc lo"] == t.loc["intercept", "auc hi"] == pytest.approx(1 / 3)
+    # mean loss scores (every set has them): a: -1, -2 vs -3 -> 2 of 2; b: -1 vs -5 and -4 -> 2 of 2
+    assert t.loc["loss", "auc"] == 1.0 and t.loc["loss", "pairs"] == 4 and t.loc["loss", "sets"] == 6
+    # a model with member sets only compares nothing
+    lone = mia.set_panel([inf("a", [5.0, 3.0], [-1.0, -2.0], [1, 1])], attacks=("intercept",), n_boot=5)
+    assert lone["pairs"].tolist() == [0] and np.isnan(lone["auc"].iloc[0])

@@ -15,9 +15,14 @@ likely trained on" (:data:`ATTACKS` names them):
   (Zhang et al. 2024; the model layer's ``score_ids_stats`` gives both).
 
 "The k% lowest" keeps ``int(k · n)`` of ``n`` tokens, as the authors' code does,
-but never fewer than one. The intercept rule is per set, so it has no
-per-sequence score: :mod:`analysis.stats.mia` ranks sets by it. Nothing here
-touches a model or prints.
+but never fewer than one. ``text_zlib`` is a control that never sees the model:
+minus the zlib ratio of the text itself. Where membership is randomized it
+cannot tell members apart; where it does, the two groups differ as texts.
+
+The intercept rule is per set, so it has no per-sequence score:
+:func:`set_panel` ranks the sets of each model by it, beside the sets' mean
+attack scores. :func:`panel_table` gives each attack's AUC and TPR at 1% FPR,
+overall and per copy level (or per set). Nothing here touches a model or prints.
 """
 
 from __future__ import annotations
@@ -29,11 +34,16 @@ import numpy as np
 import pandas as pd
 
 from analysis.entropy.params import EntropyError
+from analysis.stats.lines import percentile_interval
+from analysis.stats.mia import LOW_FPR, attack_metrics, grouped_auc
+from analysis.stats.result import StatsError
 
 #: the share of tokens Min-K% and Min-K%++ average (the 20% of the brief and Min-K%++'s default)
 MINK_SHARE = 0.2
 #: the attacks, in the order the chapter shows them
 ATTACKS = ("loss", "zlib", "mink", "minkpp")
+#: the model-free control: minus the zlib ratio of the text alone
+BLIND = "text_zlib"
 
 
 def _lowest_mean(values, k: float) -> float:
@@ -94,5 +104,82 @@ def attack_table(scores: Sequence[Mapping], texts: Sequence[str], k: float = MIN
     token loss in nats (``nll``)."""
     if len(scores) != len(texts):
         raise EntropyError(f"scores and texts differ in length: {len(scores)} and {len(texts)}")
-    rows = [{**membership_scores(s, t, k), "nll": loss(s["logprobs"])} for s, t in zip(scores, texts)]
-    return pd.DataFrame(rows, columns=[*ATTACKS, "nll"])
+    rows = [{**membership_scores(s, t, k), BLIND: -zlib_bytes(t) / len(t.encode("utf-8")),
+             "nll": loss(s["logprobs"])} for s, t in zip(scores, texts)]
+    return pd.DataFrame(rows, columns=[*ATTACKS, BLIND, "nll"])
+
+
+def _metrics_row(sub: pd.DataFrame, attack: str, n_boot: int, seed: int, fpr: float) -> dict:
+    y = sub["member"].to_numpy(int)
+    row = {"members": int(y.sum()), "non-members": int(len(y) - y.sum())}
+    try:
+        m = attack_metrics(y, sub[attack].to_numpy(float), n_boot=n_boot, seed=seed, fpr=fpr)
+    except StatsError:  # one class only: no AUC
+        return {**row, "auc": np.nan, "auc lo": np.nan, "auc hi": np.nan, "p": np.nan, "tpr": np.nan,
+                "tpr lo": np.nan, "tpr hi": np.nan}
+    a, t = m["auc"], m["tpr"]
+    return {**row, "auc": a.value, "auc lo": a.lo, "auc hi": a.hi, "p": a.p, "tpr": t.value, "tpr lo": t.lo,
+            "tpr hi": t.hi}
+
+
+def panel_table(frame: pd.DataFrame, by: str, attacks: Sequence[str] = ATTACKS, n_boot: int = 1000,
+                seed: int = 0, fpr: float = LOW_FPR) -> pd.DataFrame:
+    """Each attack's AUC and TPR at ``fpr`` with stratified bootstrap intervals
+    (:func:`analysis.stats.mia.attack_metrics`): over every candidate (scope
+    ``"all"``), then for the members of each value of ``by`` (a copy level, a set)
+    against every non-member. ``frame`` has ``member`` (0/1), ``by`` and the attack
+    columns. A scope with one class only has NaN metrics."""
+    members = frame[frame["member"] == 1]
+    scopes = [("all", frame)] + [(v, pd.concat([members[members[by] == v], frame[frame["member"] == 0]]))
+                                 for v in sorted(members[by].unique(), key=lambda v: (str(type(v)), v))]
+    rows = [{"scope": str(scope), "attack": attack, **_metrics_row(sub, attack, n_boot, seed, fpr)}
+            for scope, sub in scopes for attack in attacks]
+    return pd.DataFrame(rows)
+
+
+def _set_draws(inferences, attack: str, n_boot: int, seed: int) -> list[tuple]:
+    """(group, truth, point, draws) of every set with a value: the intercept with
+    its re-centred bootstrap, or the mean of an attack's score over the set's pairs
+    with a bootstrap of that mean."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for inf in inferences:
+        truth = inf.table.set_index("set")["truth"]
+        for label, res in inf.results.items():
+            if attack == "intercept":
+                boot = res.centred("intercept")
+                if res.fit is None or not len(boot):
+                    continue
+                draws = boot[np.arange(n_boot) % len(boot)]
+                out.append((inf.model, int(truth[label]), res.fit.intercept, draws))
+            elif label in inf.attacks:
+                v = inf.attacks[label][attack].to_numpy(float)
+                out.append((inf.model, int(truth[label]), float(v.mean()),
+                            v[rng.integers(0, len(v), (n_boot, len(v)))].mean(axis=1)))
+    return out
+
+
+def set_panel(inferences, attacks: Sequence[str] = ("intercept", *ATTACKS), n_boot: int = 1000,
+              seed: int = 0) -> pd.DataFrame:
+    """Each statistic's AUC over sets: how often a member set of a model outranks a
+    non-member set of the same model (:func:`analysis.stats.mia.grouped_auc`: the
+    intercept, higher meaning member, or a set's mean attack score), with the 95%
+    percentile interval of the same AUC over ``n_boot`` draws of every set's value
+    from its bootstrap. One row per statistic: ``sets``, ``pairs`` of sets compared,
+    ``auc``, ``auc lo``, ``auc hi``; NaN where no model has both kinds of set."""
+    rows = []
+    for attack in attacks:
+        draws = _set_draws(inferences, attack, n_boot, seed)
+        groups = [d[0] for d in draws]
+        y = [d[1] for d in draws]
+        try:
+            est = grouped_auc(y, [d[2] for d in draws], groups)
+        except StatsError:
+            rows.append({"attack": attack, "sets": len(draws), "pairs": 0, "auc": np.nan, "auc lo": np.nan,
+                         "auc hi": np.nan})
+            continue
+        boot = [grouped_auc(y, [d[3][b] for d in draws], groups).value for b in range(n_boot)]
+        lo, hi = percentile_interval(boot)
+        rows.append({"attack": attack, "sets": len(draws), "pairs": est.n, "auc": est.value, "auc lo": lo,
+                     "auc hi": hi})
+    return pd.DataFrame(rows)
