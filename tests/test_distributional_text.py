@@ -62,7 +62,8 @@ def test_sensitivity_sentence_names_the_thin_threshold():
              "pairs": p} for g, p in (("γ = 0.7", 40), ("γ = 0.75", 17)) for i in range(6)]
     claim = D.sensitivity_claim(pd.DataFrame(rows), 3)
     assert D.sensitivity_sentence(claim) == (
-        "The threshold check cannot reproduce the paper's stability: γ = 0.75 keeps 17 pairs, below the "
+        "The threshold check cannot decide whether the paper's stability holds here: γ = 0.75 keeps 17 "
+        "pairs, below the "
         "minimum of 30 for a Mem_3. The rank correlations of Mem₃ with size are γ = 0.7 (40 pairs): +1.00; "
         "γ = 0.75 (17 pairs): +1.00.")
 

@@ -44,6 +44,9 @@ from analysis.distributional.params import (
     MOST,
     NEAR_ZERO,
     NEARLY_ALL,
+    SOURCE_KENDALL,
+    SOURCE_MMLU_REASONING,
+    SOURCE_NOVELTY,
     paper_value,
 )
 from analysis.stats import ranks
@@ -51,9 +54,9 @@ from analysis.stats.intervals import wilson_interval
 
 CHAPTER = "distributional"
 #: the notebook's section labels, where each claim is shown
-FILTER, PERFORMANCE, MEM, SENSITIVITY, SOURCE = (
-    "distributional-filter", "distributional-performance", "distributional-mem", "distributional-sensitivity",
-    "distributional-source")
+FILTER, PERFORMANCE, MEM, NOVELTY, SENSITIVITY, MMLU, SOURCE = (
+    "distributional-filter", "distributional-performance", "distributional-mem", "distributional-novelty",
+    "distributional-sensitivity", "distributional-mmlu", "distributional-source")
 #: how the trend claims are compared
 TREND_TEST = f"Spearman's ρ with model size, two-sided p < {ALPHA:g}, at least {MIN_MODELS} models"
 
@@ -323,6 +326,26 @@ def kendall_rises(kendall: pd.DataFrame, task: str = "reasoning", n: int = 3, so
                         extra={"task": task, "mem_n": n})
 
 
+def kendall_inf_claim(kendall: pd.DataFrame, task: str = "reasoning", n: int = 3,
+                      source_value: str | None = SOURCE_KENDALL) -> Claim:
+    """The source's GSM8K Kendall tau distance is larger against the ∞-gram LM than
+    against the task-gram LM: the sign test over the models with both distances
+    (:func:`~analysis.distributional.method_tables.kendall_table` with ``log_inf``)."""
+    tg = trend(kendall, task, n, value="kendall")
+    inf = trend(kendall, task, n, lm="∞-gram", value="kendall")
+    both = np.isfinite(tg.rho) & np.isfinite(inf.rho) if tg.n_models == inf.n_models else np.zeros(0, bool)
+    above, total = int((inf.rho[both] > tg.rho[both]).sum()), int(both.sum())
+    est = ranks.sign_test(above, total)
+    sr = directional(value=est.value, null=0.5, p=est.p, n=total, min_n=MIN_MODELS)
+    return _claim(f"kendall{n}_inf_above",
+                  f"On the {task} task, the Kendall tau distance to the ∞-gram LM exceeds that to the "
+                  "task-gram LM", sr,
+                  comparison=f"share of models with the larger ∞-gram distance, two-sided sign test "
+                             f"p < {ALPHA:g}, at least {MIN_MODELS} models",
+                  value=est.value, p=est.p, n=total, min_n=MIN_MODELS, section=MEM, source_value=source_value,
+                  extra={"unit": "share", "task": task, "mem_n": n, "k": above})
+
+
 def mem_claims(mem: pd.DataFrame, kendall: pd.DataFrame, tables: Mapping[tuple, pd.DataFrame],
                paper: pd.DataFrame | None = None, n: int = 3, also_n: int = 5) -> list[Claim]:
     """Every claim of the memorization section, for ``n``-grams (and the knowledge
@@ -339,7 +362,7 @@ def mem_claims(mem: pd.DataFrame, kendall: pd.DataFrame, tables: Mapping[tuple, 
         *(tied_claim(tables.get((task, n)), trend(mem, task, n), task, n)
           for task in ("knowledge", "reasoning")),
         count_claim(mem, "knowledge", n), count_claim(mem, "reasoning", n),
-        kendall_rises(kendall, "reasoning", n, gsm),
+        kendall_rises(kendall, "reasoning", n, gsm), kendall_inf_claim(kendall, "reasoning", n),
     ]
 
 
@@ -391,12 +414,90 @@ def sensitivity_claim(sens: pd.DataFrame, n: int = 3, paper: pd.DataFrame | None
                   extra={"unit": "min_size_rho", "mem_n": n, "thresholds": rows.to_dict("records")})
 
 
+# ---------------------------------------------------------------------------
+# Novelty, and the MMLU splits
+# ---------------------------------------------------------------------------
+
+
+def novelty_claims(nov: pd.DataFrame, source_value: str | None = SOURCE_NOVELTY) -> list[Claim]:
+    """The source's WMT novelty rises with model size (read as generalization); per lab
+    task, the share of novel generated pairs
+    (:func:`~analysis.distributional.method_tables.novelty_table`) against size. A
+    task where some model generated fewer than :data:`MIN_PAIRS` pairs is inconclusive."""
+    out = []
+    for task, g in nov.groupby("task", sort=False):
+        g = g.sort_values("params", kind="stable")
+        fewest = int(g["pairs"].min()) if len(g) else 0
+        claim = _trend_claim(f"novelty_rises_{task}", f"On the {task} task, the share of novel generated "
+                             "n-gram pairs rises with model size", g["params"], g["novelty"], section=NOVELTY,
+                             source_value=source_value, extra={"task": task, "pairs": fewest})
+        if claim.status in (REPRODUCED, NOT_REPRODUCED) and fewest < MIN_PAIRS:
+            claim = replace(claim, status=INCONCLUSIVE,
+                            reason=f"a model generated only {fewest} pairs, below the minimum of {MIN_PAIRS}")
+        out.append(claim)
+    return out
+
+
+def _split_gate(splits: pd.DataFrame, mem: pd.DataFrame, task: str, n: int) -> tuple[str, str] | None:
+    """The status of an MMLU split's claim when its pairs cannot decide it: none
+    co-occurs in the corpus (not testable), or too few (inconclusive)."""
+    row = splits[(splits["task"] == task) & (splits["n"] == n)]
+    if row.empty:
+        return NOT_TESTABLE, f"the {task} split was not counted"
+    r = row.iloc[0]
+    if not r["co-occurring"]:
+        return NOT_TESTABLE, (f"none of the {r['candidates']:,} candidate {n}-gram pairs of the {task} "
+                              f"split's {r['questions']:,} questions co-occurs in a document of the lab "
+                              "corpus")
+    pairs = _pairs(mem, task, n)
+    if pairs < MIN_PAIRS:
+        return INCONCLUSIVE, (f"the {task} split has {pairs} co-occurring pairs, below the minimum of "
+                              f"{MIN_PAIRS} for a Mem_{n}")
+    return None
+
+
+def mmlu_claims(mem: pd.DataFrame, splits: pd.DataFrame, paper: pd.DataFrame | None = None, n: int = 3,
+                knowledge: str = "MMLU knowledge", reasoning: str = "MMLU reasoning") -> list[Claim]:
+    """The source's MMLU split (Figure 4): the knowledge split's ``Mem_n`` falls with
+    model size, and the reasoning split's is lower than the knowledge split's, from
+    :func:`~analysis.distributional.method_tables.split_tables` (``splits``) and
+    :func:`~analysis.distributional.method_tables.taskgram_mem_table` (``mem``)."""
+    src = paper_value(paper, "Figure 4", f"MMLU knowledge (n = {n})")
+    falls = _trend_claim("mmlu_mem_falls", f"The MMLU knowledge split's Mem_{n} falls with model size",
+                         *_xy(mem, knowledge, n), direction=-1, section=MMLU, source_value=src,
+                         extra={"task": knowledge, "mem_n": n, "pairs": _pairs(mem, knowledge, n)})
+    t = trend(mem, knowledge, n)
+    gate = _split_gate(splits, mem, knowledge, n)
+    if gate is None and t.n_models >= MIN_MODELS and t.n_sig == 0:
+        gate = INCONCLUSIVE, "no model's Mem is significant, so there is no memorization trend to read"
+    if gate:
+        falls = replace(falls, status=gate[0], reason=gate[1])
+    tk, tr = t, trend(mem, reasoning, n)
+    both = np.isfinite(tk.rho) & np.isfinite(tr.rho) if tk.n_models == tr.n_models else np.zeros(0, bool)
+    below, total = int((tr.rho[both] < tk.rho[both]).sum()), int(both.sum())
+    est = ranks.sign_test(below, total)
+    gates = [g for g in (_split_gate(splits, mem, knowledge, n), _split_gate(splits, mem, reasoning, n)) if g]
+    sr = (next((g for g in gates if g[0] == NOT_TESTABLE), gates[0]) if gates
+          else directional(value=est.value, null=0.5, p=est.p, n=total, min_n=MIN_MODELS))
+    lower = _claim("mmlu_reasoning_below",
+                   f"The MMLU reasoning split's Mem_{n} is lower than the knowledge split's", sr,
+                   comparison=f"share of models with the lower reasoning Mem_{n}, two-sided sign test "
+                              f"p < {ALPHA:g}, at least {MIN_MODELS} models and {MIN_PAIRS} pairs per split",
+                   value=est.value, p=est.p, n=total, min_n=MIN_MODELS, section=MMLU,
+                   source_value=SOURCE_MMLU_REASONING,
+                   extra={"unit": "share", "task": reasoning, "mem_n": n, "k": below,
+                          "pairs": _pairs(mem, reasoning, n)})
+    return [falls, lower]
+
+
+def _xy(mem: pd.DataFrame, task: str, n: int):
+    t = trend(mem, task, n)
+    return t.params, t.rho
+
+
 def untestable_claims(paper: pd.DataFrame | None = None) -> list[Claim]:
-    """The source's claims on tasks the lab has no counterpart of (MMLU, WMT)."""
+    """The source's claims on tasks the lab has no counterpart of (WMT)."""
     return [
-        not_testable("mmlu_mem_falls", CHAPTER, "MMLU knowledge Mem_3 falls with model size",
-                     "the lab has no MMLU-like task", section=SOURCE,
-                     source_value=paper_value(paper, "Figure 4", "MMLU knowledge (n = 3)")),
         not_testable("wmt_mem_none", CHAPTER, "Translation (WMT) shows no significant Mem_n at any size",
                      "the lab has no translation task", section=SOURCE,
                      source_value=paper_value(paper, "Figure 4", "WMT")),

@@ -12,6 +12,7 @@ import pandas as pd
 from analysis import ngrams
 from analysis.distributional.method import (
     answer_correct,
+    cooccurring,
     corpus_lms,
     final_number,
     kendall_distance,
@@ -251,24 +252,28 @@ def mem_table(tables: Mapping[tuple, pd.DataFrame], log_llm: Mapping[tuple, np.n
 
 
 def kendall_table(tables: Mapping[tuple, pd.DataFrame], log_llm: Mapping[tuple, np.ndarray],
-                  ladder: pd.DataFrame) -> pd.DataFrame:
+                  ladder: pd.DataFrame, log_inf: Mapping[tuple, np.ndarray] | None = None) -> pd.DataFrame:
     """The source's measure for tasks without significant memorization: the Kendall
-    tau distance (:func:`kendall_distance`) between the task-gram LM's and each
-    model's rankings of the test pairs. Columns ``task, n, model, params, family,
-    lm, kendall, pvalue`` (NaN with fewer than three usable pairs)."""
+    tau distance (:func:`kendall_distance`) between a corpus LM's and each model's
+    rankings of the test pairs, for the task-gram LM and, given ``log_inf``, the
+    ∞-gram LM. Columns ``task, n, model, params, family, lm, kendall, pvalue`` (NaN
+    with fewer than three usable pairs)."""
     rows = []
     for (task, n), table in tables.items():
         with np.errstate(divide="ignore"):
-            neg_log = -np.log(table["p_taskgram"].to_numpy(dtype=float))
-        for m, params, family in zip(ladder["model"], ladder["params"], ladder["family"]):
-            try:
-                kd = kendall_distance(neg_log, -np.asarray(log_llm[(m, task, n)]))
-                value, p = kd.value, kd.p
-            except DistributionalError:
-                value, p = np.nan, np.nan
-            rows.append({"task": task, "n": n, "model": m, "params": params, "family": family,
-                         "lm": "task-gram", "kendall": value, "pvalue": p})
-    return pd.DataFrame(rows)
+            sides = {"task-gram": -np.log(table["p_taskgram"].to_numpy(dtype=float))}
+        if log_inf is not None:
+            sides["∞-gram"] = -np.asarray(log_inf[(task, n)], dtype=float)
+        for lm, neg_log in sides.items():
+            for m, params, family in zip(ladder["model"], ladder["params"], ladder["family"]):
+                try:
+                    kd = kendall_distance(neg_log, -np.asarray(log_llm[(m, task, n)]))
+                    value, p = kd.value, kd.p
+                except DistributionalError:
+                    value, p = np.nan, np.nan
+                rows.append({"task": task, "n": n, "model": m, "params": params, "family": family,
+                             "lm": lm, "kendall": value, "pvalue": p})
+    return pd.DataFrame(rows, columns=["task", "n", "model", "params", "family", "lm", "kendall", "pvalue"])
 
 
 def sensitivity_table(table: pd.DataFrame, log_llm: Mapping[tuple, np.ndarray], ladder: pd.DataFrame,
@@ -286,6 +291,47 @@ def sensitivity_table(table: pd.DataFrame, log_llm: Mapping[tuple, np.ndarray], 
             rows.append({"gamma": label, "model": m, "params": params, "rho": r["rho"], "pvalue": r["pvalue"],
                          "pairs": int(mask.sum())})
     return pd.DataFrame(rows)
+
+
+def split_tables(specs: Mapping[str, Mapping], doc_index: Mapping[bool, object], n: int,
+                 max_pairs: int | None = None, seed: int = 0
+                 ) -> tuple[dict[tuple, pd.DataFrame], pd.DataFrame]:
+    """The task-gram tables of further tasks (the MMLU splits of
+    :func:`~analysis.distributional.run.mmlu_task`), without an embedding filter, and
+    what each holds. Returns the tables of the tasks with a co-occurring pair, keyed
+    ``(task, n)`` (a seeded sample of ``max_pairs``, as :func:`cooccurring`), and one
+    row per task: ``task, n, questions, candidates, co-occurring`` (pairs with
+    ``C((x, y)) > 0``) and ``instances`` (questions with such a pair)."""
+    tables, rows = {}, []
+    for task, spec in specs.items():
+        try:
+            cand = ngrams.task_gram_pairs(spec["inputs"], spec["outputs"], n)
+        except ngrams.NgramError:
+            cand = pd.DataFrame({"instance": [], "x": [], "y": []})
+        counted = ngrams.count_pairs(cand, doc_index[ngrams.default_drop_stopwords(n)]) if len(cand) else (
+            cand.assign(c_xy=[]))
+        co = counted[counted["c_xy"] > 0]
+        rows.append({"task": task, "n": n, "questions": len(spec["inputs"]), "candidates": len(counted),
+                     "co-occurring": len(co), "instances": int(co["instance"].nunique())})
+        if len(co):
+            tables[(task, n)] = cooccurring(counted, max_pairs=max_pairs, seed=seed)
+    return tables, pd.DataFrame(rows)
+
+
+def taskgram_mem_table(tables: Mapping[tuple, pd.DataFrame], log_llm: Mapping[tuple, np.ndarray],
+                       ladder: pd.DataFrame) -> pd.DataFrame:
+    """``Mem_n`` with the task-gram LM only, over every test pair (no filter): the
+    :func:`mem_table` rows of tables without cosines or ∞-gram probabilities (the
+    MMLU splits), with the same columns."""
+    rows = []
+    for (task, n), table in tables.items():
+        p = table["p_taskgram"].to_numpy(dtype=float)
+        for m, params, family in zip(ladder["model"], ladder["params"], ladder["family"]):
+            rows.append({"task": task, "n": n, "model": m, "params": params, "family": family,
+                         "filter": NONE_FILTER, "lm": "task-gram",
+                         **spearman_row(p, np.asarray(log_llm[(m, task, n)]))})
+    return pd.DataFrame(rows, columns=["task", "n", "model", "params", "family", "filter", "lm", "rho",
+                                       "pvalue", "pairs", "note"])
 
 
 def novelty_table(answers: pd.DataFrame, tasks: Mapping[str, Mapping], doc_index: Mapping[bool, object],

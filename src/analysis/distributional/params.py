@@ -34,6 +34,23 @@ CHAPTER_THRESHOLDS = {
     "reasoning": {2: 0.80, 3: 0.75, 5: 0.65},
 }
 
+#: the MMLU subjects of each split: the ones the source's summary names as examples of
+#: the paper's knowledge-intensive (33) and reasoning-intensive (24) subtasks; the
+#: summary does not list the rest of the paper's Appendix D classification
+MMLU_SPLITS = {
+    "MMLU knowledge": ("high_school_geography", "astronomy", "professional_psychology"),
+    "MMLU reasoning": ("college_mathematics", "econometrics", "abstract_algebra"),
+}
+#: the source's MMLU reasoning-intensive panel (Figure 4, bottom right), as its summary reads it
+SOURCE_MMLU_REASONING = ("n = 3 lower than the knowledge split and largely insignificant; "
+                         "n = 5 rho about 0.22 at 70M to 0.12 at 12B")
+#: the source's WMT novelty (Figure 4, top left), as its summary reads it
+SOURCE_NOVELTY = ("WMT: the share of novel generated n-gram pairs rises from about 0.2 at 70M to about 0.5 "
+                  "at 12B")
+#: the source's GSM8K Kendall tau distances for Pythia (Figure 4), as its summary reads them
+SOURCE_KENDALL = "GSM8K, Pythia: task-gram LM about 0.51–0.54, ∞-gram LM about 0.55–0.58"
+SOURCE_KENDALL_INF = "about 0.55–0.58"
+
 # ---------------------------------------------------------------------------
 # The lab's two tasks and the chapter's tables
 # ---------------------------------------------------------------------------

@@ -12,13 +12,20 @@ import numpy as np
 import pandas as pd
 
 from analysis import ngrams as G
+from analysis.core import data
 from analysis.distributional.method import continuation, cooccurring, task_table
 from analysis.distributional.method_tables import filter_rows, filter_thresholds
-from analysis.distributional.params import KNOWLEDGE_PROMPT, KNOWLEDGE_TOKENS, DistributionalError
+from analysis.distributional.params import (
+    KNOWLEDGE_PROMPT,
+    KNOWLEDGE_TOKENS,
+    MMLU_SPLITS,
+    DistributionalError,
+)
 
 # the corpus's own problem generator, whitespace rule and seeded streams: the reasoning task
 # draws fresh problems exactly as the corpus draws its worked ones (the chapter's one import of them)
 from analysis.lab.corpus import N_PROBLEM_TEMPLATES, corpus_rng, normalise, problem_text
+from analysis.lab.corpus.common import MMLU_TEST
 from analysis.models import GenerationSettings
 
 # ---------------------------------------------------------------------------
@@ -99,6 +106,41 @@ def reasoning_task(corpus, n: int, seed: int = 0) -> pd.DataFrame:
         rows.append({"question": question, "answer": int(answer), "template": kind,
                      "solution": normalise(" ".join([*steps, f"#### {answer}"])), "prompt": question})
     return pd.DataFrame(rows)
+
+
+def mmlu_task(splits: Mapping[str, Sequence[str]] = MMLU_SPLITS) -> dict[str, dict[str, list]]:
+    """The MMLU splits as the pair tables need them: per split (``MMLU knowledge``,
+    ``MMLU reasoning``), every test question of its subjects (the data registry's
+    MMLU test files, the ones the lab draws its injected MMLU items from) with
+    ``inputs`` (the question), ``outputs`` (the text of the right choice, the
+    source's question-answer pairs), ``prompts``
+    (:data:`~analysis.distributional.params.KNOWLEDGE_PROMPT` around the question)
+    and ``subjects``."""
+    out = {}
+    for split, subjects in splits.items():
+        spec = {"inputs": [], "outputs": [], "prompts": [], "subjects": list(subjects)}
+        for subject in subjects:
+            table = pd.read_csv(data.fetch(f"{MMLU_TEST}{subject}_test.csv"), dtype=str,
+                                keep_default_na=False)
+            for row in table.itertuples(index=False):
+                question = normalise(row.question)
+                spec["inputs"].append(question)
+                spec["outputs"].append(normalise(getattr(row, f"choice{int(row.answer)}")))
+                spec["prompts"].append(normalise(KNOWLEDGE_PROMPT.format(question=question)))
+        out[split] = spec
+    return out
+
+
+def mmlu_in_lab(corpus, runs: pd.DataFrame) -> dict:
+    """Where the lab holds MMLU text: ``injected``, its MMLU questions inserted at least
+    once (injected sequences, never corpus documents); ``families``, the families of
+    the runs that insert injected sequences; ``ladder_injects``, whether a ladder run
+    is one of them. ``runs`` is :meth:`analysis.lab.ladder.LabBuild.runs_table` or the
+    profile's :meth:`~analysis.lab.ladder.LabProfile.table`."""
+    injecting = runs[runs["inject"].astype(bool)]
+    return {"injected": sum(1 for s in corpus.injections if s.task == "mmlu" and s.copies > 0),
+            "families": sorted(set(injecting["family"])),
+            "ladder_injects": bool(injecting["family"].str.startswith("ladder").any())}
 
 
 # ---------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import pandas as pd
 from analysis.core.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, Claim
 from analysis.core.fmt import fmt_p, fmt_pct
 from analysis.distributional.method_trends import Trend, above_infgram, trend
+from analysis.distributional.params import NOVELTY_N
 
 _SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
@@ -401,5 +402,85 @@ def sensitivity_sentence(claim: Claim) -> str:
                 f"({claim.reason}).")
     if claim.status == NOT_TESTABLE:
         return f"{name} was not computed at any threshold."
-    return (f"The threshold check cannot reproduce the paper's stability: {claim.reason}. The rank "
-            f"correlations of {name} with size are {per}.")
+    return (f"The threshold check cannot decide whether the paper's stability holds here: {claim.reason}. "
+            f"The rank correlations of {name} with size are {per}.")
+
+
+def kendall_inf_sentence(claim: Claim, k_tg: Trend, k_inf: Trend) -> str:
+    """The ∞-gram LM's Kendall tau distance beside the task-gram LM's (the source's
+    GSM8K: the larger against the ∞-gram LM), as the claim ``kendall{n}_inf_above`` decides it."""
+    task, n = claim.extra.get("task", "reasoning"), claim.extra.get("mem_n", 3)
+    if not k_inf.defined:
+        return f"The {task} task's Kendall tau distance to the ∞-gram LM is {range_text(k_inf)}."
+    return (f"Against the ∞-gram LM the {task} task's {n}-gram Kendall tau distance ranges from "
+            f"{range_text(k_inf)}, against the task-gram LM from {range_text(k_tg)}; the ∞-gram distance is "
+            f"the larger for {claim.extra['k']} of {claim.n} models ({_AGREE[claim.status]}{_p(claim)}; the "
+            f"source: {claim.source_value}).")
+
+
+_RISES = {REPRODUCED: "it rises with size", NOT_REPRODUCED: "it does not rise with size"}
+
+
+def novelty_sentence(claims: Iterable[Claim], nov: pd.DataFrame) -> str:
+    """How the share of novel generated pairs changes with size per task (the claims
+    ``novelty_rises_{task}``), beside the source's WMT novelty."""
+    claims = [c for c in claims if c.id.startswith("novelty_rises_")]
+    if not claims:
+        return "No model generated an n-gram pair to count."
+    parts = []
+    for c in claims:
+        g = nov[nov["task"] == c.extra["task"]].sort_values("params", kind="stable")
+        t = Trend(g["params"].to_numpy(float), g["novelty"].to_numpy(float), np.full(len(g), np.nan))
+        if not t.defined:
+            parts.append(f"on the {c.extra['task']} task it is undefined (no generated pair)")
+            continue
+        words = _RISES.get(c.status, f"no clear trend with size ({c.reason})" if c.status == INCONCLUSIVE
+                           else "its trend with size is undefined")
+        stats = (f"Spearman ρ with size {c.value:+.2f}{_p(c)}" if c.value is not None
+                 else "no rank correlation")
+        parts.append(f"on the {c.extra['task']} task it ranges from {range_text(t)} ({stats}): {words}")
+    return (f"The share of generated {NOVELTY_N}-gram pairs that never co-occur in the corpus: "
+            + "; ".join(parts)
+            + f". The source reads a rise with size as generalization ({claims[0].source_value}).")
+
+
+def mmlu_lab_text(injected: int, families: Sequence[str], ladder_injects: bool) -> str:
+    """Where the lab's MMLU text is (:func:`~analysis.distributional.run.mmlu_in_lab`),
+    as the reason a split finds no co-occurring pair."""
+    if ladder_injects or not injected:
+        return ""
+    return (f": the lab's {injected} MMLU questions are injected sequences, inserted only into its "
+            f"{' and '.join(families)} runs, and no ladder model trains on them")
+
+
+def mmlu_sentence(claim: Claim, splits: pd.DataFrame, mem: pd.DataFrame, subjects: Sequence[str],
+                  lab_text: str = "") -> str:
+    """One MMLU split: its candidate and co-occurring pairs, its Mem_n across the ladder
+    where there is one, and the claim (``mmlu_mem_falls`` or ``mmlu_reasoning_below``)
+    beside the source's value. ``lab_text`` is :func:`mmlu_lab_text`."""
+    task, n = claim.extra["task"], claim.extra["mem_n"]
+    r = splits[(splits["task"] == task) & (splits["n"] == n)].iloc[0]
+    head = (f"The {task} split ({', '.join(subjects)}; {r['questions']:,} questions) has {r['candidates']:,} "
+            f"candidate {n}-gram pairs")
+    if not r["co-occurring"]:
+        body = (f", none of which co-occurs in a document of the lab corpus{lab_text}, so it has no "
+                f"{mem_name(n)}.")
+    else:
+        t = trend(mem, task, n)
+        body = (f"; {r['co-occurring']:,} co-occur in the lab corpus (in {r['instances']:,} questions), and "
+                f"its {mem_name(n)} over {claim.extra['pairs']:,} of them ranges from {range_text(t)}, "
+                f"significant for {sig_text(t)} models, with a rank correlation with size of "
+                f"{trend_text(t)}.")
+    return f"{head}{body} {render(claim)} The source: {claim.source_value}."
+
+
+def peak_sentence(perf: pd.DataFrame, task: str) -> str:
+    """The best accuracy in any count bin of a performance table
+    (:func:`~analysis.distributional.method_tables.performance_table`), with its model,
+    bin and number of instances."""
+    g = perf.dropna(subset=["accuracy"])
+    if g.empty:
+        return f"No {task} answer falls in a count bin."
+    best = g.loc[g["accuracy"].idxmax()]
+    return (f"The best {task} accuracy in any bin is {fmt_pct(best['accuracy'])} ({best['model']}, summed "
+            f"pair counts {best['bin']}, {int(best['n'])} instances).")
