@@ -52,3 +52,12 @@ class EchoTokens(EchoModel):
 
     def tokenize(self, texts):
         return [[int(w) for w in t.split()] for t in texts]
+
+
+class ScoringEcho(EchoTokens):
+    """EchoTokens that also scores sequences: token t of a sequence gets log p = -t / 10
+    under a next-token distribution with mean log p = -1 and standard deviation 2."""
+
+    def _score_ids_stats(self, sequences):
+        for i, ids in enumerate(sequences):
+            yield i, ([-t / 10 for t in ids[1:]], [-1.0] * (len(ids) - 1), [2.0] * (len(ids) - 1))

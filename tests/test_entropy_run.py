@@ -17,7 +17,7 @@ from analysis.entropy.method import sample_pairs
 from analysis.entropy.method_sets import analyse_set, kept, stream_composition
 from analysis.entropy.params import EntropyError
 from analysis.models import GenerationSettings, Model, ModelError
-from entropy_fakes import EchoModel, EchoTokens
+from entropy_fakes import EchoModel, EchoTokens, ScoringEcho
 
 
 def test_strategy_settings():
@@ -97,9 +97,9 @@ def toy_lab(inject=True, max_copies=None):
                    doc(doc_id="popular-x", text="dddd e", copies=4, kind="popular"),
                    doc(doc_id="background-1", text="ff g", copies=1, kind="background"),
                    doc(doc_id="reasoning-0", text="r", copies=1, kind="reasoning")],
-        injections=[SimpleNamespace(seq_id="qa-000-0", text="never", copies=0),
-                    SimpleNamespace(seq_id="qa-004-0", text="x yy zzz wwww", copies=4),
-                    SimpleNamespace(seq_id="qa-016-0", text="x yy", copies=16)])
+        injections=[SimpleNamespace(seq_id="qa-000-0", task="qa", text="never", copies=0),
+                    SimpleNamespace(seq_id="qa-004-0", task="qa", text="x yy zzz wwww", copies=4),
+                    SimpleNamespace(seq_id="qa-016-0", task="qa", text="x yy", copies=16)])
     run = SimpleNamespace(inject=inject, max_copies=max_copies)
     return SimpleNamespace(corpus=corpus, profile=SimpleNamespace(run=lambda name: run))
 
@@ -143,3 +143,35 @@ def test_runs_over_lengths_strategies_and_sets(tmp_path):
     assert inf.results["B"].pairs == len(sample_pairs(tokens, 4, 2, 5, seed=8))
 
 
+
+
+def test_injected_candidates_are_members_by_the_runs_copies():
+    c = R.injected_candidates(toy_lab(), "pert", WordLengths())
+    assert c["seq_id"].tolist() == ["qa-000-0", "qa-004-0", "qa-016-0"]
+    assert c["copies"].tolist() == [0, 4, 16] and c["member"].tolist() == [0, 1, 1]
+    assert c["ids"].tolist()[1] == [1, 2, 3, 4]
+    # a run that inserts up to 4 copies never saw the 16-copy sequence; a run without injections none
+    assert R.injected_candidates(toy_lab(max_copies=4), "r", WordLengths())["member"].tolist() == [0, 1, 0]
+    assert R.injected_candidates(toy_lab(inject=False), "std", WordLengths())["member"].sum() == 0
+
+
+def test_dataset_inference_scores_the_same_pairs_for_the_attacks(tmp_path):
+    model = ScoringEcho("lab:echo", cache=QueryCache(tmp_path / "q.sqlite"))
+    docs = {str(k): " ".join(str(10 * k + i) for i in range(12)) for k in range(1, 4)}
+    sets = [CandidateSet("A", docs, 1, "known", reference=True), CandidateSet("B", docs, 0, "new")]
+    inf = R.dataset_inference(model, sets, 4, 2, 5, GenerationSettings(), "none", n_boot=5, sample_seed=7,
+                              mia_pairs=3)
+    assert list(inf.attacks) == ["A", "B"]
+    a = inf.attacks["A"]
+    assert len(a) == 3 and a["member"].tolist() == [1, 1, 1]
+    assert inf.attacks["B"]["member"].tolist() == [0] * 3
+    # the window p + s of the first kept pair: its tokens 1..5 get log p = -t / 10, so the loss is
+    # their mean / 10
+    first = kept(R.discoverable(model, sample_pairs(dict(zip(docs, model.tokenize(list(docs.values())))),
+                                                    4, 2, 5, seed=7), GenerationSettings(), "none")).iloc[0]
+    window = first["prefix"] + first["suffix"]
+    assert a["nll"].iloc[0] == pytest.approx(np.mean(window[1:]) / 10)
+    # Min-K%++ at 20% of 5 tokens: the lowest (log p + 1) / 2, from the largest token id
+    assert a["minkpp"].iloc[0] == pytest.approx((-max(window[1:]) / 10 + 1) / 2)
+    none = R.dataset_inference(model, sets, 4, 2, 5, GenerationSettings(), "none", n_boot=5, sample_seed=7)
+    assert none.attacks == {}

@@ -16,7 +16,8 @@ import pandas as pd
 
 from analysis.entropy.candidates import CandidateSet
 from analysis.entropy.method import lcs, levenshtein, sample_pairs, trivial
-from analysis.entropy.method_sets import Inference, SetResult, Stream, analyse_set, decide_membership
+from analysis.entropy.method_sets import Inference, SetResult, Stream, analyse_set, decide_membership, kept
+from analysis.entropy.mia import attack_table
 from analysis.entropy.params import LCS_FILTERS, PAPER_STRATEGIES, PAPER_TEMPERATURE, EntropyError
 from analysis.lab.ladder import run_injections
 from analysis.models import GenerationSettings
@@ -126,22 +127,57 @@ def by_strategy(model, pairs: pd.DataFrame, strategies: Sequence[str], lcs_filte
             for name in strategies}
 
 
+def score_sequences(model, ids: Sequence[Sequence[int]], progress: bool | str = False) -> pd.DataFrame:
+    """Every membership-inference attack on each token sequence
+    (:func:`~analysis.entropy.mia.attack_table`), from one cached ``score_ids_stats``
+    request per sequence and the sequence's text."""
+    ids = [list(map(int, x)) for x in ids]
+    return attack_table(model.score_ids_stats(ids, progress=progress), model.detokenize(ids))
+
+
 def dataset_inference(model, sets: Sequence[CandidateSet], prefix_tokens: int, suffix_tokens: int, n: int,
                       settings, lcs_filter: str = "written", n_boot: int = 1000, seed: int = 0,
-                      sample_seed: int | None = None) -> Inference:
+                      sample_seed: int | None = None, mia_pairs: int | None = 0) -> Inference:
     """The auditor's procedure (Section 6.4) on one model: tokenize each set with
     the model, draw ``n`` pairs from it (set ``k`` with seed ``sample_seed + k``),
     score them, fit each set's line with a bootstrap (seed ``seed``) and decide
-    every set against τ from the reference set (:func:`decide_membership`)."""
+    every set against τ from the reference set (:func:`decide_membership`).
+
+    With ``mia_pairs`` (None: all), the first ``mia_pairs`` kept pairs of each set
+    are also scored as whole windows ``p + s`` by every membership-inference attack
+    (:func:`score_sequences`), into ``Inference.attacks``: the same pairs, no new
+    sample."""
     sample_seed = seed if sample_seed is None else sample_seed
     name = model.name.removeprefix("lab:")
-    results = {}
+    results, attacks = {}, {}
     for k, cand in enumerate(sets):
         tokens = dict(zip(cand.docs, model.tokenize(list(cand.docs.values()))))
         pairs = sample_pairs(tokens, prefix_tokens, suffix_tokens, n, seed=sample_seed + k,
                              balance=cand.balance)
         scored = discoverable(model, pairs, settings, lcs_filter, progress=f"{name}: {cand.label}")
         results[cand.label] = analyse_set(cand.label, scored, n_boot=n_boot, seed=seed)
+        if mia_pairs != 0:
+            use = kept(scored) if mia_pairs is None else kept(scored).head(mia_pairs)
+            frame = score_sequences(model, [p + s for p, s in zip(use["prefix"], use["suffix"])],
+                                    progress=f"{name}: {cand.label} (attacks)")
+            attacks[cand.label] = frame.assign(doc_id=list(use["doc_id"]), member=cand.truth, set=cand.label)
     table = decide_membership(results, sets, name)
     table["kind"] = "lab" if model.name.startswith("lab:") else "real"
-    return Inference(name, results, table)
+    return Inference(name, results, table, attacks)
+
+
+def injected_candidates(lab, run: str, model) -> pd.DataFrame:
+    """The lab's injected sequences as membership-inference candidates for lab run
+    ``run``: one row per sequence with ``seq_id``, ``task``, ``copies`` (how often
+    the run trained on it; 0 for the never-inserted controls), ``member`` and its
+    token ids (``ids``, ``model``'s tokenizer). Which candidate lands at which copy
+    level, the controls included, follows a seeded random order of each task's
+    candidates, so membership is randomized and known."""
+    cfg = lab.profile.run(run)
+    inserted = ({i.seq_id for i in run_injections(cfg, lab.corpus.injections) if i.copies > 0}
+                if cfg.inject else set())
+    seqs = list(lab.corpus.injections)
+    copies = [s.copies if s.seq_id in inserted else 0 for s in seqs]
+    return pd.DataFrame({"seq_id": [s.seq_id for s in seqs], "task": [s.task for s in seqs], "copies": copies,
+                         "member": [int(c > 0) for c in copies],
+                         "ids": model.tokenize([s.text for s in seqs])})
