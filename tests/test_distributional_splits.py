@@ -199,6 +199,9 @@ def test_novelty_and_kendall_sentences_read_their_claims():
     assert text.startswith(
         "The share of generated 3-gram pairs that never co-occur in the corpus: on the reasoning task it "
         "ranges from 0.20 to 0.50 (Spearman ρ with size +1.00, p < 0.001): it rises with size.")
+    flat = _nov([1.0] * 6)
+    assert "on the reasoning task it is 1.00 for every model (no rank correlation): its trend with size is " \
+        "undefined." in D.novelty_sentence(D.novelty_claims(flat), flat)
     tg = [0.51, 0.52, 0.52, 0.53, 0.54, 0.54]
     k = _kendall(tg, [v + 0.04 for v in tg])
     claim = D.kendall_inf_claim(k)

@@ -438,7 +438,9 @@ def novelty_sentence(claims: Iterable[Claim], nov: pd.DataFrame) -> str:
                            else "its trend with size is undefined")
         stats = (f"Spearman ρ with size {c.value:+.2f}{_p(c)}" if c.value is not None
                  else "no rank correlation")
-        parts.append(f"on the {c.extra['task']} task it ranges from {range_text(t)} ({stats}): {words}")
+        spread = (f"is {t.lo:.2f} for every model" if t.lo == t.hi and np.isfinite(t.rho).all()
+                  else f"ranges from {range_text(t)}")
+        parts.append(f"on the {c.extra['task']} task it {spread} ({stats}): {words}")
     return (f"The share of generated {NOVELTY_N}-gram pairs that never co-occur in the corpus: "
             + "; ".join(parts)
             + f". The source reads a rise with size as generalization ({claims[0].source_value}).")
