@@ -283,15 +283,25 @@ def test_dataset_inference_counts_undecided_sets_apart():
     assert (c.status, c.value, c.n) == (REPRODUCED, 11 / 12, 12)
     assert c.p == pytest.approx(binomial_p(11, 12)) and c.p == pytest.approx(26 / 4096)
     assert c.extra["not_testable"] == 2 and c.extra["total"] == 14 and c.extra["right"] == 11
-    assert c.reason.endswith("; 2 of 14 sets not testable here (no line, or no τ)")
+    assert c.reason.endswith("; 2 of 14 sets undecided (no line, or no τ), left out of n, not counted wrong")
+    # di_rows: truth alternates 0, 1 (s0 a non-member); the 11 right calls s0..s10 call members s1, s3,
+    # s5, s7, s9; the wrong call on s11 (a member) calls it a non-member: 5 member calls, no non-member
+    assert "; it calls 5 of 12 decided sets members, 0 of the 7 non-member sets among them" in c.reason
+    assert c.extra["called_members"] == 5 and c.extra["nonmembers_called"] == []
     assert c.interval[0] < 11 / 12 < c.interval[1]
     assert [s["outcome"] for s in c.extra["sets"]][-3:] == ["wrong", "not testable", "not testable"]
     assert c.source_value == "8 of 10 sets (Table 1)"
     json.loads(to_json([c]))  # numpy values in the table still give plain JSON
     # 3 right of 12: p = 2 (1 + 12 + 66 + 220) / 4096 = 0.146, on the wrong side of one half
     assert K.di_claim(di_rows("lab", "rrr" + "w" * 9), "lab", table1).status == NOT_REPRODUCED
-    # 3 decided, below the minimum of 10
-    assert K.di_claim(di_rows("real", "rrw-"), "real", table1).status == INCONCLUSIVE
+    # 3 decided, below the minimum of 10; s2 is a non-member called a member (the wrong call)
+    few = K.di_claim(di_rows("real", "rrw-"), "real", table1)
+    assert few.status == INCONCLUSIVE and few.n == 3
+    # even 3 of 3 right: p = 2 / 8
+    assert few.reason.startswith("n = 3 is below the minimum of 10: even 3 of 3 right would give a "
+                                 "sign-test p of 0.25; it calls 2 of 3 decided sets members, 1 of the 2 "
+                                 "non-member sets")
+    assert few.extra["nonmembers_called"] == ["m: s2"]
     assert K.di_claim(di_rows("lab", "---"), "lab", table1).status == NOT_TESTABLE
     assert K.di_claim(di_rows("lab", "rr"), "real", table1).status == NOT_TESTABLE  # no real model ran
 
@@ -334,3 +344,55 @@ def test_fishers_z_compares_two_correlations():
         compare_correlations(0.5, 3, 0.2, 10)
     with pytest.raises(ValueError, match=r"r must be a number in \[-1, 1\]"):
         compare_correlations(1.5, 10, 0.2, 10)
+
+
+# -- against a baseline, and membership inference (beyond the source) -----------------------------
+
+
+def test_the_intercept_rule_against_the_mean_loss_baseline():
+    from analysis.entropy import claims_mia as M
+
+    # 12 candidate sets, the intercept rule right on all of them, mean loss wrong on 6: McNemar's exact
+    # test is the sign test of 6 of 6, p = 2 / 64
+    di = di_rows("lab", "r" * 12)
+    di["correct"] = (di["prediction"] == di["truth"]).astype(float)
+    losses = di[["model", "kind", "set", "role"]].assign(correct=[1] + [1] * 6 + [0] * 6)
+    c = M.baseline_claim(di, losses)
+    assert (c.status, c.value, c.n) == (REPRODUCED, 0.5, 12) and c.p == pytest.approx(2 / 64)
+    assert c.source_value == "intercept rule: 5 of 6; Maini et al. (2024): 3 of 6 (Table 7)"
+    # both right everywhere: no difference, which is not the source's finding
+    tied = M.baseline_claim(di, losses.assign(correct=1))
+    assert tied.status == NOT_REPRODUCED and tied.value == 0.0 and tied.p is None
+    # the other way round: mean loss right where the rule is wrong
+    worse = di.assign(correct=[1.0] + [0.0] * 6 + [1.0] * 6)
+    c = M.baseline_claim(worse, losses.assign(correct=1))
+    assert c.status == NOT_REPRODUCED and c.value == -0.5
+    assert M.baseline_claim(di, losses, "real").status == NOT_TESTABLE
+
+
+def test_membership_inference_claims_from_the_panels():
+    from analysis.entropy import claims_mia as M
+
+    def row(attack, auc, p, members=300, non=18, scope="all", model=None):
+        return {"scope": scope, "attack": attack, "members": members, "non-members": non, "auc": auc,
+                "auc lo": auc - 0.1, "auc hi": auc + 0.05, "p": p, "tpr": 0.1, "tpr lo": 0.0, "tpr hi": 0.2,
+                "model": model}
+
+    panel = pd.DataFrame([row("loss", 0.8, 0.001), row("zlib", 0.55, 0.4), row("mink", 0.3, 0.01),
+                          row("minkpp", 0.7, 0.02, members=10, non=5), row("loss", 0.9, 0.001, scope="16")])
+    sets = pd.DataFrame([{"attack": "intercept", "sets": 18, "pairs": 40, "auc": 0.6, "auc lo": 0.4,
+                          "auc hi": 0.8, "p": 0.3}])
+    real = pd.DataFrame([row("text_zlib", 0.2, 0.001, members=200, non=100, model="a"),
+                         row("text_zlib", 0.9, 1e-6, members=200, non=100, model="b")])
+    c = M.mia_claims(panel, sets, real)
+    assert [c[k].status for k in ("mia_loss", "mia_zlib", "mia_mink", "mia_minkpp")] == [
+        REPRODUCED, INCONCLUSIVE, NOT_REPRODUCED, INCONCLUSIVE]  # Min-K%++: 15 candidates, below 30
+    assert c["mia_loss"].n == 318 and c["mia_loss"].interval == (pytest.approx(0.7), pytest.approx(0.85))
+    assert c["mia_intercept"].status == INCONCLUSIVE and c["mia_intercept"].n == 40
+    # the weaker separation of the two models: |0.2 - 0.5| = 0.3 against 0.4: 0.8 on model a
+    s = c["mia_real_shift"]
+    assert (s.status, s.value, s.extra["model"]) == (REPRODUCED, pytest.approx(0.8), "a")
+    assert {x.section for x in c.values()} == {"entropy-mia"}
+    json.loads(to_json(c.values()))
+    none = M.mia_claims(panel.assign(auc=np.nan), sets.assign(pairs=0), real.iloc[:0])
+    assert {x.status for x in none.values()} == {NOT_TESTABLE}

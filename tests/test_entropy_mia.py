@@ -149,6 +149,8 @@ def test_the_set_panel_ranks_sets_within_each_model():
     assert t.loc["intercept", "sets"] == 5
     # constant bootstraps: the interval is the point
     assert t.loc["intercept", "auc lo"] == t.loc["intercept", "auc hi"] == pytest.approx(1 / 3)
+    # all 20 draws lie below 0.5: p = 2 (0 + 1) / (20 + 1)
+    assert t.loc["intercept", "p"] == pytest.approx(2 / 21)
     # mean loss scores (every set has them): a: -1, -2 vs -3 -> 2 of 2; b: -1 vs -5 and -4 -> 2 of 2
     assert t.loc["loss", "auc"] == 1.0 and t.loc["loss", "pairs"] == 4 and t.loc["loss", "sets"] == 6
     # a model with member sets only compares nothing

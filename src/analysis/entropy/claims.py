@@ -38,6 +38,7 @@ from analysis.core.claims import (
     within,
 )
 from analysis.entropy.method import bootstrap_p, stronger
+from analysis.entropy.method_di import di_calls
 from analysis.entropy.method_sets import Inference, SetResult, kept, sample_size_summary, size_tracking_r
 from analysis.entropy.params import (
     FLAT_INTERCEPT_BITS,
@@ -407,7 +408,9 @@ def di_claim(di: pd.DataFrame, kind: str, table1: pd.DataFrame) -> Claim:
     """``di_lab`` or ``di_real``: the candidate sets of models of ``kind`` that the
     rule calls right, among those it decides (sign test against one half; the
     Wilson interval). A set without a line, or of a model whose reference has
-    none, is not testable: counted apart, never as wrong."""
+    none, is undecided: excluded from ``n``, never counted as wrong. The reason
+    says how many sets the rule calls members and which non-member sets among
+    them, and, below the minimum n, the smallest p so few sets could give."""
     id = f"di_{kind}"
     source = f"{int((table1['prediction'] == table1['ground_truth']).sum())} of {len(table1)} sets (Table 1)"
     c = di[(di["role"] == "candidate") & (di["kind"] == kind)]
@@ -422,8 +425,17 @@ def di_claim(di: pd.DataFrame, kind: str, table1: pd.DataFrame) -> Claim:
         return _untestable(id, "di", why, source_value=source, extra=extra)
     est = sign_test(right, decided)
     status, reason = directional(value=est.value, null=0.5, p=est.p, n=decided, min_n=MIN_DI_SETS)
+    calls = di_calls(di, kind)
+    extra.update(called_members=calls["called_members"], nonmembers=calls["nonmembers"],
+                 nonmembers_called=calls["nonmembers_called"], undecided=calls["undecided"])
+    if decided < MIN_DI_SETS:
+        reason += (f": even {decided} of {decided} right would give a sign-test p of "
+                   f"{sign_test(decided, decided).p:.3g}")
+    reason += (f"; it calls {calls['called_members']} of {decided} decided sets members, "
+               f"{len(calls['nonmembers_called'])} of the {calls['nonmembers']} non-member sets among them")
     if extra["not_testable"]:
-        reason += f"; {extra['not_testable']} of {len(sets)} sets not testable here (no line, or no τ)"
+        reason += (f"; {extra['not_testable']} of {len(sets)} sets undecided (no line, or no τ), left out of "
+                   "n, not counted wrong")
     lo, hi = wilson_interval(right, decided)
     return _claim(id, "di", (status, reason), "share of decided candidate sets called right > 0.5 "
                   "(two-sided sign test; Wilson interval)", value=est.value, interval=(float(lo), float(hi)),

@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from analysis.entropy.method import bootstrap_p
 from analysis.entropy.params import EntropyError
 from analysis.stats.lines import percentile_interval
 from analysis.stats.mia import LOW_FPR, attack_metrics, grouped_auc
@@ -165,8 +166,9 @@ def set_panel(inferences, attacks: Sequence[str] = ("intercept", *ATTACKS), n_bo
     non-member set of the same model (:func:`analysis.stats.mia.grouped_auc`: the
     intercept, higher meaning member, or a set's mean attack score), with the 95%
     percentile interval of the same AUC over ``n_boot`` draws of every set's value
-    from its bootstrap. One row per statistic: ``sets``, ``pairs`` of sets compared,
-    ``auc``, ``auc lo``, ``auc hi``; NaN where no model has both kinds of set."""
+    from its bootstrap, and ``p``, the two-sided percentile-bootstrap p of 0.5 over
+    those draws. One row per statistic: ``sets``, ``pairs`` of sets compared,
+    ``auc``, ``auc lo``, ``auc hi``, ``p``; NaN where no model has both kinds of set."""
     rows = []
     for attack in attacks:
         draws = _set_draws(inferences, attack, n_boot, seed)
@@ -176,10 +178,10 @@ def set_panel(inferences, attacks: Sequence[str] = ("intercept", *ATTACKS), n_bo
             est = grouped_auc(y, [d[2] for d in draws], groups)
         except StatsError:
             rows.append({"attack": attack, "sets": len(draws), "pairs": 0, "auc": np.nan, "auc lo": np.nan,
-                         "auc hi": np.nan})
+                         "auc hi": np.nan, "p": np.nan})
             continue
         boot = [grouped_auc(y, [d[3][b] for d in draws], groups).value for b in range(n_boot)]
         lo, hi = percentile_interval(boot)
         rows.append({"attack": attack, "sets": len(draws), "pairs": est.n, "auc": est.value, "auc lo": lo,
-                     "auc hi": hi})
+                     "auc hi": hi, "p": bootstrap_p(boot, 0.5)})
     return pd.DataFrame(rows)

@@ -32,6 +32,9 @@ PAPER_STRATEGIES = (
     ("Temp=1", dict(temperature=1.0)),
     ("Temp=0.8, top_k=10", dict(temperature=0.8, top_k=10)),
 )
+#: Appendix E.2, Table 7: dataset-inference calls right out of 6, the source's rule and its
+#: baseline (Maini et al. 2024's aggregated membership-inference attacks), on Pythia and MIMIR
+PAPER_TABLE7 = {"intercept rule": (5, 6), "Maini et al. (2024)": (3, 6)}
 #: Appendix E.1's sample sizes
 PAPER_SAMPLE_SIZES = (250, 500, 1000, 2000, 4000, 8000)
 #: the abstract and Section 4: Pearson r of the level-set entropy line on every model tried
@@ -83,6 +86,9 @@ MIN_PAIRS = 30
 MIN_SUBSAMPLES = 10
 #: the fewest decided candidate sets a dataset-inference claim rests on
 MIN_DI_SETS = 10
+#: the fewest candidate sequences (members and non-members together) a membership-inference
+#: claim rests on
+MIN_MIA_CANDIDATES = 30
 #: the fewest sets (with a bootstrap) the intercept–slope claim rests on
 MIN_BOOT_SETS = 5
 #: the fewest answer lengths, strategies or sets an "at every one" claim rests on
@@ -109,7 +115,7 @@ PROFILES = {
         lab_prefix_tokens=8, lab_suffix_tokens=8, n_lab=150, n_di_lab=60, n_strategy=60,
         lab_suffix_lengths=(4, 8), strategies=("Temp=0", "Temp=0.5"), sample_sizes=(40, 80), repeats=5,
         models=["smollm2-135m-instruct"], prefix_tokens=16, suffix_tokens=16, n_real=16,
-        temperature=0.0, lcs_filter="written", n_boot=50, seed=0,
+        temperature=0.0, lcs_filter="written", n_boot=50, seed=0, n_mia_lab=60, n_mia_real=16,
     ),
     # The lab's largest perturbed run (its stream holds sequences inserted 1 to 256
     # times, the only text a lab model reproduces) and the ladder's largest wide
@@ -121,6 +127,9 @@ PROFILES = {
     # (16 over the two), every one with more distinct 48-token windows than the
     # 1,500 pairs it supplies. On 2 cores the lab part takes a few minutes;
     # 3 x 500 real pairs take about 4 minutes for SmolLM2 and 10 for Gemma 3 270M.
+    # Membership inference scores the first kept pairs of every dataset-inference set
+    # again as whole windows (n_mia_lab per lab set, n_mia_real per real set: 300
+    # forward passes per real model) and the lab's injected sequences once.
     "default": dict(
         lab_profile="default", lab_model="pert-l2x", di_models=["pert-l2x", "deep-128"],
         lab_popular_sets=3, lab_heldout_sets=3,
@@ -128,7 +137,7 @@ PROFILES = {
         n_strategy=3000, lab_suffix_lengths=(8, 16, 24, 32),
         strategies=tuple(name for name, _ in PAPER_STRATEGIES), sample_sizes=PAPER_SAMPLE_SIZES,
         repeats=20, models=["smollm2-135m-instruct", "gemma3-270m"], prefix_tokens=32, suffix_tokens=16,
-        n_real=500, temperature=0.0, lcs_filter="written", n_boot=1000, seed=0,
+        n_real=500, temperature=0.0, lcs_filter="written", n_boot=1000, seed=0, n_mia_lab=500, n_mia_real=100,
     ),
     # The source's setup for the real models (|p| = 100, |s| = 50, n = 1,500 per set,
     # temperature 0.8); the lab keeps 32 + 16, the length of its injected sequences.
@@ -140,7 +149,7 @@ PROFILES = {
         strategies=tuple(name for name, _ in PAPER_STRATEGIES), sample_sizes=PAPER_SAMPLE_SIZES,
         repeats=20, models=["smollm2-135m-instruct", "gemma3-270m"], prefix_tokens=PAPER_PREFIX_TOKENS,
         suffix_tokens=PAPER_SUFFIX_TOKENS, n_real=PAPER_MIN_DI_SAMPLES, temperature=PAPER_TEMPERATURE,
-        lcs_filter="written", n_boot=1000, seed=0,
+        lcs_filter="written", n_boot=1000, seed=0, n_mia_lab=500, n_mia_real=100,
     ),
 }
 

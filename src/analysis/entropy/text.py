@@ -89,6 +89,20 @@ STATEMENTS = {
                       "model on each of its sets of texts."),
     "intercept_slope_opposed": ("For a fixed model and dataset, the line's intercept and slope move in "
                                 "opposite directions."),
+    "di_vs_loss": ("The intercept rule infers membership of a set more accurately than a baseline built on "
+                   "membership-inference scores (here: the mean loss, with τ set by the same rule)."),
+    "mia_loss": ("Beyond the source: where membership is randomized (the lab's injected sequences), the loss "
+                 "attack tells members from non-members."),
+    "mia_zlib": ("Beyond the source: where membership is randomized, the zlib-ratio attack tells members "
+                 "from non-members."),
+    "mia_mink": ("Beyond the source: where membership is randomized, Min-K% Prob tells members from "
+                 "non-members."),
+    "mia_minkpp": ("Beyond the source: where membership is randomized, Min-K%++ tells members from "
+                   "non-members."),
+    "mia_intercept": ("Beyond the source: the intercept of a set's entropy line ranks the lab's member sets "
+                      "above its non-member sets."),
+    "mia_real_shift": ("Beyond the source: popular texts against 2024–26 stories is a shifted split, so a "
+                       "score that never sees the model already tells the two apart."),
 }
 #: how a claim's status reads on the page
 STATUS_WORDS = {REPRODUCED: "Reproduced", NOT_REPRODUCED: "Not reproduced", INCONCLUSIVE: "Inconclusive",
@@ -113,13 +127,19 @@ VALUES = {
     "di_real": ("share called right", "share", "decided sets"),
     "r_real_models": ("lowest r", "r", "sets with a line"),
     "intercept_slope_opposed": ("median r", "r", "sets"),
+    "di_vs_loss": ("share right (intercept) − share right (mean loss)", "share diff", "sets both decide"),
+    **{f"mia_{a}": ("AUC", "auc", "sequences") for a in ("loss", "zlib", "mink", "minkpp")},
+    "mia_intercept": ("AUC over sets", "auc", "pairs of sets"),
+    "mia_real_shift": ("AUC of the text's own zlib ratio, folded", "auc", "pairs"),
 }
 
 
 def _number(x: float, kind: str) -> str:
     if kind == "share":
         return fmt_pct(x)
-    return f"{x:.3f}" if kind == "r" else f"{x:.2f}"
+    if kind == "share diff":
+        return f"{100 * x:+.0f} points"
+    return f"{x:.3f}" if kind in ("r", "auc") else f"{x:.2f}"
 
 
 def _evidence(claim: Claim) -> str:
