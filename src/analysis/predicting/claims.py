@@ -11,7 +11,9 @@ Tests of an AUC against chance use the chapter's normal approximation of the
 Mann–Whitney null (:func:`analysis.predicting.method_eval.chance_p`), on the
 seed-0 set's class sizes, or :func:`analysis.stats.auc.auc_test` where the
 scores are at hand; an AUC on the other side of 0.5 from the source's is never
-evidence for it (:func:`analysis.core.claims.directional`).
+evidence for it (:func:`analysis.core.claims.directional`). Experiment 3's gap
+between two fits of the same examples is tested paired, by DeLong's variance
+(:func:`exp3_gap_claim`), and a gap between fits below chance is no evidence either.
 """
 
 from __future__ import annotations

@@ -420,6 +420,8 @@ def chance_p(value: float, n_pos: int, n_neg: int) -> float:
     """Two-sided p-value of an AUC of ``value`` against 0.5 on ``n_pos`` positives and
     ``n_neg`` negatives, by the normal approximation of :func:`chance_band` (the AUC's
     null standard deviation ``sqrt((n_pos + n_neg + 1) / (12 n_pos n_neg))``): below
-    ``1 - level`` exactly when the AUC lies outside the chance band of that level."""
+    ``1 - level`` exactly when the AUC lies outside the chance band of that level. The p-value
+    says nothing of the side: an AUC below 0.5 with a small p is evidence against a source that
+    found it above, which :func:`analysis.core.claims.directional` decides."""
     return float(2 * norm.sf(abs(float(value) - 0.5) / _null_sd(n_pos, n_neg)))
 
