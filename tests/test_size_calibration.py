@@ -66,8 +66,10 @@ def test_null_calibration_exposes_the_shared_baseline_term():
 def test_calibration_runs_each_kind_and_is_empty_for_a_model_without_answers():
     pos = _null_positions(k=6, n=10)
     cal = sz.calibration(pos, "m", n_rep=20, seed=1)
-    assert cal["kind"].tolist() == ["all"] * 3 + ["raw"] * 3
-    pd.testing.assert_frame_equal(cal.iloc[3:].reset_index(drop=True),
-                                  sz.null_calibration(pos, model="m", n_rep=20, kind="raw", seed=1))
+    # the source's formula on raw, then on lifted accuracies, then the book's reading of both
+    assert cal["kind"].tolist() == ["raw"] * 3 + ["lifted"] * 3 + ["all"] * 3
+    for i, kind in enumerate(("raw", "lifted", "all")):
+        pd.testing.assert_frame_equal(cal.iloc[3 * i:3 * i + 3].reset_index(drop=True),
+                                      sz.null_calibration(pos, model="m", n_rep=20, kind=kind, seed=1))
     empty = sz.calibration(pos, "other", n_rep=20)
     assert empty.empty and list(empty.columns) == ["alpha", "false_positive_rate", "se", "n_rep", "kind"]

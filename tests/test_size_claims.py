@@ -160,8 +160,11 @@ def test_precision_and_recall_against_the_source_floors():
 def test_ladder_claims_are_unique_and_survive_json():
     method = _method(sweep=_sweep(tp=35, fp=5, fn=1))
     claims = sz.ladder_claims(method, popular_copies="8")
-    assert [c.id for c in claims] == ["lab_law", "lab_loo_band", "lab_bounds_valid", "lab_precision",
-                                      "lab_recall", "law_coefficients"]
+    assert [c.id for c in claims] == ["lab_law", "lab_loo_band", "lab_loo_r2", "lab_bounds_valid",
+                                      "lab_precision", "lab_recall", "lab_agreement",
+                                      "lab_agreement_families", "law_coefficients"]
+    # a method without families has no Appendix B on the ladder: said, not invented
+    assert [c.status for c in claims[6:8]] == [NOT_TESTABLE, NOT_TESTABLE]
     assert claims[-1].status == NOT_TESTABLE and claims[-1].source_value == "A = 41.18, B = 0.62"
     assert from_json(to_json(claims)) == claims
 
@@ -169,38 +172,48 @@ def test_ladder_claims_are_unique_and_survive_json():
 # --- calibration under a true null ------------------------------------------------------
 
 
-def _cal(all_rate, raw_rate, n_rep=200, alpha=0.05) -> pd.DataFrame:
+def _cal(all_rate, raw_rate, lifted_rate=None, n_rep=200, alpha=0.05) -> pd.DataFrame:
+    rates = {"all": all_rate, "raw": raw_rate, **({} if lifted_rate is None else {"lifted": lifted_rate})}
     se = math.sqrt(alpha * (1 - alpha) / n_rep)
-    return pd.DataFrame({"alpha": [alpha, alpha], "false_positive_rate": [all_rate, raw_rate], "se": [se, se],
-                         "n_rep": [n_rep, n_rep], "kind": ["all", "raw"]})
+    return pd.DataFrame({"alpha": alpha, "false_positive_rate": list(rates.values()), "se": se,
+                         "n_rep": n_rep, "kind": list(rates)})
 
 
 def test_calibration_claims_on_the_committed_numbers():
-    all_, raw = sz.calibration_claims(_cal(0.160, 0.025))  # results/size.json: 0.160 and 0.025
+    # results/size.json: 0.160 (all) and 0.025 (raw); the source's formula on lifted accuracies: 0.300
+    raw, lifted, all_ = sz.calibration_claims(_cal(0.160, 0.025, 0.300))
     se = math.sqrt(0.05 * 0.95 / 200)
     assert (all_.id, all_.status, all_.n) == ("calibration_all", NOT_REPRODUCED, 200)
     assert all_.p == pytest.approx(stats.norm.sf((0.160 - 0.05) / se))
     assert (raw.id, raw.status) == ("calibration_raw", REPRODUCED)
+    assert (lifted.id, lifted.status) == ("calibration_lifted", NOT_REPRODUCED)
+    # the book's reading is said to be the book's, never "the source's block scores"
+    assert "this book's reading" in all_.statement and "source's block score on lifted" in lifted.statement
 
 
 def test_calibration_claims_at_the_limit_with_few_replicates_and_without_answers():
     se = math.sqrt(0.05 * 0.95 / 200)
-    at_limit, over = sz.calibration_claims(_cal(0.05 + 2 * se, 0.05 + 2 * se + 0.001))
+    at_limit, over = sz.calibration_claims(_cal(0.05 + 2 * se, 0.05 + 2 * se + 0.001), kinds=("all", "raw"))
     assert (at_limit.status, over.status) == (REPRODUCED, NOT_REPRODUCED)
-    assert {c.status for c in sz.calibration_claims(_cal(0.3, 0.0, n_rep=20))} == {INCONCLUSIVE}
+    assert {c.status for c in sz.calibration_claims(_cal(0.3, 0.0, 0.1, n_rep=20))} == {INCONCLUSIVE}
     empty = sz.calibration_claims(pd.DataFrame(columns=["alpha", "false_positive_rate", "se", "n_rep",
                                                         "kind"]))
-    assert [c.status for c in empty] == [NOT_TESTABLE, NOT_TESTABLE]
+    assert [c.status for c in empty] == [NOT_TESTABLE] * 3
+    # a run that calibrated two kinds says the third could not run
+    assert sz.calibration_claims(_cal(0.245, 0.04))[1].status == NOT_TESTABLE
 
 
 def test_calibration_text_says_which_kind_holds_its_level():
-    claims = sz.calibration_claims(_cal(0.245, 0.04))
+    claims = sz.calibration_claims(_cal(0.245, 0.04, 0.30))
     assert sz.calibration_text(claims, "raw", 0.05) == (
-        "At α = 0.05 the empirical false-positive rate is all scores 0.245 (exceeds its level); "
-        "raw scores 0.040 (holds its level). This run's pairwise tests use raw block scores, "
-        "which hold their level here.")
+        "At α = 0.05 the empirical false-positive rate is, with the source's formula on raw accuracies, "
+        "0.040 (holds its level); with the source's formula on lifted accuracies, 0.300 (exceeds its "
+        "level); with this book's reading, raw and lifted accuracies averaged together, 0.245 (exceeds "
+        "its level). This run's pairwise tests use raw block scores (the source's formula on raw "
+        "accuracies), which hold their level here.")
     assert sz.calibration_text(claims, "all", 0.05).endswith(
-        "use all block scores, which do not hold their level here.")
+        "use all block scores (this book's reading, raw and lifted accuracies averaged together), which "
+        "do not hold their level here.")
 
 
 # --- a model that answers nothing --------------------------------------------------------
@@ -221,6 +234,7 @@ def test_a_model_that_answers_nothing_leaves_every_size_step_standing():
         "Agreement needs two models with an answer on every text; this run has 0.")
     cal = sz.calibration(sz.position_table(answers), "api:x", n_rep=10)
     claims = sz.calibration_claims(cal)
+    assert len(claims) == 3
     assert cal.empty and {c.status for c in claims} == {NOT_TESTABLE}
     assert sz.calibration_text(claims, "raw", 0.05) == (
         "The calibration could not run: the model it resamples has no scorable answer.")

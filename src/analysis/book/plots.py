@@ -360,6 +360,33 @@ def size_bounds(bounds: pd.DataFrame) -> plt.Figure:
     return fig
 
 
+def size_accuracy_by_size(acc_table: pd.DataFrame, theta: pd.Series, families: pd.Series) -> plt.Figure:
+    """The paper's Figure 1 on the ladder. Left: accuracy on the popular texts against
+    prefix length, one line per model, darker for larger (line style by family).
+    Right: mean accuracy against true size, popular (filled) and baseline (hollow)."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
+    norm = matplotlib.colors.LogNorm(theta.min(), theta.max())
+    cmap, dashes = plt.get_cmap("viridis_r"), dict(zip(dict.fromkeys(families), ("-", "--", ":", "-.")))
+    means = acc_table.groupby(["model", "group", "prefix_len"])["acc"].mean()
+    for model in theta.sort_values().index:
+        line = means.loc[model, "popular"]
+        left.plot(line.index, line.to_numpy(), dashes[families[model]], marker="o", ms=3,
+                  color=cmap(norm(theta[model])), label=f"{model.replace('lab:', '')} ({theta[model]:,.0f})")
+    per_model = acc_table.groupby(["model", "group"])["acc"].mean().unstack()
+    for fam in dashes:
+        members = theta[families == fam].sort_values()
+        for group, face in (("popular", FAMILY_COLORS.get(fam, "k")), ("baseline", "none")):
+            right.plot(members, per_model.loc[members.index, group], dashes[fam], marker="o",
+                       color=FAMILY_COLORS.get(fam, "k"), mfc=face, label=f"{fam}, {group}")
+    left.set(xlabel="prefix length (words)", ylabel="next-word accuracy α̂ (popular texts)")
+    right.set(xscale="log", xlabel="true parameters θ", ylabel="mean next-word accuracy")
+    right.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    left.legend(fontsize=7, ncol=2)
+    right.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 def placeholder(message: str) -> plt.Figure:
     """A figure that says, in words, why it has no data (never invented numbers)."""
     fig, ax = plt.subplots(figsize=(5, 1.2))

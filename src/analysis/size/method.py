@@ -1,6 +1,7 @@
 """The whole method on models of known size (the lab's ladder): profile, PCA
 index, law, leave-one-out, pairwise tests, τ sweep, and every model's absolute,
-relative and best lower bound, beside the popular-vs-baseline gap.
+relative and best lower bound, beside the popular-vs-baseline gap, Appendix B's
+agreement within and across families, and why each invalid bound failed.
 
 The steps themselves live in ``method_probe`` (positions and accuracies),
 ``method_absolute`` (index, law, leave-one-out), ``method_relative`` (block
@@ -10,7 +11,7 @@ null) and ``method_groups`` (popular vs baseline texts, Appendix B).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -22,12 +23,22 @@ from analysis.size.method_absolute import (
     absolute_lower_bound,
     fit_law,
     loo_cv,
+    loo_r2_interval,
     pca_index,
 )
-from analysis.size.method_groups import group_gap
+from analysis.size.method_groups import LadderAgreement, group_gap, ladder_agreement
 from analysis.size.method_probe import accuracy_profile
-from analysis.size.method_relative import best_bound, pairwise_tests, relative_lower_bound, tau_sweep
-from analysis.size.params import PAPER_ALPHA
+from analysis.size.method_relative import (
+    best_bound,
+    kind_sweep,
+    pairwise_tests,
+    relative_lower_bound,
+    tau_sweep,
+)
+from analysis.size.params import BAND, KIND_ORDER, PAIRWISE_TAU, PAPER_ALPHA
+
+INVALID_COLUMNS = ["model", "theta", "family", "source", "reference", "ref_theta", "ref_family", "ratio",
+                   "pvalue", "cross_family", "close", "family_lean", "ref_family_lean", "reasons"]
 
 
 @dataclass
@@ -44,19 +55,19 @@ class LadderMethod:
     sweep: pd.DataFrame
     bounds: pd.DataFrame
     gap: pd.DataFrame
+    #: the family of each model (by name), when known
+    families: pd.Series | None = None
+    #: 95% bootstrap interval of the leave-one-out R² over the held-out models
+    loo_r2_ci: tuple[float, float] = (float("nan"), float("nan"))
+    #: Appendix B over the ladder (None with fewer than two complete models)
+    agreement: LadderAgreement | None = None
+    #: the pairwise test at PAIRWISE_TAU for each block-score kind
+    kinds: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: why each invalid best bound failed (:func:`invalid_bounds`)
+    invalid: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=INVALID_COLUMNS))
 
 
-def ladder_method(acc: pd.DataFrame, theta: pd.Series, alpha: float = PAPER_ALPHA, kind: str = "raw",
-                  seed: int = 0) -> LadderMethod:
-    """Profile, PCA index, law, leave-one-out, pairwise tests (block scores of
-    ``kind``), τ sweep and every model's absolute, relative and best lower bound,
-    on models whose true sizes ``theta`` (indexed by model name) are known."""
-    profiles = accuracy_profile(acc)
-    pca = pca_index(profiles)
-    law = fit_law(pca.z, theta)
-    loo = loo_cv(profiles, theta)
-    pairs = pairwise_tests(profiles, alpha=alpha, kind=kind)
-    sweep = tau_sweep(pairs, theta, alpha=alpha)
+def _bounds(theta: pd.Series, pairs: pd.DataFrame, loo: LOOResult, alpha: float) -> pd.DataFrame:
     held = loo.table.set_index("model")
     rows = []
     for name in theta.index:
@@ -64,7 +75,85 @@ def ladder_method(acc: pd.DataFrame, theta: pd.Series, alpha: float = PAPER_ALPH
         abs_lb = absolute_lower_bound(held.loc[name, "theta_hat"])
         best, source = best_bound(abs_lb, rel.bound)
         rows.append({"model": name, "theta": theta[name], "theta_hat_loo": held.loc[name, "theta_hat"],
-                     "abs_lb": abs_lb, "rel_lb": rel.bound, "best_lb": best, "source": source,
-                     "valid": bool(best <= theta[name]) if np.isfinite(best) else True})
-    return LadderMethod(acc, theta, profiles, pca, law, loo, pairs, sweep, pd.DataFrame(rows),
-                        group_gap(acc, seed=seed))
+                     "abs_lb": abs_lb, "rel_lb": rel.bound, "reference": rel.reference, "best_lb": best,
+                     "source": source, "valid": bool(best <= theta[name]) if np.isfinite(best) else True})
+    return pd.DataFrame(rows)
+
+
+def family_lean(bounds: pd.DataFrame, families) -> pd.Series:
+    """Per family, the geometric mean of the leave-one-out ratio θ̂/θ of its models:
+    above 1, the law reads the family as larger than it is (it predicts more
+    accurately than its size alone would say, it memorizes more per parameter)."""
+    ratio = np.log(bounds["theta_hat_loo"].to_numpy(dtype=float) / bounds["theta"].to_numpy(dtype=float))
+    fam = pd.Series(families).reindex(bounds["model"]).to_numpy()
+    return np.exp(pd.Series(ratio).groupby(fam).mean())
+
+
+def invalid_bounds(bounds: pd.DataFrame, pairs: pd.DataFrame, families=None,
+                   tau: float = PAIRWISE_TAU, band: tuple[float, float] = BAND) -> pd.DataFrame:
+    """Why each invalid best bound (``bounds`` of :class:`LadderMethod`) failed.
+
+    A relative bound fails when the model was decided larger than a reference
+    that is truly larger (``ratio`` = reference size / own size, ``pvalue`` of
+    that test); an absolute bound when the held-out prediction is more than
+    ``band[1]`` times the true size (``ratio`` = θ̂/θ). The reason codes, in order:
+    ``cross_family`` (the pair spans two families), ``close`` (the reference is
+    within 1 + τ of the model's size), ``family_reads_larger`` (the model's family
+    has the higher :func:`family_lean`, or, for an absolute bound, a lean above
+    1), ``over_predicted`` (an absolute bound), ``same_family`` (neither family
+    reason applies)."""
+    fam = pd.Series(families if families is not None else {}, dtype=object)
+    lean = family_lean(bounds, fam) if len(fam) else pd.Series(dtype=float)
+    rows = []
+    for r in bounds[~bounds["valid"]].itertuples():
+        f_fam = fam.get(r.model)
+        row = dict(model=r.model, theta=float(r.theta), family=f_fam, source=r.source,
+                   family_lean=float(lean.get(f_fam, np.nan)), reference=None, ref_theta=np.nan,
+                   ref_family=None, ratio=np.nan, pvalue=np.nan, cross_family=False, close=False,
+                   ref_family_lean=np.nan)
+        reasons = []
+        if r.source == "Rel":
+            test = pairs[(pairs["f"] == r.model) & (pairs["g"] == r.reference)].iloc[0]
+            g_fam = fam.get(r.reference)
+            row.update(reference=r.reference, ref_theta=float(r.rel_lb), ref_family=g_fam,
+                       ratio=float(r.rel_lb) / float(r.theta), pvalue=float(test["pvalue"]),
+                       ref_family_lean=float(lean.get(g_fam, np.nan)))
+            row["cross_family"] = f_fam is not None and g_fam is not None and f_fam != g_fam
+            row["close"] = row["ratio"] <= 1 + tau
+            reasons += [k for k in ("cross_family", "close") if row[k]]
+            if row["cross_family"] and row["family_lean"] > row["ref_family_lean"]:
+                reasons.append("family_reads_larger")
+        else:
+            row["ratio"] = float(r.theta_hat_loo) / float(r.theta)
+            if row["family_lean"] > 1:
+                reasons.append("family_reads_larger")
+            reasons.append("over_predicted")
+        if not {"cross_family", "family_reads_larger"} & set(reasons):
+            reasons.append("same_family")
+        rows.append({**row, "reasons": tuple(reasons)})
+    return pd.DataFrame(rows, columns=INVALID_COLUMNS)
+
+
+def ladder_method(acc: pd.DataFrame, theta: pd.Series, alpha: float = PAPER_ALPHA, kind: str = "raw",
+                  seed: int = 0, families=None) -> LadderMethod:
+    """Profile, PCA index, law, leave-one-out, pairwise tests (block scores of
+    ``kind``), τ sweep and every model's absolute, relative and best lower bound,
+    on models whose true sizes ``theta`` (indexed by model name) are known; with
+    their ``families`` (by model name), also Appendix B within and across families
+    and the families behind each invalid bound."""
+    profiles = accuracy_profile(acc)
+    pca = pca_index(profiles)
+    law = fit_law(pca.z, theta)
+    loo = loo_cv(profiles, theta)
+    by_kind = {k: pairwise_tests(profiles, alpha=alpha, kind=k) for k in KIND_ORDER}
+    pairs = by_kind[kind]
+    sweep = tau_sweep(pairs, theta, alpha=alpha)
+    bounds = _bounds(theta, pairs, loo, alpha)
+    fam = None if families is None else pd.Series(families).reindex(theta.index)
+    return LadderMethod(
+        acc, theta, profiles, pca, law, loo, pairs, sweep, bounds, group_gap(acc, seed=seed), families=fam,
+        loo_r2_ci=loo_r2_interval(loo.table, seed=seed),
+        agreement=None if fam is None else ladder_agreement(acc, fam),
+        kinds=kind_sweep(by_kind, theta, PAIRWISE_TAU, alpha=alpha),
+        invalid=invalid_bounds(bounds, pairs, fam),
+    )

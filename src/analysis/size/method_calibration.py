@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from analysis.size.params import KINDS, SizeError
+from analysis.size.params import KIND_ORDER, KINDS, SizeError
 from analysis.stats.permutation import sign_permutation_test
 
 CALIBRATION_COLUMNS = ["alpha", "false_positive_rate", "se", "n_rep", "kind"]
@@ -172,12 +172,12 @@ def equal_size_false_positives(pair_tests: pd.DataFrame, theta, alphas: Sequence
     ])
 
 
-
-
 def calibration(positions: pd.DataFrame, model: str, n_rep: int, seed: int = 0,
-                kinds: Sequence[str] = ("all", "raw")) -> pd.DataFrame:
-    """:func:`null_calibration` of ``model``'s own answers for each block-score kind;
-    empty when the model has no scorable position."""
+                kinds: Sequence[str] = KIND_ORDER) -> pd.DataFrame:
+    """:func:`null_calibration` of ``model``'s own answers for each block-score kind
+    (by default the source's formula on raw and on lifted accuracies, then this
+    book's reading that averages both); empty when the model has no scorable
+    position."""
     if model not in set(positions["model"]):
         return pd.DataFrame(columns=CALIBRATION_COLUMNS)
     return pd.concat([null_calibration(positions, model=model, n_rep=n_rep, kind=k, seed=seed)

@@ -141,8 +141,6 @@ def group_gap(acc_table: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.
     return pd.DataFrame(rows)
 
 
-
-
 def complete_models(acc: pd.DataFrame) -> tuple[list[str], list[str]]:
     """The models with an accuracy on every text of both groups (in ``acc``'s
     order), and the others (sorted)."""
@@ -169,3 +167,59 @@ def agreement(acc: pd.DataFrame) -> pd.DataFrame:
     have an accuracy on every text of both groups; empty when fewer than two do."""
     check = agreement_check(acc)
     return pd.DataFrame(columns=AGREEMENT_COLUMNS) if check is None else check.summary
+
+
+@dataclass(frozen=True)
+class FamilyAgreement:
+    """Appendix B's agreement within and across groups of models (the lab ladder's
+    families): the mean Spearman :math:`\\rho` of the popular-text rankings over the
+    pairs of one family (``within``, ``n_within`` pairs) and over the pairs of two
+    families (``across``, ``n_across``), and the two-sided Mann-Whitney U test
+    between the two sets of pairs (``mwu_pvalue``). Undefined correlations are
+    left out."""
+
+    within: float
+    across: float
+    n_within: int
+    n_across: int
+    mwu_pvalue: float
+
+
+def family_agreement(pairs: pd.DataFrame, families) -> FamilyAgreement:
+    """:class:`FamilyAgreement` of the pairwise correlations ``pairs``
+    (:func:`pairwise_spearman`: ``model_a``, ``model_b``, ``rho``), with the
+    family of each model in ``families`` (a mapping or Series by model name).
+
+    The source reports the mean :math:`\\rho` within each of its groups (open
+    dense 0.883, open MoE 0.955, closed 0.904) beside 0.906 over all pairs."""
+    fam = pd.Series(families)
+    missing = sorted((set(pairs["model_a"]) | set(pairs["model_b"])) - set(fam.index))
+    if missing:
+        raise SizeError(f"families lacks the family of {missing}")
+    same = fam.reindex(pairs["model_a"]).to_numpy() == fam.reindex(pairs["model_b"]).to_numpy()
+    rho = pairs["rho"].to_numpy(dtype=float)
+    x, y = rho[same & np.isfinite(rho)], rho[~same & np.isfinite(rho)]
+    p = float(stats.mannwhitneyu(x, y, alternative="two-sided").pvalue) if x.size and y.size else float("nan")
+    return FamilyAgreement(within=float(x.mean()) if x.size else float("nan"),
+                           across=float(y.mean()) if y.size else float("nan"),
+                           n_within=int(x.size), n_across=int(y.size), mwu_pvalue=p)
+
+
+@dataclass(frozen=True)
+class LadderAgreement:
+    """Appendix B on models of known family: :func:`assumption_check` (popular
+    against baseline texts over every pair) and :func:`family_agreement` on the
+    popular texts."""
+
+    check: AssumptionCheck
+    families: FamilyAgreement
+
+
+def ladder_agreement(acc: pd.DataFrame, families) -> LadderAgreement | None:
+    """Appendix B over every model of ``acc`` with an answer on every text
+    (:func:`agreement_check`), and within and across ``families``; None when
+    fewer than two models qualify."""
+    check = agreement_check(acc)
+    if check is None:
+        return None
+    return LadderAgreement(check=check, families=family_agreement(check.popular, families))

@@ -30,7 +30,7 @@ Pure functions: no printing, plotting or network access.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -260,3 +260,21 @@ def sweep_at(sweep: pd.DataFrame, tau: float) -> pd.Series:
     if sweep.empty:
         raise SizeError("sweep has no rows")
     return sweep.iloc[(sweep["tau"] - tau).abs().argmin()]
+
+
+
+def kind_sweep(pairs_by_kind: Mapping[str, pd.DataFrame], theta, tau: float,
+               alpha: float = PAPER_ALPHA) -> pd.DataFrame:
+    """The pairwise test's decisions against the truth at one τ for each block-score
+    kind (``pairs_by_kind``: kind -> :func:`pairwise_tests` with that kind), by
+    :func:`tau_sweep`: the source's formula on raw or on lifted accuracies, and the
+    book's reading that averages both.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``kind`` and the columns of :func:`tau_sweep`, one row per kind.
+    """
+    rows = [{"kind": kind, **tau_sweep(pairs, theta, taus=[tau], alpha=alpha).iloc[0].to_dict()}
+            for kind, pairs in pairs_by_kind.items()]
+    return pd.DataFrame(rows)

@@ -16,7 +16,7 @@ from analysis.models.queries import QueryGroup, is_chat
 from analysis.size.method_probe import sample_positions
 from analysis.size.params import LAB_PROBE_TOKENS, templates
 
-__all__ = ["chapter_templates", "chapter_texts", "lab_samples", "plan", "probe_models"]
+__all__ = ["chapter_templates", "chapter_texts", "lab_samples", "ladder_design", "plan", "probe_models"]
 
 
 def chapter_texts(params: Mapping) -> tuple[dict[str, str], dict[str, str]]:
@@ -53,6 +53,16 @@ def lab_samples(corpus, prefix_lens: Sequence[int], n: int, seed: int = 0) -> pd
     baseline = data.baseline_texts()
     return sample_positions({**popular, **baseline}, prefix_lens, n, seed=seed, windows=windows,
                             baseline=list(baseline))
+
+
+def ladder_design(lab) -> tuple[pd.Series, str]:
+    """The family of each built ladder model (by ``load_model`` name) and the number
+    of training tokens they share, as a string to glue (every ladder run of a lab
+    profile trains on the same corpus for the same tokens; several are joined)."""
+    runs = [lab.profile.run(r) for r in lab.results]
+    families = pd.Series([r.family for r in runs], index=lab.model_names(), name="family")
+    tokens = " or ".join(f"{t:,}" for t in sorted({r.tokens for r in runs}))
+    return families, tokens
 
 
 def plan(params: Mapping) -> list:
