@@ -286,7 +286,8 @@ def test_dataset_inference_counts_undecided_sets_apart():
     assert c.reason.endswith("; 2 of 14 sets undecided (no line, or no τ), left out of n, not counted wrong")
     # di_rows: truth alternates 0, 1 (s0 a non-member); the 11 right calls s0..s10 call members s1, s3,
     # s5, s7, s9; the wrong call on s11 (a member) calls it a non-member: 5 member calls, no non-member
-    assert "; it calls 5 of 12 decided sets members, 0 of the 7 non-member sets among them" in c.reason
+    assert ("; it calls 5 of 12 decided sets members, 0 of the 6 decided non-member sets among "
+            "them") in c.reason
     assert c.extra["called_members"] == 5 and c.extra["nonmembers_called"] == []
     assert c.interval[0] < 11 / 12 < c.interval[1]
     assert [s["outcome"] for s in c.extra["sets"]][-3:] == ["wrong", "not testable", "not testable"]
@@ -300,7 +301,7 @@ def test_dataset_inference_counts_undecided_sets_apart():
     # even 3 of 3 right: p = 2 / 8
     assert few.reason.startswith("n = 3 is below the minimum of 10: even 3 of 3 right would give a "
                                  "sign-test p of 0.25; it calls 2 of 3 decided sets members, 1 of the 2 "
-                                 "non-member sets")
+                                 "decided non-member sets")
     assert few.extra["nonmembers_called"] == ["m: s2"]
     assert K.di_claim(di_rows("lab", "---"), "lab", table1).status == NOT_TESTABLE
     assert K.di_claim(di_rows("lab", "rr"), "real", table1).status == NOT_TESTABLE  # no real model ran

@@ -33,7 +33,7 @@ def test_the_rules_calls_name_the_non_members_called_and_the_undecided():
     # candidates s1 (member, 6 > 4: called member), s2 (non-member, 1: non-member),
     # s3 (non-member, 7: called member), s4 (no line)
     assert (calls["candidates"], calls["decided"], calls["called_members"], calls["right"]) == (4, 3, 2, 2)
-    assert (calls["members"], calls["nonmembers"]) == (1, 3)
+    assert (calls["members"], calls["nonmembers"], calls["nonmembers_decided"]) == (1, 3, 2)
     assert calls["nonmembers_called"] == ["m: s3"] and calls["members_missed"] == []
     assert calls["undecided"] == [{"set": "m: s4", "truth": 0,
                                    "why": "1 level set (e = 8 (60 pairs)) of 60 kept pairs: a line needs 3"}]

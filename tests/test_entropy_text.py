@@ -44,7 +44,7 @@ def test_a_claim_renders_its_status_evidence_source_and_reason():
         "Why: the opposite direction, p = 0.0196 < 0.05, n = 17.")
     di = claim("di_lab", 11 / 14, status=INCONCLUSIVE, p=0.0574, n=14, interval=(0.52, 0.92),
                extra={"right": 11, "decided": 14, "not_testable": 2, "total": 16})
-    assert ("This run: share called right = 78.6% [52.0%, 92.0%] (11 of 14; 2 of 16 sets not testable), "
+    assert ("This run: share called right = 78.6% [52.0%, 92.0%] (11 of 14; 2 of 16 sets undecided), "
             "p = 0.0574, n = 14 decided sets") in T.render(di)
     assert T.render(claim("intercept_slope_opposed", -1.0, by_design=True)).startswith(
         "**Reproduced** (by design): For a fixed model")
@@ -263,3 +263,44 @@ def test_the_methods_constants_and_small_phrases():
 @pytest.mark.parametrize("id", list(T.STATEMENTS))
 def test_every_claim_has_a_statement_and_a_way_to_read_its_value(id):
     assert T.STATEMENTS[id].endswith(".") and id in T.VALUES
+
+
+def test_dataset_inference_calls_undecided_sets_and_the_sources_tau_in_words():
+    calls = {"candidates": 2, "decided": 2, "called_members": 2, "right": 1, "members": 1, "nonmembers": 1,
+             "nonmembers_called": ["smol: stories"], "members_missed": [], "undecided": []}
+    calls["nonmembers_decided"] = 1
+    assert T.di_calls_sentence(calls, "the real models") == (
+        "On the real models the rule calls 2 of the 2 candidate sets it decides members, 1 of the 1 "
+        "non-member sets it decides among them (smol: stories): it calls every set a member, non-members "
+        "too, so on these sets it tells nothing apart.")
+    # every decided set a member, but no non-member decided: nothing to say about telling them apart
+    only = {**calls, "nonmembers_decided": 0, "nonmembers_called": []}
+    assert T.di_calls_sentence(only, "the lab's models") == (
+        "On the lab's models the rule calls 2 of the 2 candidate sets it decides members, 0 of the 0 "
+        "non-member sets it decides among them.")
+    assert T.undecided_sentence([calls]).startswith("The rule decides every candidate set")
+    lab = {**calls, "undecided": [{"set": "m: held out", "truth": 0, "why": "1 level set (e = 16 (60 pairs)) "
+                                   "of 60 kept pairs: a line needs 3"}]}
+    assert T.undecided_sentence([lab, calls]).startswith(
+        "The rule leaves 1 candidate set undecided: m: held out (non-member: 1 level set (e = 16 (60 pairs)) "
+        "of 60 kept pairs: a line needs 3). With no intercept there is no call")
+    rules = ["book", "source margin", "source value (Pythia)", "source value (OLMo-2)"]
+    taus = pd.DataFrame({"rule": rules * 2, "decided": [3] * 8, "right": [2, 1, 3, 0, 1, 1, 1, 1]})
+    text = T.tau_convention_sentence(taus, 0.724)
+    assert "τ = 3 lies 0.724 bits below the intercept of its training set" in text
+    assert ("that convention calls 2 of 6 candidate sets with a line right, against 3 of 6 for the book's "
+            "τ") in text
+    assert text.endswith("τ = 0 and 3, call 4 of 6 and 1 of 6 right.")
+    assert T.claim_value(claim("mia_loss", 0.71234)) == "0.712"
+
+
+def test_the_membership_inference_panel_in_words():
+    c = claim("mia_real_shift", 0.8, extra={"auc": {"smol": 0.2, "gemma": 0.9}, "model": "smol"})
+    text = T.shift_sentence(c, 0.52)
+    assert ("reaches an AUC of 0.20 (smol), 0.90 (gemma) on these pairs, against 0.52 on the lab's "
+            "randomized panel, so the two groups differ as texts.") in text
+    panel = pd.DataFrame({"scope": ["all"], "attack": ["minkpp"], "members": [3], "non-members": [2],
+                          "auc": [0.75], "auc lo": [0.5], "auc hi": [1.0], "tpr": [np.nan],
+                          "tpr lo": [np.nan], "tpr hi": [np.nan]})
+    shown = T.panel_display(panel)
+    assert shown.iloc[0].tolist() == ["all", "Min-K%++", 3, 2, "0.75 [0.50, 1.00]", "—"]

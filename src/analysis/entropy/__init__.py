@@ -15,9 +15,12 @@ The modules, by role:
 * :mod:`.params`: profiles, ``PARAMS``, the source's constants and tables, :class:`EntropyError`;
 * :mod:`.method`: the source's equations (sampling, scores, entropies, level sets, the bootstrap);
 * :mod:`.method_sets`: a sample's level sets analysed (:class:`SetResult`), tables, the DI decision;
+* :mod:`.method_di`: the DI rule's calls, its undecided sets, the mean-loss baseline, τ conventions;
+* :mod:`.mia`: membership-inference attacks and their panels (beyond the source);
 * :mod:`.candidates`: the candidate sets of dataset inference;
 * :mod:`.run`: querying models (:func:`discoverable`) and reading a lab run's stream;
-* :mod:`.claims`: the chapter's verdicts as claims; :mod:`.text`: its English and :func:`render`.
+* :mod:`.claims` and :mod:`.claims_mia`: the chapter's verdicts as claims; :mod:`.text`: its English
+  and :func:`render`.
 
 This module re-exports the steps the notebook (and the book's other pages) call.
 """
@@ -37,6 +40,7 @@ from analysis.entropy.claims import (
     sample_size_claims,
     strategy_claims,
 )
+from analysis.entropy.claims_mia import baseline_claim, mia_claims
 from analysis.entropy.method import (
     bootstrap_fits,
     fit_levels,
@@ -45,6 +49,13 @@ from analysis.entropy.method import (
     level_set_table,
     levenshtein,
     sample_pairs,
+)
+from analysis.entropy.method_di import (
+    di_calls,
+    loss_rule,
+    rule_comparison,
+    source_tau_margin,
+    tau_conventions,
 )
 from analysis.entropy.method_sets import (
     Inference,
@@ -60,18 +71,24 @@ from analysis.entropy.method_sets import (
     source_table,
     strategy_table,
 )
+from analysis.entropy.mia import ATTACKS, BLIND, inference_panel, panel_table, set_panel
 from analysis.entropy.params import PAPER_MIN_DI_SAMPLES, PARAMS, PROFILES, EntropyError, load_paper_table
 from analysis.entropy.run import (
     by_strategy,
     by_suffix_length,
     dataset_inference,
     discoverable,
+    injected_candidates,
     lab_decodings,
+    score_sequences,
     training_stream,
 )
 from analysis.entropy.text import (
     agreement_sentence,
+    baseline_sentence,
+    claim_value,
     correct_count,
+    di_calls_sentence,
     end_entropy_sentence,
     extrapolation_sentence,
     fit_value,
@@ -83,8 +100,10 @@ from analysis.entropy.text import (
     low_score_sentence,
     merge_intervals,
     method_constants,
+    mia_sentence,
     model_lines,
     normalized_sentence,
+    panel_display,
     paper_correct_count,
     paper_lines_sentence,
     pooling_sentence,
@@ -93,10 +112,13 @@ from analysis.entropy.text import (
     set_size_sentence,
     setup_sentences,
     setup_table,
+    shift_sentence,
     strategy_sentence,
     stream_sentence,
+    tau_convention_sentence,
     tau_sentence,
     token_space_sentence,
+    undecided_sentence,
     verbatim_sentence,
     window_sentence,
 )
@@ -107,17 +129,20 @@ __all__ = [
     # method
     "bootstrap_fits", "fit_levels", "instance_metrics", "lcs", "level_set_table", "levenshtein",
     "sample_pairs",
+    # method_di, mia
+    "di_calls", "loss_rule", "rule_comparison", "source_tau_margin", "tau_conventions", "ATTACKS", "BLIND",
+    "inference_panel", "panel_table", "set_panel",
     # method_sets
     "Inference", "SetResult", "Stream", "analyse_set", "di_table", "filter_summary", "fit_table",
     "instance_fits", "kept", "sample_size_sensitivity", "source_table", "strategy_table",
     # candidates
     "CandidateSet", "candidate_windows", "lab_candidate_sets", "real_candidate_sets",
     # run
-    "by_strategy", "by_suffix_length", "dataset_inference", "discoverable", "lab_decodings",
-    "training_stream",
+    "by_strategy", "by_suffix_length", "dataset_inference", "discoverable", "injected_candidates",
+    "lab_decodings", "score_sequences", "training_stream",
     # claims
     "di_claims", "instance_claims", "length_claims", "level_set_claims", "sample_claims",
-    "sample_size_claims", "strategy_claims",
+    "sample_size_claims", "strategy_claims", "baseline_claim", "mia_claims",
     # text
     "agreement_sentence", "correct_count", "end_entropy_sentence", "extrapolation_sentence", "fit_value",
     "instance_sentence", "intercept_slope_sentence", "intercept_trend_sentence", "length_r_sentence",
@@ -125,4 +150,7 @@ __all__ = [
     "normalized_sentence", "paper_correct_count", "paper_lines_sentence", "pooling_sentence", "render",
     "sample_size_sentence", "set_size_sentence", "setup_sentences", "setup_table", "strategy_sentence",
     "stream_sentence", "tau_sentence", "token_space_sentence", "verbatim_sentence", "window_sentence",
+    "baseline_sentence", "claim_value", "di_calls_sentence", "mia_sentence", "panel_display",
+    "shift_sentence",
+    "tau_convention_sentence", "undecided_sentence",
 ]

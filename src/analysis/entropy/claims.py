@@ -432,7 +432,8 @@ def di_claim(di: pd.DataFrame, kind: str, table1: pd.DataFrame) -> Claim:
         reason += (f": even {decided} of {decided} right would give a sign-test p of "
                    f"{sign_test(decided, decided).p:.3g}")
     reason += (f"; it calls {calls['called_members']} of {decided} decided sets members, "
-               f"{len(calls['nonmembers_called'])} of the {calls['nonmembers']} non-member sets among them")
+               f"{len(calls['nonmembers_called'])} of the {calls['nonmembers_decided']} decided non-member "
+               "sets among them")
     if extra["not_testable"]:
         reason += (f"; {extra['not_testable']} of {len(sets)} sets undecided (no line, or no τ), left out of "
                    "n, not counted wrong")

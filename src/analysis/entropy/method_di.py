@@ -43,6 +43,7 @@ def di_calls(di: pd.DataFrame, kind: str) -> dict:
     return {"candidates": len(c), "decided": len(decided), "called_members": int(called.sum()),
             "right": int((decided["prediction"] == decided["truth"]).sum()),
             "members": int((c["truth"] == 1).sum()), "nonmembers": int((c["truth"] == 0).sum()),
+            "nonmembers_decided": int((decided["truth"] == 0).sum()),
             "nonmembers_called": _names(decided[called & (decided["truth"] == 0)]),
             "members_missed": _names(decided[~called & (decided["truth"] == 1)]),
             "undecided": [{"set": f"{m}: {s}", "truth": int(t), "why": w} for m, s, t, w

@@ -185,3 +185,15 @@ def set_panel(inferences, attacks: Sequence[str] = ("intercept", *ATTACKS), n_bo
         rows.append({"attack": attack, "sets": len(draws), "pairs": est.n, "auc": est.value, "auc lo": lo,
                      "auc hi": hi, "p": bootstrap_p(boot, 0.5)})
     return pd.DataFrame(rows)
+
+
+def inference_panel(inferences, attacks: Sequence[str] = (*ATTACKS, BLIND), n_boot: int = 1000,
+                    seed: int = 0) -> pd.DataFrame:
+    """:func:`panel_table` of each model's dataset-inference pairs scored by the
+    attacks (``Inference.attacks``; members are the pairs of its member sets), by
+    set, with a ``model`` column; empty without scored pairs."""
+    frames = [panel_table(pd.concat(list(i.attacks.values()), ignore_index=True), "set", attacks, n_boot,
+                          seed).assign(model=i.model) for i in inferences if i.attacks]
+    if not frames:
+        return pd.DataFrame(columns=["model", "scope", "attack", "auc"])
+    return pd.concat(frames, ignore_index=True)

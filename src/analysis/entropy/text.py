@@ -26,6 +26,7 @@ from analysis.entropy.method_sets import (
     sample_size_summary,
     stream_composition,
 )
+from analysis.entropy.mia import MINK_SHARE
 from analysis.entropy.params import (
     AGREEMENT_LEVEL,
     DI_QUANTILE,
@@ -50,6 +51,7 @@ from analysis.entropy.params import (
 )
 from analysis.entropy.run import other_temperature
 from analysis.stats.lines import Fit
+from analysis.stats.mia import LOW_FPR
 
 # -- the claims ---------------------------------------------------------------------------------
 
@@ -154,7 +156,7 @@ def _evidence(claim: Claim) -> str:
         text += " bits"
     x = claim.extra
     if "decided" in x:
-        text += f" ({x['right']} of {x['decided']}; {x['not_testable']} of {x['total']} sets not testable)"
+        text += f" ({x['right']} of {x['decided']}; {x['not_testable']} of {x['total']} sets undecided)"
     elif "above" in x:
         text += f" ({x['above']} of {x['total']} above {PAPER_MIN_R:g})"
     if claim.p is not None:
@@ -196,6 +198,7 @@ def method_constants() -> dict[str, str]:
         "paper_table4_pairs": f"{PAPER_TABLE4_PAIRS:,}",
         "paper_instance_r": f"{PAPER_INSTANCE_R:g}",
         "paper_small_intercept": f"{PAPER_SMALL_SAMPLE_INTERCEPT:g}".replace("-", "−"),
+        "mink_share": f"{MINK_SHARE:.0%}", "low_fpr": f"{LOW_FPR:.0%}",
     }
 
 
@@ -671,3 +674,124 @@ def agreement_sentence(table: pd.DataFrame) -> str:
     stable = int((c["agreement"] >= AGREEMENT_LEVEL).sum())
     return (f"{stable} of {len(c)} calls are made by at least {AGREEMENT_LEVEL:.0%} of the re-centred "
             f"resamples; a different sample of the same size could flip the other {len(c) - stable}.")
+
+
+# -- dataset inference held to its evidence, and membership inference --------------------------------
+
+
+def claim_value(claim: Claim) -> str:
+    """A claim's value to three decimals, or "undefined" without one."""
+    return "undefined" if claim.value is None else f"{claim.value:.3f}"
+
+
+def _listing(names: Sequence[str]) -> str:
+    return ", ".join(names) if names else "none"
+
+
+def di_calls_sentence(calls: Mapping, where: str) -> str:
+    """How many candidate sets the rule calls members on ``where`` (``calls``:
+    :func:`~analysis.entropy.method_di.di_calls`), and which non-member sets among them."""
+    if not calls["decided"]:
+        return f"On {where} the rule decides no candidate set."
+    wrong = calls["nonmembers_called"]
+    text = (f"On {where} the rule calls {calls['called_members']} of the {calls['decided']} candidate sets "
+            f"it decides members, {len(wrong)} of the {calls['nonmembers_decided']} non-member sets it "
+            "decides among them" + (f" ({_listing(wrong)})" if wrong else ""))
+    if calls["called_members"] == calls["decided"] and calls["nonmembers_decided"]:
+        text += ": it calls every set a member, non-members too, so on these sets it tells nothing apart"
+    return text + "."
+
+
+def undecided_sentence(calls: Sequence[Mapping]) -> str:
+    """Which candidate sets the rule leaves undecided, and why; they are left out
+    of every tally's n (never counted wrong)."""
+    sets = [u for c in calls for u in c["undecided"]]
+    if not sets:
+        return "The rule decides every candidate set: each has a line and its model a τ."
+    items = "; ".join(f"{u['set']} ({'member' if u['truth'] else 'non-member'}: {u['why']})" for u in sets)
+    plural = "s" if len(sets) > 1 else ""
+    return (f"The rule leaves {len(sets)} candidate set{plural} undecided: {items}. With no intercept there "
+            "is no call, so these sets are left out of the tallies and of each claim's n, not counted as "
+            "wrong.")
+
+
+def baseline_sentence(cmp: Mapping, loss_rows: pd.DataFrame) -> str:
+    """The mean-loss baseline beside the intercept rule on the lab's sets (``cmp``:
+    :func:`~analysis.entropy.method_di.rule_comparison`), and whether mean loss puts
+    every member set below every non-member set of a model."""
+    if not cmp["sets"]:
+        return "No lab candidate set is decided by both rules."
+    ordered = all((g.loc[g["truth"] == 1, "loss"].max() < g.loc[g["truth"] == 0, "loss"].min())
+                  for _, g in loss_rows.groupby("model") if g["truth"].nunique() == 2)
+    order = ("puts every member set below every non-member set of the same model" if ordered else
+             "does not put every member set below every non-member set of the same model")
+    return (f"On the {cmp['sets']} lab candidate sets both rules decide, the mean-loss baseline gets "
+            f"{cmp['loss_right']} right and the intercept rule {cmp['intercept_right']}; only the intercept "
+            f"rule is right on {_listing(cmp['only_intercept'])}, only mean loss on "
+            f"{_listing(cmp['only_loss'])}. Over all {cmp['candidates']} lab candidates mean loss gets "
+            f"{cmp['loss_right_all']} right. Ranked without a threshold, mean loss {order}.")
+
+
+def tau_convention_sentence(table: pd.DataFrame, margin: float) -> str:
+    """The source's τ convention beside the book's (:func:`~analysis.entropy.method_di.tau_conventions`)."""
+    def tally(rule):
+        t = table[table["rule"] == rule]
+        return f"{int(t['right'].sum())} of {int(t['decided'].sum())}"
+
+    return (f"The source sets τ by hand per model from sets whose membership it knows (Section 6.4): for "
+            f"OLMo-2, τ = {PAPER_TAU['OLMo-2']:g} lies {margin:.3f} bits below the intercept of its training "
+            f"set. Carried over as the reference set's intercept minus {margin:.3f}, that convention calls "
+            f"{tally('source margin')} candidate sets with a line right, against {tally('book')} for the "
+            f"book's τ; the source's printed values, τ = {PAPER_TAU['Pythia']:g} and "
+            f"{PAPER_TAU['OLMo-2']:g}, call {tally('source value (Pythia)')} and "
+            f"{tally('source value (OLMo-2)')} right.")
+
+
+ATTACK_NAMES = {"loss": "loss", "zlib": "zlib ratio", "mink": "Min-K%", "minkpp": "Min-K%++",
+                "text_zlib": "text zlib (no model)", "intercept": "intercept (per set)"}
+
+
+def panel_display(panel: pd.DataFrame) -> pd.DataFrame:
+    """A membership-inference panel for the page: AUC and TPR at 1% FPR with their intervals."""
+    out = panel.assign(attack=panel["attack"].map(ATTACK_NAMES))
+
+    def cell(v, lo, hi):
+        return "—" if not np.isfinite(v) else f"{v:.2f} [{lo:.2f}, {hi:.2f}]"
+
+    out["AUC"] = [cell(*x) for x in zip(out["auc"], out["auc lo"], out["auc hi"])]
+    if "tpr" in out:
+        out[f"TPR at {LOW_FPR:.0%} FPR"] = [cell(*x) for x in zip(out["tpr"], out["tpr lo"], out["tpr hi"])]
+    keep = [c for c in ("model", "scope", "attack", "members", "non-members", "sets", "pairs", "AUC",
+                        f"TPR at {LOW_FPR:.0%} FPR") if c in out]
+    return out[keep]
+
+
+def mia_sentence(claims: Mapping[str, Claim]) -> str:
+    """The lab's membership-inference panel in a sentence: each attack's AUC and status."""
+    parts = [f"{ATTACK_NAMES[a]} {claims[f'mia_{a}'].value:.2f}" if claims[f"mia_{a}"].value is not None
+             else f"{ATTACK_NAMES[a]} undefined" for a in ("loss", "zlib", "mink", "minkpp")]
+    c = claims["mia_loss"]
+    n = (f" ({c.extra['members']} inserted sequences against {c.extra['non_members']} controls)"
+         if c.extra else "")
+    return f"On the lab's injected sequences{n} the attacks reach an AUC of " + ", ".join(parts) + "."
+
+
+def shift_sentence(claim: Claim, lab_blind: float) -> str:
+    """Why popular texts against 2024–26 stories is a shifted split, from the
+    model-free control (the ``mia_real_shift`` claim) beside its AUC on the lab's
+    randomized panel (``lab_blind``)."""
+    lab = f"{lab_blind:.2f}" if np.isfinite(lab_blind) else "undefined"
+    if claim.status == NOT_TESTABLE:
+        return (f"No real model has both kinds of text, so the shift cannot be measured; on the lab it is "
+                f"{lab}.")
+    aucs = ", ".join(f"{a:.2f} ({m})" for m, a in claim.extra["auc"].items())
+    differ = ("so the two groups differ as texts" if claim.status == REPRODUCED else
+              "so this control does not show the groups apart here, yet nothing made them alike")
+    return ("The real models' members and non-members were not drawn at random from one pool: the members "
+            "are classics, the non-members stories published after the models' training data were "
+            "collected. A score computed from the text alone, its own zlib ratio, which never sees a "
+            f"model, reaches an AUC of {aucs} on these pairs, against {lab} on the lab's randomized panel, "
+            f"{differ}. "
+            "An attack on a shifted split measures the difference between the texts together with "
+            "membership, so its AUC can sit far from 0.5 when the model remembers nothing; only a randomized "
+            "split, as in the lab, reads an AUC as membership.")
