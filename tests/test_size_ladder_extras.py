@@ -6,6 +6,7 @@ accuracy-against-size figure, and the chapter's words on the block score."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -110,6 +111,11 @@ def test_a_bound_within_one_family_and_an_over_predicted_one():
     # deep's lean is sqrt(2.5 * 1) = 1.58 > 1: the law reads the family as larger than it is
     assert abs_["ratio"] == 2.5 and abs_["family_lean"] == pytest.approx(math.sqrt(2.5))
     assert abs_["reasons"] == ("family_reads_larger", "over_predicted")
+    assert sz.invalid_bounds_text(sz.invalid_bounds(bounds, pairs, FAMILIES).iloc[[1]], 0.5) == (
+        "d1 (100 parameters) has an absolute bound above its size. Why: the leave-one-out predictions of "
+        "deep average 1.58 times its true sizes: the law reads this family as larger than it is; the "
+        "held-out law predicted 2.50 times its size, more than the factor of two the absolute bound allows "
+        "for.")
     assert sz.invalid_bounds(bounds[bounds["valid"]], pairs, FAMILIES).empty
     assert sz.invalid_bounds_text(sz.invalid_bounds(bounds[bounds["valid"]], pairs, FAMILIES), 0.5) == (
         "No best lower bound is above its model's size.")
@@ -271,3 +277,10 @@ def test_the_chapter_says_which_reading_of_the_block_score_it_implements():
     for name in ("lab_loo_r2", "lab_agree_within", "lab_agree_across", "lab_agree_p", "lab_invalid_bounds",
                  "fig-size-lab-by-size", "claim_lab_loo_r2", "claim_lab_agreement"):
         assert f"`{name}`" in md or f"figure}} {name}" in md, name
+
+
+def test_every_name_the_chapter_reads_from_the_package_exists():
+    md = (Path(__file__).resolve().parents[1] / "notebooks" / "size.md").read_text()
+    code = "\n".join(re.findall(r"^```\{code-cell\}[^\n]*\n(.*?)^```$", md, re.S | re.M))
+    missing = sorted({n for n in re.findall(r"\bsize\.(\w+)", code) if not hasattr(sz, n)})
+    assert not missing, f"notebooks/size.md reads names analysis.size lacks: {missing}"
