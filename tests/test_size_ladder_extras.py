@@ -284,3 +284,16 @@ def test_every_name_the_chapter_reads_from_the_package_exists():
     code = "\n".join(re.findall(r"^```\{code-cell\}[^\n]*\n(.*?)^```$", md, re.S | re.M))
     missing = sorted({n for n in re.findall(r"\bsize\.(\w+)", code) if not hasattr(sz, n)})
     assert not missing, f"notebooks/size.md reads names analysis.size lacks: {missing}"
+
+
+def test_the_law_figure_matches_each_size_to_its_own_index():
+    from types import SimpleNamespace
+
+    from analysis.book import plots
+
+    z = pd.Series([-1.0, 0.0, 2.0], index=["a", "b", "c"])
+    theta = pd.Series([300.0, 100.0, 200.0], index=["c", "a", "b"])  # another order
+    law = SimpleNamespace(A=1.0, B=1.0, r2=1.0)
+    fig = plots.size_law(z, theta, law)
+    points = fig.axes[0].collections[0].get_offsets()
+    assert points.tolist() == [[-1.0, 100.0], [0.0, 200.0], [2.0, 300.0]]

@@ -305,9 +305,11 @@ def size_accuracy_vs_length(acc_table: pd.DataFrame) -> plt.Figure:
 
 def size_law(z: pd.Series, theta: pd.Series, law, loo=None, paper_law=None) -> plt.Figure:
     """ln θ against the latent index z with the fitted law θ̂ = A·e^{Bz}; hollow
-    points are leave-one-out predictions; the dotted line is the paper's law."""
+    points are leave-one-out predictions; the dotted line is the paper's law. ``theta``
+    is matched to ``z`` by model name (their orders may differ)."""
+    theta = pd.Series(theta).reindex(z.index)
     fig, ax = plt.subplots(figsize=(5.6, 3.8))
-    ax.scatter(z, theta, color=OKABE_ITO["blue"], zorder=3, label="models (true size)")
+    ax.scatter(z.to_numpy(), theta.to_numpy(), color=OKABE_ITO["blue"], zorder=3, label="models (true size)")
     grid = np.linspace(z.min() - 0.3, z.max() + 0.3, 100)
     ax.plot(grid, law.A * np.exp(law.B * grid), color=OKABE_ITO["vermillion"],
             label=f"fit: θ̂ = {law.A:.3g}·e^({law.B:.2f}z), R² = {law.r2:.2f}")
