@@ -188,10 +188,18 @@ def test_entropy_smoke_runs_on_the_lab_and_a_real_model(smoke_book):
     assert values["lab_pairs"] == "150"  # the lab page ran first: the lab section has numbers
     assert int(values["lab_kept"].replace(",", "")) <= 150
     # the smoke profile decides 4 lab candidate sets and 2 real ones (5 + 3 sets, one reference each)
-    lab_right, lab_total = values["di_lab_correct"].split(" of ")
-    real_right, real_total = values["di_real_correct"].split(" of ")
-    assert (int(lab_total), int(real_total)) == (4, 2)
-    assert values["di_correct"] == f"{int(lab_right) + int(real_right)} of 6"
+    # "R of T", or "R of the D it decides (U of T left undecided)" when the rule leaves sets without a line
+    tally = re.compile(r"(\d+) of (?:the (\d+) it decides \((\d+) of (\d+) left undecided\)|(\d+))$")
+
+    def parse(text):
+        right, decided, undecided, total, plain = tally.fullmatch(text).groups()
+        total = int(total or plain)
+        return int(right), int(decided or total), int(undecided or 0), total
+
+    lab, real, both = (parse(values[k]) for k in ("di_lab_correct", "di_real_correct", "di_correct"))
+    assert (lab[3], real[3], both[3]) == (4, 2, 6)
+    assert both[0] == lab[0] + real[0] and both[1] == lab[1] + real[1] and both[2] == lab[2] + real[2]
+    assert all(d + u == t and r <= d for r, d, u, t in (lab, real, both))
     assert -1 <= float(values["inst_r_ent"]) <= 1
 
 
