@@ -157,18 +157,22 @@ class QueryCache:
 
     def get_many(self, keys: Iterable[str]) -> dict[str, CachedAnswer]:
         """Stored answers for those of ``keys`` that are present."""
-        keys = list(keys)
-        found: dict[str, CachedAnswer] = {}
         self._check_open()
         with self._lock, _named(self.path):
-            for i in range(0, len(keys), 500):
-                chunk = keys[i : i + 500]
-                marks = ",".join("?" * len(chunk))
-                rows = self._conn.execute(
-                    f"SELECT key, text, error, meta, created FROM answers WHERE key IN ({marks})", chunk
-                ).fetchall()
-                for key, text, error, meta, created in rows:
-                    found[key] = CachedAnswer(text, error, json.loads(meta or "{}"), created)
+            return self._rows(keys)
+
+    def _rows(self, keys: Iterable[str]) -> dict[str, CachedAnswer]:
+        """The stored rows of ``keys`` (the caller holds the lock)."""
+        keys = list(keys)
+        found: dict[str, CachedAnswer] = {}
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._conn.execute(
+                f"SELECT key, text, error, meta, created FROM answers WHERE key IN ({marks})", chunk
+            ).fetchall()
+            for key, text, error, meta, created in rows:
+                found[key] = CachedAnswer(text, error, json.loads(meta or "{}"), created)
         return found
 
     def get(self, key: str) -> CachedAnswer | None:
@@ -297,18 +301,8 @@ class QueryCache:
 
     def _answered_since(self, seen: Mapping[str, float | None]) -> dict[str, CachedAnswer]:
         """The stored rows of ``seen``'s keys that are newer than what the caller saw."""
-        out = {}
-        keys = list(seen)
-        for i in range(0, len(keys), 500):
-            chunk = keys[i: i + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = self._conn.execute(
-                f"SELECT key, text, error, meta, created FROM answers WHERE key IN ({marks})", chunk
-            ).fetchall()
-            for key, text, error, meta, created in rows:
-                if seen[key] is None or (created or 0) > seen[key]:
-                    out[key] = CachedAnswer(text, error, json.loads(meta or "{}"), created)
-        return out
+        return {key: row for key, row in self._rows(seen).items()
+                if seen[key] is None or (row.created or 0) > seen[key]}
 
     # -- the rolling backup --------------------------------------------------------
     @property

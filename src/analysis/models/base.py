@@ -354,7 +354,7 @@ class Model(ABC):
                     waiting.update({k: seen[k] for k in theirs})
                     pending = {}
                     if mine:
-                        self._send_and_store(kind, requests, [unique[k] for k in mine], send_fn, answers,
+                        self._send_and_store(kind, requests, {unique[k]: k for k in mine}, send_fn, answers,
                                              bar, versions, counts)
                 if waiting:
                     bar.set_postfix_str(f"waiting for {len(waiting)} answers another run is fetching")
@@ -375,9 +375,11 @@ class Model(ABC):
         counts["waited"] += len(answered)
         bar.update(len(answered))
 
-    def _send_and_store(self, kind: str, requests: list[dict], send: list[int], send_fn, answers: list,
+    def _send_and_store(self, kind: str, requests: list[dict], keys: dict[int, str], send_fn, answers: list,
                         bar, versions: dict, counts: Counter) -> None:
-        """Send the requests at ``send`` and store each answer as it arrives."""
+        """Send the requests at the indices of ``keys`` (index -> cache key) and store
+        each answer under its key as it arrives."""
+        send = list(keys)
         for j, answer in send_fn(send):
             i = send[j]
             answers[i] = answer
@@ -389,7 +391,7 @@ class Model(ABC):
             counts["sent"] += 1
             if versions:
                 answer = answers[i] = replace(answer, meta={**answer.meta, "versions": versions})
-            self.cache.put(self._key(kind, requests[i]), backend=self.backend, model=self.cache_identity(),
+            self.cache.put(keys[i], backend=self.backend, model=self.cache_identity(),
                            kind=kind, request=requests[i], text=answer.text, error=answer.error,
                            meta=answer.meta)
 

@@ -469,9 +469,9 @@ class LocalModel(Model):
             yield i, lp[start : start + len(pairs[i][1])]
 
 
-def _score_batches(model, sequences, batch_size: int, pad: int, device):
-    """Teacher-forced log-probabilities and argmax flags of each sequence's tokens
-    1..n-1, batched with right padding (sorted by length)."""
+def _padded_batches(sequences, batch_size: int, pad: int):
+    """Batches of token sequences sorted by length, right-padded with ``pad``: each
+    ``(indices, input_ids, attention_mask)``, the indices into ``sequences``."""
     import torch  # heavy: loaded only when a model is used
 
     order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
@@ -483,6 +483,15 @@ def _score_batches(model, sequences, batch_size: int, pad: int, device):
         for row, i in enumerate(idx):
             input_ids[row, : len(sequences[i])] = torch.tensor(sequences[i])
             attention[row, : len(sequences[i])] = 1
+        yield idx, input_ids, attention
+
+
+def _score_batches(model, sequences, batch_size: int, pad: int, device):
+    """Teacher-forced log-probabilities and argmax flags of each sequence's tokens
+    1..n-1, batched with right padding (sorted by length)."""
+    import torch  # heavy: loaded only when a model is used
+
+    for idx, input_ids, attention in _padded_batches(sequences, batch_size, pad):
         with torch.inference_mode():
             logits = model(input_ids=input_ids.to(device), attention_mask=attention.to(device)).logits.float()
         logp = torch.log_softmax(logits, dim=-1).cpu()
@@ -502,15 +511,7 @@ def _score_stats_batches(model, sequences, batch_size: int, pad: int, device):
     vocabulary never holds a whole batch of probabilities twice."""
     import torch  # heavy: loaded only when a model is used
 
-    order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
-    for start in range(0, len(order), batch_size):
-        idx = order[start : start + batch_size]
-        width = max(len(sequences[i]) for i in idx)
-        input_ids = torch.full((len(idx), width), pad, dtype=torch.long)
-        attention = torch.zeros((len(idx), width), dtype=torch.long)
-        for row, i in enumerate(idx):
-            input_ids[row, : len(sequences[i])] = torch.tensor(sequences[i])
-            attention[row, : len(sequences[i])] = 1
+    for idx, input_ids, attention in _padded_batches(sequences, batch_size, pad):
         with torch.inference_mode():
             logits = model(input_ids=input_ids.to(device), attention_mask=attention.to(device)).logits
             for row, i in enumerate(idx):
