@@ -367,35 +367,29 @@ class LocalModel(Model):
         settings and sorted by length). With ``stop_at_eos=False`` every answer has
         exactly ``max_new_tokens`` tokens and ``meta["ids"]``.
 
-        Greedy requests are batched. A sampled request is generated on its own,
-        from its own generator seeded with ``seeds[i]`` (a hash of the request, see
-        :func:`analysis.models.base.request_seed`) inside ``torch.random.fork_rng``:
-        its tokens do not depend on which requests shared its call, and the global
-        random state is left as it was.
+        **Sampling guarantee.** Sampled requests are batched too, but every row
+        draws from its own ``torch.Generator`` seeded with ``seeds[i]`` (a hash of
+        the request, :func:`analysis.models.base.request_seed`), through the same
+        warpers ``generate`` applies (:class:`RowSampler`). A row's draws therefore
+        do not depend on which requests shared its batch, and the global random
+        state is never touched. Its *logits* can: a padded batch runs matrix
+        products of other shapes, which may move a logit in its last bits. That
+        flips a sampled token only when the row's uniform draw falls within that
+        distance of a boundary of the cumulative distribution (or a top-k / top-p
+        cut sits on a near-tie). ``scripts/bench_models.py --sampling`` measures
+        how often a batched answer differs from the same request generated alone;
+        ``tests/test_sampling_batched.py`` checks equality on 240 requests at the
+        book's decodings.
         """
-        import torch  # heavy: loaded only when a model is used
-
         if seeds is None:
             seeds = [None if s.greedy else request_seed({"ids": e, "settings": s.as_dict()})
                      for e, s in zip(encoded, settings)]
-        sampled = [i for i, s in enumerate(settings) if not s.greedy]
-        if sampled:
-            devices = [self.device] if self.device.type == "cuda" else []
-            for i in sampled:
-                with torch.random.fork_rng(devices=devices):
-                    torch.manual_seed(seeds[i])
-                    for _, answer in self._generate_batched([encoded[i]], [settings[i]], stop_at_eos):
-                        yield i, answer
-        greedy = [i for i, s in enumerate(settings) if s.greedy]
-        if greedy:
-            batch = self._generate_batched([encoded[i] for i in greedy], [settings[i] for i in greedy],
-                                           stop_at_eos)
-            for j, answer in batch:
-                yield greedy[j], answer
+        yield from self._generate_batched(encoded, settings, stop_at_eos, seeds)
 
-    def _generate_batched(self, encoded: list[list[int]], settings: list, stop_at_eos: bool
-                          ) -> Iterator[tuple[int, Answer]]:
+    def _generate_batched(self, encoded: list[list[int]], settings: list, stop_at_eos: bool,
+                          seeds: list[int | None]) -> Iterator[tuple[int, Answer]]:
         import torch  # heavy: loaded only when a model is used
+        from transformers import LogitsProcessorList
 
         tok, model = self.tokenizer, self.model
         order = sorted(range(len(encoded)), key=lambda i: (str(settings[i]), len(encoded[i])))
@@ -416,18 +410,15 @@ class LocalModel(Model):
                     input_ids[row, width - len(seq) :] = torch.tensor(seq)
                     attention[row, width - len(seq) :] = 1
                 # an empty list turns the end-of-text stop off (None would fall back to
-                # the model's generation config, which stops)
+                # the model's generation config, which stops); greedy decoding with no
+                # warpers of the generation config: a sampled group picks its tokens in
+                # RowSampler, whose one-hot scores the argmax then takes
                 kwargs = dict(max_new_tokens=s.max_new_tokens, pad_token_id=pad,
-                              eos_token_id=eos if stop_at_eos else [])
-                if s.greedy:
-                    kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-                else:  # one request at a time, under its own seed (_generate_encoded)
-                    kwargs.update(
-                        do_sample=True,
-                        temperature=s.temperature,
-                        top_k=s.top_k or 0,
-                        top_p=s.top_p if s.top_p is not None else 1.0,
-                    )
+                              eos_token_id=eos if stop_at_eos else [],
+                              do_sample=False, temperature=None, top_p=None, top_k=None)
+                if not s.greedy:
+                    sampler = RowSampler(s, [seeds[i] for i in members], model.generation_config, self.device)
+                    kwargs["logits_processor"] = LogitsProcessorList([sampler])
                 with torch.inference_mode():
                     out = model.generate(
                         input_ids=input_ids.to(self.device),
@@ -467,6 +458,70 @@ class LocalModel(Model):
         for i, (lp, _top) in _score_batches(self.model, seqs, self.batch_size, tok.pad_token_id, self.device):
             start = len(pairs[i][0]) - 1
             yield i, lp[start : start + len(pairs[i][1])]
+
+
+#: generation-config fields whose warpers RowSampler does not apply: a model that sets
+#: one samples differently from ``generate(do_sample=True)``, so it is refused
+_UNSUPPORTED_WARPERS = ("top_h", "typical_p", "epsilon_cutoff", "eta_cutoff")
+
+
+class RowSampler:
+    """A logits processor that samples each row of a batch from its own generator.
+
+    It applies the warpers ``generate(do_sample=True)`` would build from the
+    request's settings and the model's generation config, in the same order
+    (temperature, top-k, top-p, min-p; transformers 5's ``_get_logits_processor``),
+    one row at a time, then draws ``torch.multinomial(softmax(scores), 1)`` from
+    that row's generator: for a batch of one, exactly the draw ``generate`` makes
+    after ``torch.manual_seed(seed)``. It returns scores that are 0 at the drawn
+    token and ``-inf`` elsewhere, so greedy decoding keeps the draw.
+    """
+
+    def __init__(self, settings, seeds: Sequence[int], generation_config, device):
+        import torch  # heavy: loaded only when a model is used
+        from transformers.generation.logits_process import (
+            MinPLogitsWarper,
+            TemperatureLogitsWarper,
+            TopKLogitsWarper,
+            TopPLogitsWarper,
+        )
+
+        for field in _UNSUPPORTED_WARPERS:
+            value = getattr(generation_config, field, None)
+            if value is not None and not (field == "typical_p" and value >= 1.0) \
+                    and not (field.endswith("cutoff") and not 0.0 < value < 1.0):
+                raise ModelError(f"the model's generation config sets {field}={value!r}, which batched "
+                                 f"sampling does not apply; allowed: temperature, top_k, top_p, min_p")
+        self.warpers = []
+        if settings.temperature != 1.0:
+            self.warpers.append(TemperatureLogitsWarper(settings.temperature))
+        top_k = settings.top_k or 0
+        if top_k != 0:
+            self.warpers.append(TopKLogitsWarper(top_k=top_k, min_tokens_to_keep=1))
+        top_p = settings.top_p if settings.top_p is not None else 1.0
+        if top_p < 1.0:
+            self.warpers.append(TopPLogitsWarper(top_p=top_p, min_tokens_to_keep=1))
+        if getattr(generation_config, "min_p", None) is not None:
+            self.warpers.append(MinPLogitsWarper(min_p=generation_config.min_p, min_tokens_to_keep=1))
+        self.generators = []
+        for seed in seeds:
+            g = torch.Generator(device=device)
+            g.manual_seed(int(seed))
+            self.generators.append(g)
+
+    def __call__(self, input_ids, scores):
+        import torch  # heavy: loaded only when a model is used
+
+        picked = torch.empty(scores.shape[0], dtype=torch.long, device=scores.device)
+        for row, g in enumerate(self.generators):
+            ids, s = input_ids[row : row + 1], scores[row : row + 1]
+            for warp in self.warpers:
+                s = warp(ids, s)
+            probs = torch.nn.functional.softmax(s, dim=-1)
+            picked[row] = torch.multinomial(probs, num_samples=1, generator=g)[0, 0]
+        out = torch.full_like(scores, float("-inf"))
+        out.scatter_(1, picked[:, None], 0.0)
+        return out
 
 
 def _padded_batches(sequences, batch_size: int, pad: int):
@@ -531,3 +586,24 @@ def _eos_ids(tok, model) -> list[int]:
     if tok.eos_token_id is not None and tok.eos_token_id not in ids:
         ids.append(tok.eos_token_id)
     return ids
+
+
+def generate_alone(model: LocalModel, prompt_ids: Sequence[int], settings, seed: int) -> list[int]:
+    """The reference a batched sampled answer must equal: one request generated on
+    its own by ``generate(do_sample=True)`` after ``torch.manual_seed(seed)`` (the
+    book's sampling path until batched sampling, under which the cached sampled
+    answers were made). Every new token, with no end-of-text stop, as
+    :meth:`Model.generate_ids` returns them. Used by ``tests/test_sampling_batched.py``
+    and ``scripts/bench_models.py --sampling``."""
+    import torch  # heavy: loaded only when a model is used
+
+    hf, pad = model.model, model.tokenizer.pad_token_id
+    ids = torch.tensor([list(prompt_ids)], device=model.device)
+    with torch.random.fork_rng(devices=[model.device] if model.device.type == "cuda" else []):
+        torch.manual_seed(seed)
+        with torch.inference_mode():
+            out = hf.generate(input_ids=ids, attention_mask=torch.ones_like(ids),
+                              max_new_tokens=settings.max_new_tokens, pad_token_id=pad, eos_token_id=[],
+                              do_sample=True, temperature=settings.temperature, top_k=settings.top_k or 0,
+                              top_p=settings.top_p if settings.top_p is not None else 1.0)
+    return out[0, ids.shape[1]:].tolist()
