@@ -10,7 +10,7 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
-from book_tables import USAGE, markdown_table, status_tables  # noqa: E402
+from book_tables import USAGE, cost_table, markdown_table, status_tables  # noqa: E402
 
 
 def test_markdown_table_escapes_what_markdown_would_read_as_markup():
@@ -50,3 +50,31 @@ def test_status_tables_read_the_timings_and_results(tmp_path):
 
 def test_status_tables_are_none_without_records(tmp_path):
     assert status_tables(tmp_path) == (None, None)
+
+
+def test_cost_table_reads_the_recorded_whole_book_runs(tmp_path):
+    assert cost_table(tmp_path) == (None, [])
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    (tmp_path / "bench" / "results" / "book_cold.json").write_text(json.dumps({
+        "kind": "cold", "commit": "0123456789abcdef", "date": "2026-12-01T21:00:00Z", "cores": 2,
+        "torch_threads": 2, "load_before": [0.1, 0.2, 0.3], "load_after": [2.5, 2.1, 2.0],
+        "execute_minutes": 50.0, "build_minutes": 1.5, "total_minutes": 51.5,
+        "chapters": {"size": {"minutes": 20.04, "calls": "7472"},
+                     "phrases": {"minutes": 9.96, "calls": "900"}}}))
+    (tmp_path / "bench" / "results" / "book_warm.json").write_text(json.dumps({
+        "kind": "warm", "commit": "0123456789abcdef", "date": "2026-12-01T22:00:00Z", "cores": 2,
+        "load_before": [0.5], "load_after": [0.6], "build_minutes": 1.2, "total_minutes": 3.0,
+        "chapters": {"size": {"minutes": 0.9, "calls": "0"}}}))
+    table, notes = cost_table(tmp_path)
+    assert table.to_dict("records") == [
+        {"": "phrases", "cold (min)": "10.0", "cold: model calls": "900", "warm (min)": "—",
+         "warm: model calls": "—"},
+        {"": "size", "cold (min)": "20.0", "cold: model calls": "7,472", "warm (min)": "0.9",
+         "warm: model calls": "0"},
+        {"": "site build", "cold (min)": "1.5", "cold: model calls": "—", "warm (min)": "1.2",
+         "warm: model calls": "—"},
+        {"": "total", "cold (min)": "51.5", "cold: model calls": "8,372", "warm (min)": "3.0",
+         "warm: model calls": "0"}]
+    assert notes[0] == ("The cold run: commit 0123456789, 2026-12-01 21:00 UTC, 2 cores (2 torch threads); "
+                        "load average 0.1 before and 2.5 after (above the core count, other work shared "
+                        "the machine).")

@@ -11,6 +11,12 @@
     and the last ``default`` execution committed to ``results/<chapter>.json``:
     profile, parameters, commit, date, wall time, model calls and cache hits.
 
+``{build-cost}``
+    What a whole build of the book costs: the cold and warm runs that
+    ``scripts/bench_book.py`` recorded in ``bench/results/book_cold.json`` and
+    ``book_warm.json``, minutes per chapter, with the commit, date, cores and the
+    load average the run saw.
+
 ``{scoreboard}``
     Every claim of every chapter, from the ``"claims"`` of ``results/*.json``
     (:mod:`analysis.book.scoreboard`): the source's statement and value, this
@@ -103,6 +109,51 @@ def status_tables(root: Path) -> tuple[pd.DataFrame | None, pd.DataFrame | None]
     return site, results
 
 
+def cost_table(root: Path) -> tuple[pd.DataFrame | None, list[str]]:
+    """Minutes per chapter of the recorded cold and warm whole-book runs
+    (``bench/results/book_{cold,warm}.json``), with a total row and the build's
+    minutes, and one sentence per run saying where and when it ran; ``(None, [])``
+    when no run is recorded."""
+    runs = {}
+    for kind in ("cold", "warm"):
+        path = root / "bench" / "results" / f"book_{kind}.json"
+        if path.is_file():
+            runs[kind] = json.loads(path.read_text())
+    if not runs:
+        return None, []
+    names = sorted({n for r in runs.values() for n in r.get("chapters", {})},
+                   key=lambda n: (CHAPTER_ORDER.index(n) if n in CHAPTER_ORDER else len(CHAPTER_ORDER), n))
+    rows = []
+    for name in [*names, "site build", "total"]:
+        row = {"": name}
+        for kind, r in runs.items():
+            if name == "total":
+                minutes = r.get("total_minutes")
+            elif name == "site build":
+                minutes = r.get("build_minutes")
+            else:
+                minutes = r.get("chapters", {}).get(name, {}).get("minutes")
+            row[f"{kind} (min)"] = "—" if minutes is None else f"{minutes:.1f}"
+            chapters = r.get("chapters", {})
+            if name in names:
+                calls = chapters.get(name, {}).get("calls")
+            elif name == "total":
+                calls = sum(int(c.get("calls") or 0) for c in chapters.values())
+            else:
+                calls = None
+            row[f"{kind}: model calls"] = "—" if calls in (None, "") else f"{int(calls):,}"
+        rows.append(row)
+    notes = []
+    for kind, r in runs.items():
+        load = r.get("load_before"), r.get("load_after")
+        threads = r.get("torch_threads", "—")
+        notes.append(f"The {kind} run: commit {str(r.get('commit', '—'))[:10]}, {_when(r.get('date'))} UTC, "
+                     f"{r.get('cores', '—')} cores ({threads} torch threads); load average "
+                     f"{load[0][0] if load[0] else '—'} before and {load[1][0] if load[1] else '—'} after "
+                     f"(above the core count, other work shared the machine).")
+    return pd.DataFrame(rows), notes
+
+
 class _MarkdownDirective(SphinxDirective):
     def render(self, text: str) -> list[nodes.Node]:
         container = nodes.container()
@@ -144,6 +195,17 @@ class ExecutionStatus(_MarkdownDirective):
         return self.render("\n".join(parts))
 
 
+class BuildCost(_MarkdownDirective):
+    def run(self):
+        for kind in ("cold", "warm"):
+            self.env.note_dependency(str(self.root / "bench" / "results" / f"book_{kind}.json"))
+        table, notes = cost_table(self.root)
+        if table is None:
+            return self.render("*No whole-book run is recorded yet (`scripts/bench_book.py` writes "
+                               "`bench/results/book_cold.json`).*")
+        return self.render("\n".join([markdown_table(table), "", *notes]))
+
+
 class Scoreboard(_MarkdownDirective):
     def run(self):
         from analysis.book.scoreboard import claims_table, scoreboard_markdown
@@ -156,5 +218,6 @@ class Scoreboard(_MarkdownDirective):
 def setup(app):
     app.add_directive("chapter-parameters", ChapterParameters)
     app.add_directive("execution-status", ExecutionStatus)
+    app.add_directive("build-cost", BuildCost)
     app.add_directive("scoreboard", Scoreboard)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
