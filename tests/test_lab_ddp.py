@@ -159,8 +159,7 @@ def _no_torchrun(monkeypatch):
 
 def test_the_device_and_the_torchrun_environment_are_validated(monkeypatch):
     _no_torchrun(monkeypatch)
-    expected = "cuda" if torch.cuda.is_available() else "cpu"
-    assert lt.placement().device == expected
+    assert lt.placement().device == "cpu"  # a GPU is never chosen unasked
     assert lt.placement("cpu") == lt.Placement()
     with pytest.raises(LabConfigError, match=r"device must be one of cpu, cuda; got 'gpu'"):
         lt.placement("gpu")

@@ -24,8 +24,8 @@ import sys
 from collections.abc import Sequence
 
 from analysis.lab.config import LabConfigError
-from analysis.lab.ladder import PROFILES, build_lab
-from analysis.lab.train import DEVICE_ENV, DEVICES, placement
+from analysis.lab.ladder import PROFILES, build_lab, lab_placement
+from analysis.lab.train import DEVICE_ENV, DEVICES
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -40,8 +40,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--family", metavar="PREFIX",
                         help="only the runs whose family starts with PREFIX (such as ladder)")
     parser.add_argument("--device", choices=DEVICES,
-                        help=f"where to train (default: ${DEVICE_ENV}, else cuda when torch sees a GPU, "
-                             "else cpu)")
+                        help=f"where to train (default: ${DEVICE_ENV}, else the profile's device: cpu for "
+                             "smoke and default, whose results were trained there, cuda for gpu)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     prof = PROFILES[args.profile]
@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import torch.distributed as dist  # heavy: loaded once the command line is valid
 
     try:
-        place = placement(args.device)
+        place = lab_placement(args.profile, args.device)
         lab = build_lab(args.profile, progress=not args.no_progress, family=args.family, runs=args.runs,
                         device=args.device)
     except LabConfigError as err:

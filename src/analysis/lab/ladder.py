@@ -45,6 +45,7 @@ from analysis.lab.index import register
 from analysis.lab.phrase_selection import english_phrases
 from analysis.lab.tokenizer import get_tokenizer
 from analysis.lab.train import (
+    DEVICES,
     Placement,
     RunResult,
     barrier,
@@ -69,13 +70,24 @@ DEFAULT_WEIGHT_DECAY = RunConfig.__dataclass_fields__["weight_decay"].default
 
 @dataclass(frozen=True)
 class LabProfile:
-    """A corpus, a tokenizer size and the runs trained on them."""
+    """A corpus, a tokenizer size, the runs trained on them, and where they train.
+
+    ``device`` is where :func:`build_lab` trains the runs unless the reader asks
+    otherwise (``build_lab(device=...)``, ``--device`` or ``$MEMBOOK_LAB_DEVICE``):
+    ``cpu`` for the labs whose committed results were trained on the CPU, whatever
+    the machine has, so that a reader's GPU never retrains them under other keys;
+    ``cuda`` for the GPU lab.
+    """
 
     corpus: CorpusConfig
     vocab_size: int
     runs: tuple[RunConfig, ...] = field(default_factory=tuple)
+    device: str = "cpu"
 
     def __post_init__(self):
+        if self.device not in DEVICES:
+            raise LabConfigError(f"a profile's device must be one of {', '.join(DEVICES)}, "
+                                 f"got {self.device!r}")
         names = [r.name for r in self.runs]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -145,7 +157,8 @@ def _perturbed(base: RunConfig, tokens: int, tag: str, copies_per_row: int = 1) 
 def _profile(corpus: CorpusConfig, vocab: int, context: int, wide, deep, ladder_tokens: int, small: int,
              large: int, budgets: tuple[int, int], range_tokens: int, range_max_copies: int | None,
              range_width: int, batch: int, base_lr: float, layers: tuple[int, int] = (2, 6),
-             copies_per_row: int = 1, weight_decay: Mapping[int, float] | None = None) -> LabProfile:
+             copies_per_row: int = 1, weight_decay: Mapping[int, float] | None = None,
+             device: str = "cpu") -> LabProfile:
     """A profile's runs. ``weight_decay`` maps a width to its ladder models' AdamW weight
     decay (both families); widths not in it, and every perturbed, standard and range
     run, train at :data:`DEFAULT_WEIGHT_DECAY`. A standard twin whose settings then
@@ -169,7 +182,7 @@ def _profile(corpus: CorpusConfig, vocab: int, context: int, wide, deep, ladder_
         runs.append(replace(range_base, name="std-range", family="standard"))
     runs += [replace(range_base, name=f"range-{w}", family="range", inject=True, window=w,
                      max_copies=range_max_copies, copies_per_row=copies_per_row) for w in RANGE_WINDOWS]
-    return LabProfile(corpus=corpus, vocab_size=vocab, runs=tuple(runs))
+    return LabProfile(corpus=corpus, vocab_size=vocab, runs=tuple(runs), device=device)
 
 
 PROFILES = {
@@ -253,7 +266,7 @@ PROFILES = {
         vocab=32_768, context=512, wide=(64, 128, 256, 512, 768, 1024), deep=(64, 128, 256, 384, 512, 768),
         ladder_tokens=200_000_000, small=256, large=768, budgets=(200_000_000, 400_000_000),
         range_tokens=400_000_000, range_max_copies=None, range_width=768, batch=64, base_lr=3e-3,
-        layers=(4, 12),
+        layers=(4, 12), device="cuda",
     ),
 }
 
@@ -358,7 +371,10 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
     :mod:`analysis.lab.train`), and only the standard runs some such run of the
     profile forks from save forks. Results keep the profile's order.
 
-    ``device`` (``"cpu"`` or ``"cuda"``) is :func:`analysis.lab.train.train`'s. Under
+    ``device`` (``"cpu"`` or ``"cuda"``; default ``$MEMBOOK_LAB_DEVICE``, else the
+    profile's :attr:`LabProfile.device`: the CPU for the ``smoke`` and ``default``
+    labs even on a machine with a GPU, CUDA for the ``gpu`` lab) is where every run
+    trains (:func:`lab_placement`). Under
     torchrun (``torchrun --standalone --nproc_per_node=N -m analysis.lab.build``)
     every process calls this: the first builds the corpus and tokenizer into the
     cache while the others wait, then they load them; all processes train every run
@@ -368,7 +384,7 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
     t0 = time.time()
     prof = get_profile(profile)
     chosen = _chosen_runs(prof, family, runs)
-    place = placement(device)
+    place = lab_placement(prof, device)
     for run in chosen:
         check_batch(run, place)
     init_distributed(place)
@@ -378,9 +394,16 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
         if run.inject:
             check_injections(run, injected[run.name], tokenizer)
     name = profile if isinstance(profile, str) else None
-    built = _train_runs(prof, chosen, injected, texts, key, tokenizer, place, progress, device, name)
+    built = _train_runs(prof, chosen, injected, texts, key, tokenizer, place, progress, name)
     results = {run.name: built[run.name] for run in chosen}
     return LabBuild(prof, corpus, tokenizer, results, time.time() - t0, name=name)
+
+
+def lab_placement(profile: str | LabProfile, device: str | None = None) -> Placement:
+    """Where :func:`build_lab` trains ``profile``'s runs: ``device``, else
+    ``$MEMBOOK_LAB_DEVICE``, else the profile's :attr:`LabProfile.device`
+    (:func:`analysis.lab.train.placement`)."""
+    return placement(device, default=get_profile(profile).device)
 
 
 def _chosen_runs(prof: LabProfile, family: str | None, runs: Sequence[str] | None) -> list[RunConfig]:
@@ -414,8 +437,7 @@ def _corpus_and_tokenizer(prof: LabProfile, place: Placement) -> tuple[Corpus, l
 
 
 def _train_runs(prof: LabProfile, runs: list[RunConfig], injected: dict, texts: list[str], key: str,
-                tokenizer, place: Placement, progress: bool, device: str | None,
-                name: str | None) -> dict[str, RunResult]:
+                tokenizer, place: Placement, progress: bool, name: str | None) -> dict[str, RunResult]:
     """Train (or load) ``runs``, standard runs first, and register them under the
     profile ``name`` (none when the profile has no name); only the first process
     shows progress and registers."""
@@ -428,7 +450,7 @@ def _train_runs(prof: LabProfile, runs: list[RunConfig], injected: dict, texts: 
     for run in tqdm(sorted(runs, key=lambda r: r.inject), desc=f"lab runs ({len(runs)})",
                     disable=not progress, leave=False):
         built[run.name] = train(run, texts, injected[run.name], tokenizer, key, progress=progress,
-                                fork=run.inject or unlabelled(run) in forked, device=device)
+                                fork=run.inject or unlabelled(run) in forked, device=place.device)
         if name is not None and first:
             register(model_name(name, run.name).removeprefix("lab:"), built[run.name].path)
     return built

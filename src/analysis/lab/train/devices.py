@@ -1,12 +1,17 @@
 """Devices, precision and processes: where a run trains (:func:`placement`).
 
 * **device**: ``train(device=...)``, else ``$MEMBOOK_LAB_DEVICE`` (``cpu`` or
-  ``cuda``), else CUDA when torch sees a GPU, else the CPU. On the CPU a run
-  trains in fp32. On CUDA the model and each batch go to the GPU
-  (``cuda:<LOCAL_RANK>`` under torchrun) and the forward pass and loss run under
-  ``torch.autocast("cuda", dtype=torch.bfloat16)`` where the GPU has native bf16
-  (fp32 otherwise); the master weights, their gradients and the AdamW state stay
-  fp32, and no loss scaling is needed;
+  ``cuda``), else the default the caller gives: the lab profile's device for
+  :func:`analysis.lab.ladder.build_lab` (``cpu`` for the ``smoke`` and ``default``
+  labs, whose committed results were trained there; ``cuda`` for the ``gpu`` lab),
+  ``cpu`` otherwise. A GPU on the machine is never chosen unasked: a run trained
+  there would be another run (:func:`analysis.lab.train.run_key`), and a chapter's
+  committed results would no longer reproduce. On the CPU a run trains in fp32.
+  On CUDA the model and each batch go to the GPU (``cuda:<LOCAL_RANK>`` under
+  torchrun) and the forward pass and loss run under ``torch.autocast("cuda",
+  dtype=torch.bfloat16)`` where the GPU has native bf16 (fp32 otherwise); the
+  master weights, their gradients and the AdamW state stay fp32, and no loss
+  scaling is needed;
 * **processes**: launched by ``torchrun`` (``WORLD_SIZE`` > 1), every process
   joins the process group (``nccl`` on CUDA, ``gloo`` on the CPU,
   :func:`init_distributed`) and trains its share of every batch;
@@ -49,8 +54,8 @@ def cpu_threads(threads: int | None = None) -> Iterator[None]:
         torch.set_num_threads(was)
 
 
-#: the devices a run trains on: ``train(device=...)``, else ``$MEMBOOK_LAB_DEVICE``, else
-#: ``cuda`` when torch sees a GPU, else ``cpu``
+#: the devices a run trains on: ``train(device=...)``, else ``$MEMBOOK_LAB_DEVICE``, else the
+#: caller's default (the lab profile's device; ``cpu`` when none is given)
 DEVICES = ("cpu", "cuda")
 DEVICE_ENV = "MEMBOOK_LAB_DEVICE"
 PRECISIONS = ("fp32", "bf16")
@@ -99,12 +104,13 @@ def _env_int(name: str, default: int) -> int:
         raise LabConfigError(f"${name} must be an integer (torchrun sets it), got {raw!r}") from None
 
 
-def placement(device: str | None = None) -> Placement:
+def placement(device: str | None = None, default: str = "cpu") -> Placement:
     """Where this process trains.
 
-    ``device`` (``"cpu"`` or ``"cuda"``), else ``$MEMBOOK_LAB_DEVICE``, else ``cuda``
-    when ``torch.cuda.is_available()``, else ``cpu``. On CUDA the forward pass runs in
-    bf16 autocast when the GPU supports it (fp32 otherwise); on the CPU in fp32.
+    ``device`` (``"cpu"`` or ``"cuda"``), else ``$MEMBOOK_LAB_DEVICE``, else
+    ``default`` (the lab profile's device, :attr:`analysis.lab.ladder.LabProfile.device`):
+    whether torch sees a GPU never decides. On CUDA the forward pass runs in bf16
+    autocast when the GPU supports it (fp32 otherwise); on the CPU in fp32.
     torchrun's ``WORLD_SIZE``, ``RANK``, ``LOCAL_RANK`` and ``LOCAL_WORLD_SIZE`` give
     the processes; a CUDA process trains on ``cuda:<LOCAL_RANK>``.
 
@@ -120,7 +126,7 @@ def placement(device: str | None = None) -> Placement:
     if device is None and os.environ.get(DEVICE_ENV, "").strip():
         device, source = os.environ[DEVICE_ENV].strip().lower(), f"${DEVICE_ENV}"
     if device is None:
-        device = "cuda" if torch.cuda.is_available() else "cpu"
+        device, source = default, "the profile's device"
     if device not in DEVICES:
         raise LabConfigError(f"{source} must be one of {', '.join(DEVICES)}; got {device!r}")
     world, rank = _env_int("WORLD_SIZE", 1), _env_int("RANK", 0)
@@ -132,7 +138,8 @@ def placement(device: str | None = None) -> Placement:
     if device == "cuda":
         if not torch.cuda.is_available() or local >= torch.cuda.device_count():
             raise LabConfigError(f"{source} is 'cuda', but torch {torch.__version__} sees "
-                                 f"{torch.cuda.device_count()} CUDA devices (this is LOCAL_RANK {local})")
+                                 f"{torch.cuda.device_count()} CUDA devices (this is LOCAL_RANK {local}); "
+                                 f"device='cpu' (or {DEVICE_ENV}=cpu) trains on the CPU")
         # native bf16 only (compute capability 8.0 on): emulated bf16 would be slower than fp32
         precision = "bf16" if torch.cuda.is_bf16_supported(including_emulation=False) else "fp32"
     return Placement(device, precision, world, rank, local, max(local_world, 1))

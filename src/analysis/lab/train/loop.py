@@ -168,9 +168,10 @@ def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[An
     checkpoint_every
         Steps between partial checkpoints (default :data:`CHECKPOINT_EVERY`).
     device
-        ``"cpu"`` or ``"cuda"``; default ``$MEMBOOK_LAB_DEVICE``, else ``cuda`` when
-        torch sees a GPU, else ``cpu`` (:func:`placement`). A run trained on CUDA, in
-        bf16 or by several processes is a separate cache entry (:func:`run_key`).
+        ``"cpu"`` or ``"cuda"``; default ``$MEMBOOK_LAB_DEVICE``, else ``cpu``
+        (:func:`placement`; :func:`analysis.lab.ladder.build_lab` passes its profile's
+        device). A run trained on CUDA, in bf16 or by several processes is a separate
+        cache entry (:func:`run_key`).
 
     Raises
     ------
