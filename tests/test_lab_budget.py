@@ -63,12 +63,32 @@ def test_gpu_profile_meets_its_design_from_the_configuration():
             assert copies <= (math.ceil(hi * run.steps) - math.ceil(lo * run.steps)) * run.batch_size
 
 
+def test_epochs_count_the_tokens_per_word_of_the_profiles_vocabulary(monkeypatch):
+    # measured: 6,441,611 tokens from 5,137,222 words under the gpu lab's 32,768-entry tokenizer,
+    # 705,513 from 482,082 under the default lab's 4,096 entries
+    assert budget.tokens_per_word(32_768) == 1.25 and budget.tokens_per_word(4_096) == 1.46
+    assert budget.tokens_per_word(8_192) == 1.46 and budget.tokens_per_word(1_024) == 1.46
+    assert budget.tokens_per_word(65_536) == 1.25
+    monkeypatch.setattr(budget, "corpus_words", lambda profile: 5_137_222)
+    # 200M tokens in steps of 64 rows of 512 tokens: 6,103 steps, 199,983,104 tokens
+    assert budget.summary("gpu")["ladder_epochs"] == pytest.approx(199_983_104 / (5_137_222 * 1.25))
+    assert round(budget.summary("gpu")["ladder_epochs"]) == 31  # 27 at the default lab's 1.46
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("MEMBOOK_DATA_MIRROR"), reason="MEMBOOK_DATA_MIRROR is unset")
-def test_gpu_corpus_builds_and_its_epochs_follow_from_its_words():
+def test_gpu_corpus_builds_and_its_tokens_per_word_are_the_measured_ones():
+    from analysis.lab.tokenizer import get_tokenizer
+    from analysis.lab.train import tokenize_stream
+
+    prof = ladder.get_profile("gpu")
     words = budget.corpus_words("gpu")
     s = budget.summary("gpu")
-    # 200M tokens in steps of 64 rows of 512 tokens: 6,103 steps, 199,983,104 tokens
-    assert ladder.get_profile("gpu").run("wide-64").steps == 6_103
-    assert s["ladder_epochs"] == pytest.approx(199_983_104 / (words * budget.TOKENS_PER_WORD))
+    assert prof.run("wide-64").steps == 6_103
+    per_word = budget.tokens_per_word(prof.vocab_size)
+    assert s["ladder_epochs"] == pytest.approx(199_983_104 / (words * per_word))
     assert words > 4_000_000  # the background's 2M words and the excerpts' copies
+    corpus = ladder.profile_corpus("gpu")
+    texts = corpus.training_texts()
+    tokens = len(tokenize_stream(texts, get_tokenizer(texts, corpus.fingerprint(), prof.vocab_size)))
+    assert tokens / words == pytest.approx(budget.TOKENS_PER_WORD[prof.vocab_size], abs=0.005)

@@ -18,7 +18,8 @@ configuration. Per run:
   its measured tokens per second, which replaces the assumption after one run.
 
 Epochs are a run's tokens over the corpus's training tokens, estimated from its
-words (:func:`corpus_words`) at :data:`TOKENS_PER_WORD`.
+words (:func:`corpus_words`) at the tokens per word measured under a tokenizer of
+the profile's vocabulary size (:func:`tokens_per_word`).
 """
 
 from __future__ import annotations
@@ -37,11 +38,12 @@ TARGET_GPU = "one 80 GB GPU (an A100 or H100)"
 #: of an 80 GB A100's dense bf16 peak (312), a third of what large models reach on it;
 #: small models spend much of a step in kernel launches and memory traffic
 ASSUMED_TFLOPS = 40.0
-#: training tokens per whitespace word, measured on the default lab: 703,280 tokens
-#: (an end-of-text token after each document included) from 482,082 words under its
-#: 4,096-entry tokenizer; a larger vocabulary cuts words into fewer tokens, so epochs
-#: estimated with it for a larger-vocabulary lab are an upper bound
-TOKENS_PER_WORD = 1.46
+#: training tokens per whitespace word (an end-of-text token after each document
+#: included), by the size of the tokenizer's vocabulary, measured on the lab's corpora
+#: under their own tokenizers: the default lab, 705,513 tokens from 482,082 words at
+#: 4,096 entries; the gpu lab, 6,441,611 tokens from 5,137,222 words at 32,768 entries.
+#: A larger vocabulary cuts words into fewer tokens.
+TOKENS_PER_WORD = {4_096: 1.46, 32_768: 1.25}
 
 
 def flops_per_token(run, vocab_size: int) -> float:
@@ -75,6 +77,16 @@ def run_budget(profile: str | LabProfile, tflops: float = ASSUMED_TFLOPS) -> pd.
     return pd.DataFrame(rows).sort_values("run", key=lambda s: s.map(order)).reset_index(drop=True)
 
 
+def tokens_per_word(vocab_size: int) -> float:
+    """Training tokens per word under a tokenizer of ``vocab_size`` entries: the value
+    measured at that size (:data:`TOKENS_PER_WORD`), else at the largest measured size
+    below it (a larger vocabulary gives fewer tokens per word, so the corpus's tokens
+    are then overestimated and its epochs underestimated), else at the smallest."""
+    sizes = sorted(TOKENS_PER_WORD)
+    below = [v for v in sizes if v <= vocab_size]
+    return TOKENS_PER_WORD[below[-1] if below else sizes[0]]
+
+
 def corpus_words(profile: str | LabProfile) -> int:
     """Whitespace words of the profile's training texts (the corpus is built, or read
     from the artifact cache; nothing is trained)."""
@@ -85,7 +97,8 @@ def summary(profile: str | LabProfile, tflops: float = ASSUMED_TFLOPS) -> dict:
     """The profile's budget in a few numbers: ``runs``, ``min_params``,
     ``max_params``, ``param_span`` (largest over smallest ladder model),
     ``tokens`` (trained, all runs), ``flops``, ``hours`` (at ``tflops``),
-    ``ladder_epochs`` (a ladder run's tokens over the corpus's estimated tokens)."""
+    ``ladder_epochs`` (a ladder run's tokens over the corpus's tokens, estimated from
+    its words at :func:`tokens_per_word`)."""
     table = run_budget(profile, tflops)
     ladder = table[table["family"].str.startswith("ladder")]
     prof = get_profile(profile)
@@ -95,4 +108,4 @@ def summary(profile: str | LabProfile, tflops: float = ASSUMED_TFLOPS) -> dict:
             "param_span": float(ladder["params"].max() / ladder["params"].min()),
             "tokens": int(table["tokens_trained"].sum()), "flops": float(table["flops"].sum()),
             "hours": float(table["hours"].sum()), "tflops": tflops,
-            "ladder_epochs": ladder_tokens / (corpus_words(prof) * TOKENS_PER_WORD)}
+            "ladder_epochs": ladder_tokens / (corpus_words(prof) * tokens_per_word(prof.vocab_size))}
