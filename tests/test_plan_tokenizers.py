@@ -1,0 +1,89 @@
+"""The cost preview needs tokenizers only: on an empty cache a plan reads each
+built-in model's tokenizer from its GGUF (:func:`analysis.models.local.gguf_tokenizer_folder`)
+and never converts a model nor loads weights; that tokenizer is the converted
+folder's own, file for file and id for id."""
+
+from pathlib import Path
+
+import pytest
+
+from analysis.book import plan
+from analysis.models import GenerationSettings, Request, local
+from analysis.models.local import GGUF_SOURCES, LocalModel, convert_gguf
+from analysis.models.queries import _local
+
+TEXTS = ["To be, or not to be, that is the question:", "  two  spaces\tand a tab\n",
+         "续写句子：春眠不觉晓", "naïve café — 3.14159 <b>html</b> 🙂", ""]
+MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Continue: To be or"}]
+
+
+def _forbid_conversion(monkeypatch):
+    """Converting a model or loading its weights fails the test (not a ModelError,
+    which the plan would take for a model that is not installed)."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("a plan must not convert a model or load weights")
+
+    monkeypatch.setattr(local, "convert_gguf", refuse)
+    monkeypatch.setattr(LocalModel, "_load", refuse)
+
+
+@pytest.fixture
+def forget_local_models():
+    """No local model remembered by the plan from an earlier test, nor after this one."""
+    _local.cache_clear()
+    yield
+    _local.cache_clear()
+
+
+def _empty_model_cache(monkeypatch, tmp_path) -> Path:
+    """Point ``MEMBOOK_MODEL_CACHE`` (converted models, assembled GGUFs) at an empty folder."""
+    folder = tmp_path / "model-cache"
+    folder.mkdir()
+    monkeypatch.setenv("MEMBOOK_MODEL_CACHE", str(folder))
+    return folder
+
+
+@pytest.mark.usefixtures("forget_local_models")
+@pytest.mark.parametrize("name", sorted(GGUF_SOURCES))
+def test_a_plan_reads_the_gguf_tokenizer_alone(name, monkeypatch, tmp_path, isolated_cache):
+    """On an empty cache the plan's counts come from a tokenizer read from the GGUF
+    alone, the converted folder's own (converted once into the test model cache, before
+    the cache is emptied): same files, class, special tokens, chat template and ids."""
+    converted = convert_gguf(name)
+    reference = LocalModel(name, converted, is_chat=GGUF_SOURCES[name]["chat"])
+    models = _empty_model_cache(monkeypatch, tmp_path)
+    _forbid_conversion(monkeypatch)
+
+    settings = GenerationSettings(max_new_tokens=1)
+    requests = [Request(text, chat=False, settings=settings) for text in (TEXTS[0], TEXTS[2])]
+    if GGUF_SOURCES[name]["chat"]:
+        requests.append(Request(MESSAGES, chat=True, settings=settings))
+    counts, how = plan.count_prompt_tokens(name, [r.prompt for r in requests])
+    assert how == "exact" and counts == [len(reference._encode(r)) for r in requests]
+    # nothing converted; the tokenizer alone saved, under the converted folder's key
+    assert not list(models.glob("models/*"))
+    folder = local.gguf_tokenizer_folder(name)
+    assert folder.parent == isolated_cache / "tokenizers" and folder.name == converted.name
+    files = sorted(p.name for p in converted.iterdir() if p.suffix not in local.WEIGHT_SUFFIXES
+                   and p.name not in ("config.json", "generation_config.json", "CONVERTED.json"))
+    assert "tokenizer.json" in files
+    assert sorted(p.name for p in folder.iterdir() if p.name != "CONVERTED.json") == files
+    for f in files:
+        assert (folder / f).read_bytes() == (converted / f).read_bytes(), f
+
+    model = _local(name)
+    tok, ref = model.tokenizer, reference.tokenizer
+    assert type(tok) is type(ref)
+    assert (tok.chat_template, tok.pad_token_id, tok.eos_token_id, tok.bos_token_id) == (
+        ref.chat_template, ref.pad_token_id, ref.eos_token_id, ref.bos_token_id)
+    assert tok(TEXTS)["input_ids"] == ref(TEXTS)["input_ids"]
+    bare = {"add_special_tokens": False}
+    assert tok(TEXTS, **bare)["input_ids"] == ref(TEXTS, **bare)["input_ids"]
+    for request in requests:
+        assert model._render(request) == reference._render(request)
+    ids = tok(TEXTS[3])["input_ids"]
+    assert tok.decode(ids) == ref.decode(ids)
+
+    # a later process reads the saved tokenizer, not the GGUF
+    monkeypatch.setattr(local, "read_gguf_tokenizer", lambda gguf: pytest.fail("read the GGUF again"))
+    assert LocalModel.from_name(name).tokenize(TEXTS) == reference.tokenize(TEXTS)
