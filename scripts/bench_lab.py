@@ -1,8 +1,53 @@
-"""Benchmark: the lab's training step vs minimal plain-PyTorch training loops.
+"""Benchmark: the lab's training step, its levers per ladder width, and minimal loops.
 
+    python scripts/bench_lab.py --levers [--steps 40] [--warmup 2] [--threads 1] [--runs wide-32,deep-128]
+                                [--backends inductor,aot_eager] [--profile default]
+    MEMBOOK_CACHE=$(mktemp -d) python scripts/bench_lab.py --tolerance wide-32 [--threads 1]
     python scripts/bench_lab.py [--steps 30] [--warmup 5] [--threads 2] [--sizes 0.2M,1M,4M] [--compile]
 
-For each model size, the arms train on the same random token batches
+Levers (``--levers``, to bench/results/lab_train.json)
+------------------------------------------------------
+At every shape the profile's ladder trains (:func:`ladder_shapes`: the default lab's
+ten, widths 32-128 at 2 and 6 layers, heads ``d // 32``, ``d_ff = 4d``, context 128,
+batch 8, vocabulary 4096, each run's own peak learning rate and weight decay), these
+arms start from the same weights (``build_model(..., seed=run.seed)``) and train on
+the same random batches, one step of each arm in turn:
+
+* ``today``: :func:`analysis.lab.train.train_step` with
+  :func:`~analysis.lab.train.make_optimizer`, as ``train`` runs it. Its AdamW is
+  the fused one (``fused=True``: one C++ kernel per parameter group);
+* ``today_repeat``: the same again, the noise floor of a ratio (and a check that a
+  step is deterministic: its weights always came out bit-identical);
+* ``adamw_foreach``, ``adamw_forloop``: make_optimizer's groups and settings with
+  ``foreach=True``, and with the for-loop (:func:`adamw_variant`);
+* ``compiled``: ``train(..., compile=True)``'s step, the loss under
+  ``torch.compile`` (inductor) and deterministic algorithms on; compiled from a cold
+  inductor cache, with ``torch._dynamo.reset()`` before each shape;
+* ``compiled_aot_eager``: that step through the ``aot_eager`` backend (graph
+  capture and AOT autograd, no generated kernels).
+
+Each arm's tokens/s is its median step (wall clock, and CPU time of the process:
+on one thread the CPU time is the time the step ran, not the time it waited for a
+core, so it is the fairer figure on a loaded machine), its ratio is to ``today``,
+and after ``warmup + steps`` steps its per-step losses and its weights are compared
+with ``today``'s (bit-identical, or the largest absolute difference).
+
+LEVERS_TABLE
+
+Tolerance (``--tolerance RUN``)
+-------------------------------
+Trains one standard run of the profile to its end with ``train`` and with
+``train(..., compile=True)`` (in ``$MEMBOOK_CACHE``; point it at a scratch folder)
+and records, under ``tolerance`` in bench/results/lab_train.json, how far the
+compiled run's per-step losses, mean loss over its last 100 steps, held-out loss
+(the corpus's held-out documents, :func:`analysis.lab.train.eval_loss`) and
+weights end from the lab's.
+
+TOLERANCE_TABLE
+
+Minimal loops (the default, to bench/results/lab.json)
+------------------------------------------------------
+For each toy model size, the arms train on the same random token batches
 (context 128, batch 32) with the same optimizer (fused AdamW, betas 0.9/0.95,
 weight decay on matrices) and gradient clipping, in the same process:
 
@@ -21,14 +66,17 @@ weight decay on matrices) and gradient clipping, in the same process:
 
 The arms take one step each in turn and each arm's tokens/s is its median
 step time, so background load hits the arms alike and a burst of it does not
-count (the mean is recorded too). Results go to bench/results/lab.json.
+count (the mean is recorded too).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import subprocess
+import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -37,6 +85,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch._inductor.runtime.cache_dir_utils import temporary_cache_dir
 
 from analysis.lab.config import ModelConfig, RunConfig
 from analysis.lab.train import (
@@ -177,6 +226,7 @@ def bench_size(label: str, cfg: ModelConfig, steps: int, warmup: int, compile: b
     steps_of = {"lab": lambda m, o, x, y: train_step(m, o, x, y, run.lr)}
     if compile:
         models["lab_compiled"] = build_model(cfg, VOCAB, 0, seed=0).train()
+        torch._dynamo.reset()  # each size compiled afresh, with static shapes
         compiled = torch.compile(lm_loss)
 
         def compiled_step(m, o, x, y):
@@ -217,6 +267,276 @@ def bench_size(label: str, cfg: ModelConfig, steps: int, warmup: int, compile: b
     return result
 
 
+# --- levers: the lab's step at the default ladder's shapes, one implementation change at a time ---
+
+#: ``torch.optim.AdamW`` keyword arguments of each implementation (on the CPU, AdamW
+#: with neither flag set runs the for-loop)
+ADAMW_IMPLS = {
+    "fused": {"fused": True, "foreach": None},
+    "foreach": {"fused": None, "foreach": True},
+    "forloop": {"fused": None, "foreach": False},
+}
+
+
+def adamw_impl(optimizer) -> str:
+    """Which AdamW implementation ``optimizer`` runs on CPU tensors: "fused", "foreach" or "forloop"."""
+    if optimizer.defaults.get("fused"):
+        return "fused"
+    return "foreach" if optimizer.defaults.get("foreach") else "forloop"
+
+
+def adamw_variant(model, run: RunConfig, impl: str):
+    """:func:`analysis.lab.train.make_optimizer`'s AdamW (its groups, betas, eps, weight
+    decay) with the implementation ``impl`` (a key of :data:`ADAMW_IMPLS`)."""
+    if impl not in ADAMW_IMPLS:
+        raise ValueError(f"impl must be one of {sorted(ADAMW_IMPLS)}, got {impl!r}")
+    today = make_optimizer(model, run)
+    groups = [{k: v for k, v in g.items() if k not in ("fused", "foreach")} for g in today.param_groups]
+    defaults = {k: today.defaults[k] for k in ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize")}
+    return torch.optim.AdamW(groups, **defaults, **ADAMW_IMPLS[impl])
+
+
+def ladder_shapes(runs, families: tuple[str, ...] = ("ladder-wide", "ladder-deep")) -> list[RunConfig]:
+    """The first run of each distinct (model, batch size) among ``runs`` of ``families``,
+    in the profile's order: the shapes the lab trains, each once."""
+    seen, shapes = set(), []
+    for r in runs:
+        key = (r.model, r.batch_size)
+        if r.family in families and key not in seen:
+            seen.add(key)
+            shapes.append(r)
+    return shapes
+
+
+def max_abs_diff(a, b) -> dict:
+    """Whether two sequences of tensors are bit-identical, and their largest absolute difference."""
+    a, b = list(a), list(b)
+    if len(a) != len(b) or any(x.shape != y.shape for x, y in zip(a, b)):
+        raise ValueError(f"a and b must hold tensors of the same shapes, got {len(a)} and {len(b)} tensors")
+    same = all(torch.equal(x, y) for x, y in zip(a, b))
+    diff = max((float((x.double() - y.double()).abs().max()) for x, y in zip(a, b) if x.numel()), default=0.0)
+    return {"bit_identical": same, "max_abs_diff": diff}
+
+
+def tokens_per_second(seconds, tokens_per_step: int) -> float:
+    """Tokens per second at the median step time (bursts of background load do not count)."""
+    if not len(seconds):
+        raise ValueError("seconds must hold at least one step time")
+    return tokens_per_step / float(np.median(seconds))
+
+
+def lever_arms(run: RunConfig, vocab: int, backends: tuple[str, ...] = ("inductor",),
+               repeat: bool = True) -> dict:
+    """``name -> (model, optimizer, step)``, every model the same initial weights.
+
+    ``today`` is the lab's step as ``train`` runs it; ``adamw_<impl>`` swaps in each
+    other AdamW implementation; ``compiled`` is ``train(..., compile=True)``'s step
+    (the loss under ``torch.compile``, deterministic algorithms on), and
+    ``compiled_<backend>`` that step through another ``torch.compile`` backend;
+    ``today_repeat`` is ``today`` again (the noise floor of a ratio, and a check that
+    a step is deterministic)."""
+    def eager(m, o, x, y, lr):
+        return train_step(m, o, x, y, lr)
+
+    def fresh():
+        return build_model(run.model, vocab, 0, seed=run.seed).train()
+
+    arms = {"today": (m := fresh(), make_optimizer(m, run), eager)}
+    today_impl = adamw_impl(arms["today"][1])
+    if repeat:
+        arms["today_repeat"] = (m := fresh(), make_optimizer(m, run), eager)
+    for impl in ADAMW_IMPLS:
+        if impl != today_impl:
+            arms[f"adamw_{impl}"] = (m := fresh(), adamw_variant(m, run, impl), eager)
+    torch._dynamo.reset()  # as in a fresh process: static shapes, no recompile limit reached
+    for backend in backends:
+        name = "compiled" if backend == "inductor" else f"compiled_{backend}"
+        arms[name] = (m := fresh(), make_optimizer(m, run), _compiled_step(backend))
+    return arms
+
+
+def _compiled_step(backend: str):
+    """The step ``train(..., compile=True)`` takes, its loss compiled by ``backend``."""
+    compiled = torch.compile(lm_loss, backend=backend)
+
+    def step(m, o, x, y, lr):
+        with deterministic_algorithms():
+            return train_step(m, o, x, y, lr, compiled)
+
+    return step
+
+
+def bench_levers(run: RunConfig, vocab: int, steps: int, warmup: int,
+                 backends: tuple[str, ...] = ("inductor",), repeat: bool = True) -> dict:
+    """Every lever arm at ``run``'s shape: tokens/s (median step), ratio to ``today``,
+    compile seconds, and the losses and weights after ``warmup + steps`` steps against
+    ``today``'s. Every arm trains on the same random batches at ``run.lr``, one step of
+    each arm in turn."""
+    arms = lever_arms(run, vocab, backends, repeat)
+    B, T = run.batch_size, run.model.context
+    rng = np.random.default_rng(run.seed)
+    xs = torch.from_numpy(rng.integers(1, vocab, size=(warmup + steps, B, T), dtype=np.int64))
+    ys = torch.full_like(xs, -100)
+    ys[:, :, :-1] = xs[:, :, 1:]
+    times = {name: [] for name in arms}
+    cpu = {name: [] for name in arms}
+    losses = {name: [] for name in arms}
+    for i in range(warmup + steps):
+        for name, (m, o, step) in arms.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            losses[name].append(step(m, o, xs[i], ys[i], run.lr))
+            times[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
+    tps = {name: tokens_per_second(t[warmup:], B * T) for name, t in times.items()}
+    # per CPU second: on one thread, the time the step ran, not the time it waited for a core
+    tpc = {name: tokens_per_second(t[warmup:], B * T) for name, t in cpu.items()}
+    weights = {name: [p.detach() for p in m.state_dict().values()] for name, (m, _, _) in arms.items()}
+    result = {
+        "run": run.name, "family": run.family, "model": run.model.as_dict(), "batch": B, "lr": run.lr,
+        "weight_decay": run.weight_decay, "params": param_count(run.model, vocab),
+        "today_adamw": adamw_impl(arms["today"][1]), "arms": {},
+    }
+    for name in arms:
+        arm = {
+            "tokens_per_second": round(tps[name], 1), "ratio": round(tps[name] / tps["today"], 3),
+            "tokens_per_cpu_second": round(tpc[name], 1), "ratio_cpu": round(tpc[name] / tpc["today"], 3),
+            "first_step_seconds": round(times[name][0], 3),
+            "median_step_seconds": round(float(np.median(times[name][warmup:])), 5),
+            "final_loss": float(losses[name][-1]),
+            "losses": max_abs_diff([torch.stack(losses[name])], [torch.stack(losses["today"])]),
+            "weights": max_abs_diff(weights[name], weights["today"]),
+        }
+        if name.startswith("compiled"):
+            # the first step traces and compiles the forward and the backward
+            arm["compile_seconds"] = round(times[name][0] - float(np.median(times[name][warmup:])), 1)
+        result["arms"][name] = arm
+    return result
+
+
+def run_levers(args) -> None:
+    """The lever arms at every shape of the profile's ladder, to bench/results/lab_train.json."""
+    from analysis.lab.ladder import get_profile
+
+    profile = get_profile(args.profile)
+    shapes = ladder_shapes(profile.runs)
+    if args.runs:
+        wanted = args.runs.split(",")
+        unknown = sorted(set(wanted) - {r.name for r in shapes})
+        if unknown:
+            raise SystemExit(f"--runs must name ladder shapes of {args.profile} "
+                             f"({', '.join(r.name for r in shapes)}), got {unknown}")
+        shapes = [r for r in shapes if r.name in wanted]
+    load = os.getloadavg()
+    backends = tuple(b for b in args.backends.split(",") if b)
+    results = []
+    # compile seconds from a cold compile cache, as in a fresh clone (shapes compiled
+    # earlier in the run share their identical kernels, as in a lab build)
+    with tempfile.TemporaryDirectory() as cold, temporary_cache_dir(cold):
+        for run in shapes:
+            r = bench_levers(run, profile.vocab_size, args.steps, args.warmup, backends)
+            results.append(r)
+            print(lever_table([r])[-1], "| per CPU second:", lever_table([r], "cpu_second")[-1], flush=True)
+    payload = {
+        "profile": args.profile, "threads": args.threads, "backends": args.backends, "steps": args.steps,
+        "warmup": args.warmup,
+        "vocab": profile.vocab_size, "lr": "each run's peak lr, constant", "data": "uniform random tokens",
+        "inductor_cache": "cold at the start",
+        "torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "machine": platform.platform(), "processor": platform.processor(),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "commit": _commit(),
+        "loadavg_start": [round(v, 2) for v in load], "loadavg_end": [round(v, 2) for v in os.getloadavg()],
+        "results": results,
+    }
+    print("\n".join(lever_table(results) + lever_table(results, "cpu_second")))
+    path = OUT / "lab_train.json"
+    if path.exists() and "tolerance" in (before := json.loads(path.read_text())):
+        payload["tolerance"] = before["tolerance"]
+    OUT.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=1))
+
+
+def run_tolerance(args) -> None:
+    """Train one standard run of the profile to its end, as the lab does (``train``) and
+    compiled (``train(..., compile=True)``), in ``$MEMBOOK_CACHE``; record how far the
+    compiled run's losses and weights end from the lab's, under ``tolerance`` in
+    bench/results/lab_train.json."""
+    from analysis.lab.ladder import get_profile, profile_corpus
+    from analysis.lab.tokenizer import get_tokenizer
+    from analysis.lab.train import eval_loss, train
+
+    profile = get_profile(args.profile)
+    run = profile.run(args.tolerance)
+    if run.inject:
+        raise SystemExit(f"--tolerance must name a standard run of {args.profile}, got {run.name!r}")
+    corpus = profile_corpus(profile)
+    texts, key = corpus.training_texts(), corpus.fingerprint()
+    tokenizer = get_tokenizer(texts, key, profile.vocab_size)
+    heldout = [d.text for d in corpus.heldout]
+    arms = {}
+    for name, compile in (("today", False), ("compiled", True)):
+        torch._dynamo.reset()
+        res = train(run, texts, [], tokenizer, key, progress=False, threads=args.threads, compile=compile,
+                    fork=False)
+        arms[name] = {"result": res, "weights": _safetensors(res.path)}
+    today = arms["today"]
+    record = {"run": run.name, "steps": run.steps, "threads": args.threads, "heldout_docs": len(heldout),
+              "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "commit": _commit(), "arms": {}}
+    for name, arm in arms.items():
+        res, loss = arm["result"], arm["result"].curve["loss"]
+        record["arms"][name] = {
+            "trained_now": res.trained, "seconds": round(res.seconds, 1),
+            "tokens_per_second": round(res.tokens_per_second, 1),
+            "final_loss_last_100": round(float(loss.tail(100).mean()), 5),
+            "heldout_loss": round(eval_loss(res.path, heldout, threads=args.threads), 5),
+            "losses": max_abs_diff([torch.tensor(loss.to_numpy())],
+                                   [torch.tensor(today["result"].curve["loss"].to_numpy())]),
+            "weights": max_abs_diff(arm["weights"], today["weights"]),
+        }
+    print(json.dumps(record["arms"], indent=1))
+    path = OUT / "lab_train.json"
+    payload = json.loads(path.read_text()) if path.exists() else {}
+    payload.setdefault("tolerance", {})[run.name] = record
+    OUT.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=1))
+
+
+def _safetensors(path: Path) -> list:
+    """A saved run's tensors, in name order."""
+    from safetensors.torch import load_file
+
+    tensors = load_file(str(Path(path) / "model.safetensors"))
+    return [tensors[k] for k in sorted(tensors)]
+
+
+def lever_table(results: list[dict], per: str = "second") -> list[str]:
+    """The docstring's table of ``--levers`` results: a row per shape, the lab's tokens per
+    wall-clock ``second`` (or ``cpu_second``) and each other arm's ratio to it, ``=`` where
+    its weights are bit-identical to the lab's after the run's steps and ``~`` with their
+    largest absolute difference where not."""
+    if per not in ("second", "cpu_second"):
+        raise ValueError(f"per must be 'second' or 'cpu_second', got {per!r}")
+    ratio = "ratio" if per == "second" else "ratio_cpu"
+    names = [k for k in results[0]["arms"] if k != "today"]
+    rows = [["run", "params", f"today tok/{'s' if per == 'second' else 'cpu-s'}", *names]]
+    for r in results:
+        cells = [r["run"], f"{r['params'] / 1e6:.2f}M", f"{r['arms']['today'][f'tokens_per_{per}']:.0f}"]
+        for k in names:
+            a = r["arms"][k]
+            same = "=" if a["weights"]["bit_identical"] else f"~{a['weights']['max_abs_diff']:.0e}"
+            cells.append(f"{a[ratio]:.2f} {same}")
+        rows.append(cells)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.rjust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=OUT.parents[1], check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=30)
@@ -224,8 +544,23 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--sizes", default=",".join(SIZES))
     ap.add_argument("--compile", action="store_true", help="add the lab step under torch.compile")
+    ap.add_argument("--levers", action="store_true",
+                    help="the lab's step at the ladder's shapes under each AdamW and torch.compile")
+    ap.add_argument("--profile", default="default", help="the lab profile whose ladder --levers measures")
+    ap.add_argument("--runs", default="", help="with --levers: only these ladder runs (comma-separated)")
+    ap.add_argument("--tolerance", default="", metavar="RUN",
+                    help="train this standard run of --profile to its end, eager and compiled, and "
+                         "compare (in $MEMBOOK_CACHE)")
+    ap.add_argument("--backends", default="inductor,aot_eager",
+                    help="with --levers: torch.compile backends of the compiled arms ('' for none)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    if args.levers:
+        run_levers(args)
+        return
+    if args.tolerance:
+        run_tolerance(args)
+        return
     results = []
     for label in args.sizes.split(","):
         r = bench_size(label, SIZES[label], args.steps, args.warmup, args.compile)
