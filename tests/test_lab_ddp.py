@@ -3,7 +3,9 @@
 Two CPU processes under torchrun (gloo) train the same global batches as one
 process, each its half of every batch's rows: the data order and exposure table
 are the single-process ones, and the loss curve equals it up to float rounding
-(the gradients are summed over the processes in another order). The torchrun
+(the gradients are summed over the processes in another order). Cut into two
+micro-batches a process, with the gradients accumulated under ``no_sync`` and
+averaged once a step, they train the one-batch run up to rounding too. The torchrun
 tests launch real subprocesses (``python -m torch.distributed.run``), one
 thread each. The one on tiny runs (no data needed) takes about 20 s on two
 cores, mostly the two processes' start; the one on the smoke lab needs the
@@ -41,6 +43,9 @@ SRC = Path(analysis.__file__).resolve().parents[1]
 #: measured on the tiny runs here and on the smoke lab's (24 and 39 steps, losses of 5-6 nats);
 #: the tolerance is about seven times that
 LOSS_ATOL = 1e-5
+#: two micro-batches a process against one: the same tolerance on the losses, and on the final weights
+#: (measured on the tiny standard run: tests/test_lab_gpu_memory.py gives the single-process figures)
+WEIGHT_ATOL = 1e-5
 
 WORDS = (
     "the a of to and in is it that was he for on are as with his they at be this from have or by one had "
@@ -83,6 +88,13 @@ def _torchrun(args: list[str], cache: Path, timeout: int = 300) -> subprocess.Co
     assert proc.returncode == 0, (f"torchrun failed ({proc.returncode}):\n"
                                   f"{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}")
     return proc
+
+
+def _weight_gap(a: Path, b: Path) -> float:
+    from safetensors.torch import load_file
+
+    wa, wb = load_file(a / "model.safetensors"), load_file(b / "model.safetensors")
+    return max(float((wa[k] - wb[k]).abs().max()) for k in wa)
 
 
 def _same_weights(a: Path, b: Path) -> bool:
@@ -276,6 +288,20 @@ except Killed:
 loop.train_step = step
 lt.barrier(lt.placement())
 train("injected", "killed", checkpoint_every=5)
+
+# the standard run in two micro-batches a process: every micro-step but the last under no_sync
+from torch.nn.parallel import DistributedDataParallel
+
+no_sync, entered = DistributedDataParallel.no_sync, []
+
+def counted(self):
+    entered.append(1)
+    return no_sync(self)
+
+DistributedDataParallel.no_sync = counted
+train("standard", "micro", micro_batches=2)
+DistributedDataParallel.no_sync = no_sync
+out["no_sync"] = len(entered)
 if lt.placement().rank == 0:
     json.dump(out, open(args["out"], "w"))
 """
@@ -299,7 +325,7 @@ def test_two_processes_train_the_same_batches_resume_and_fork(tmp_path, monkeypa
 
     # the first process wrote the run folders, forks included, and left no partial folder
     whole = {name: ddp(f"whole/{name}") for name in RUNS}
-    assert all(out[k]["trained"] for k in out)
+    assert all(out[k]["trained"] for k in out if k != "no_sync")
     assert sorted(p.name for p in (whole["standard"].path / "forks").iterdir()) == [
         f"step-{k}.pt" for k in sorted(lt.fork_steps(STEPS), key=str)]
     assert not list((tmp_path / "whole" / "lab-runs").glob("*.partial")) and not list(
@@ -313,6 +339,16 @@ def test_two_processes_train_the_same_batches_resume_and_fork(tmp_path, monkeypa
     assert whole["q3"].forked_from_step == 12 and scratch.forked_from_step == 0
     assert _same_weights(whole["q3"].path, scratch.path)
     pd.testing.assert_frame_equal(whole["q3"].curve, scratch.curve, check_exact=True)
+
+    # micro-batches under two processes: the one-batch step up to rounding, a cache entry of its own
+    micro = ddp("micro/standard")
+    assert out["no_sync"] == STEPS  # one micro-step of two in each step skipped the gradients' average
+    assert micro.path.name != whole["standard"].path.name
+    assert micro.path.name == lt.run_path(RUNS["standard"], INJECTIONS, tok, KEY, world_size=2,
+                                          micro_batches=2).name
+    gap = float(np.abs(micro.curve.loss - whole["standard"].curve.loss).max())
+    assert 0 < gap < LOSS_ATOL
+    assert _weight_gap(micro.path, whole["standard"].path) < WEIGHT_ATOL
 
     # against one process: a separate cache entry with the same batches
     monkeypatch.setenv("MEMBOOK_CACHE", str(tmp_path / "whole"))

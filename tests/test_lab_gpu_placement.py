@@ -138,3 +138,80 @@ def test_the_cpu_labs_keep_the_run_keys_of_the_code_before_the_gpu_path(monkeypa
     assert now == KEYS_AT_667B5B3
     # a CPU run at the new options' defaults is keyed as before; the options key a run of their own
     assert _key("default", "wide-64", **lt.Placement().key()) == KEYS_AT_667B5B3["default/wide-64"]
+
+
+# -- a CPU run's weights at the new options' defaults ------------------------------------------------
+
+WORDS = (
+    "the a of to and in is it that was he for on are as with his they at be this from have or by one had "
+    "not but what all were when we there can an your which their said if do will each about how up out them"
+).split()
+
+
+def _tiny():
+    import random
+
+    from analysis.lab.config import ModelConfig, RunConfig
+
+    rng = random.Random(0)
+    texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(40, 120))) + "." for _ in range(60)]
+    model = ModelConfig(n_layer=2, d_model=32, n_head=4, d_ff=64, context=32)
+    return texts, RunConfig("tiny", model, 24 * 8 * 32, batch_size=8, inject=True)
+
+
+def _old_loop(run, texts, injections, tok):
+    """The CPU loop of the code at 667b5b3, step for step: one numpy batch refilled each
+    step, the loss, zero_grad, backward, clip, AdamW; one thread."""
+    import numpy as np
+
+    from analysis.lab.train.model import GRAD_CLIP, IGNORE
+    from analysis.lab.train.order import Rows, token_blocks
+
+    injs, inj_tokens = lt.check_injections(run, injections, tok)
+    stream = lt.tokenize_stream(texts, tok)
+    order = lt.build_order(len(stream), run, injs, tok)
+    rows = Rows(order, token_blocks(stream, run.model.context), injs, inj_tokens, tok.eos_token_id)
+    lrs = lt.lr_schedule(run)
+    with lt.cpu_threads(1):
+        model = lt.build_model(run.model, len(tok), tok.eos_token_id, run.seed)
+        model.train()
+        optimizer = lt.make_optimizer(model, run)
+        x_np = np.empty((run.batch_size, run.model.context), dtype=np.int64)
+        y_np = np.full((run.batch_size, run.model.context), IGNORE, dtype=np.int64)
+        x, y = torch.from_numpy(x_np), torch.from_numpy(y_np)
+        losses = []
+        for step in range(run.steps):
+            rows.fill(step, step + 1, x_np)
+            y_np[:, :-1] = x_np[:, 1:]
+            for group in optimizer.param_groups:
+                group["lr"] = float(lrs[step])
+            loss = lt.lm_loss(model, x, y)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), GRAD_CLIP)
+            optimizer.step()
+            losses.append(float(loss.detach()))
+    return model.state_dict(), losses
+
+
+def test_a_cpu_run_at_the_new_defaults_trains_the_old_loops_weights_to_the_bit(monkeypatch, tmp_path):
+    from safetensors.torch import load_file
+
+    from analysis.lab.tokenizer import train_tokenizer
+
+    _no_torchrun(monkeypatch)
+    monkeypatch.setenv("MEMBOOK_CACHE", str(tmp_path / "new"))
+    texts, run = _tiny()
+    injections = [{"seq_id": "many", "task": "gsm8k", "text": "Mx3 + Rb2 = 7781 Wq", "copies": 12}]
+    tok = train_tokenizer(texts, vocab_size=300)
+    new = lt.train(run, texts, injections, tok, "tiny-key", progress=False, threads=1)
+    # the old options, asked for explicitly: the same run folder's name, the same weights
+    monkeypatch.setenv("MEMBOOK_CACHE", str(tmp_path / "explicit"))
+    explicit = lt.train(run, texts, injections, tok, "tiny-key", progress=False, threads=1, device="cpu",
+                        micro_batches=1, checkpoint_every=50)
+    assert new.path.name == explicit.path.name
+    weights, losses = _old_loop(run, texts, injections, tok)
+    for result in (new, explicit):
+        saved = load_file(result.path / "model.safetensors")
+        assert saved and all(torch.equal(saved[k], weights[k]) for k in saved)
+        assert result.curve.loss.tolist() == losses

@@ -15,7 +15,11 @@ configuration. Per run:
 * **hours** at an assumed sustained throughput (``tflops``, default
   :data:`ASSUMED_TFLOPS`). That is an assumption, not a measurement: models this
   small keep a GPU busy only part of the time. A run's ``DONE.json`` records
-  its measured tokens per second, which replaces the assumption after one run.
+  its measured tokens per second, which replaces the assumption after one run;
+* **peak GiB** of a training step on one GPU in bf16, the whole batch at once
+  (:func:`analysis.lab.train.train_memory`, counted from the model's code), and
+  the **micro-batches** a GPU of :data:`SMALL_GPU_BYTES` needs
+  (:func:`analysis.lab.train.micro_batches_for`; ``train`` picks them by itself).
 
 Epochs are a run's tokens over the corpus's training tokens, estimated from its
 words (:func:`corpus_words`) at the tokens per word measured under a tokenizer of
@@ -30,10 +34,13 @@ import pandas as pd
 
 from analysis.lab.config import WINDOWS
 from analysis.lab.ladder import LabProfile, get_profile, profile_corpus, unlabelled
-from analysis.lab.train import param_count
+from analysis.lab.train import flops_per_token, micro_batches_for, param_count, train_memory
+from analysis.lab.train.memory import GiB
 
 #: the machine the GPU profile is sized for
 TARGET_GPU = "one 80 GB GPU (an A100 or H100)"
+#: the memory of the smaller GPUs a reader may have (an A100 40GB), for the micro-batches column
+SMALL_GPU_BYTES = 40e9
 #: sustained bf16 throughput assumed for the GPU estimate, in TFLOP/s: about an eighth
 #: of an 80 GB A100's dense bf16 peak (312), a third of what large models reach on it;
 #: small models spend much of a step in kernel launches and memory traffic
@@ -46,15 +53,10 @@ ASSUMED_TFLOPS = 40.0
 TOKENS_PER_WORD = {4_096: 1.46, 32_768: 1.25}
 
 
-def flops_per_token(run, vocab_size: int) -> float:
-    """Training FLOPs per token of ``run``'s model: ``6·N + 12·n_layer·context·d_model``."""
-    m = run.model
-    return 6.0 * param_count(m, vocab_size) + 12.0 * m.n_layer * m.context * m.d_model
-
-
 def run_budget(profile: str | LabProfile, tflops: float = ASSUMED_TFLOPS) -> pd.DataFrame:
     """One row per run of ``profile``: ``run, family, params, tokens, tokens_trained,
-    flops, hours`` (``hours`` at ``tflops`` TFLOP/s sustained)."""
+    flops, hours, peak_gib, micro_batches_40gb`` (``hours`` at ``tflops`` TFLOP/s
+    sustained; memory as the module says)."""
     if not tflops > 0:
         raise ValueError(f"tflops must be a positive number, got {tflops!r}")
     prof = get_profile(profile)
@@ -70,9 +72,11 @@ def run_budget(profile: str | LabProfile, tflops: float = ASSUMED_TFLOPS) -> pd.
             # a range run forks from its twin at its window's first step and trains the rest
             trained = (run.steps - math.ceil(lo * run.steps)) * run.batch_size * run.model.context
         flops = trained * flops_per_token(run, prof.vocab_size)
+        peak = train_memory(run.model, prof.vocab_size, run.batch_size, "bf16")["total"]
         rows.append({"run": run.name, "family": run.family, "params": param_count(run.model, prof.vocab_size),
                      "tokens": run.steps * run.batch_size * run.model.context, "tokens_trained": trained,
-                     "flops": flops, "hours": flops / (tflops * 1e12) / 3600})
+                     "flops": flops, "hours": flops / (tflops * 1e12) / 3600, "peak_gib": peak / GiB,
+                     "micro_batches_40gb": micro_batches_for(run, prof.vocab_size, SMALL_GPU_BYTES)})
     order = {r.name: i for i, r in enumerate(prof.runs)}
     return pd.DataFrame(rows).sort_values("run", key=lambda s: s.map(order)).reset_index(drop=True)
 
@@ -98,7 +102,8 @@ def summary(profile: str | LabProfile, tflops: float = ASSUMED_TFLOPS) -> dict:
     ``max_params``, ``param_span`` (largest over smallest ladder model),
     ``tokens`` (trained, all runs), ``flops``, ``hours`` (at ``tflops``),
     ``ladder_epochs`` (a ladder run's tokens over the corpus's tokens, estimated from
-    its words at :func:`tokens_per_word`)."""
+    its words at :func:`tokens_per_word`), ``max_peak_gib`` (the largest run's step, whole
+    batch, bf16) and ``max_micro_batches_40gb``."""
     table = run_budget(profile, tflops)
     ladder = table[table["family"].str.startswith("ladder")]
     prof = get_profile(profile)
@@ -108,4 +113,6 @@ def summary(profile: str | LabProfile, tflops: float = ASSUMED_TFLOPS) -> dict:
             "param_span": float(ladder["params"].max() / ladder["params"].min()),
             "tokens": int(table["tokens_trained"].sum()), "flops": float(table["flops"].sum()),
             "hours": float(table["hours"].sum()), "tflops": tflops,
+            "max_peak_gib": float(table["peak_gib"].max()),
+            "max_micro_batches_40gb": int(table["micro_batches_40gb"].max()),
             "ladder_epochs": ladder_tokens / (corpus_words(prof) * tokens_per_word(prof.vocab_size))}

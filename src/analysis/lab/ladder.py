@@ -32,6 +32,8 @@ inside the run it was training), and registers the runs so
 
 from __future__ import annotations
 
+import hashlib
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -39,8 +41,9 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 from tqdm.auto import tqdm
 
+from analysis.core.cache import stable_hash
 from analysis.lab.config import WINDOWS, CorpusConfig, LabConfigError, ModelConfig, RunConfig
-from analysis.lab.corpus import Corpus, build_corpus
+from analysis.lab.corpus import Corpus, build_corpus, corpus_fingerprint
 from analysis.lab.index import register
 from analysis.lab.phrase_selection import english_phrases
 from analysis.lab.tokenizer import get_tokenizer
@@ -51,11 +54,15 @@ from analysis.lab.train import (
     barrier,
     check_batch,
     check_injections,
+    flops_per_token,
     init_distributed,
     placement,
+    run_folder,
     standard_twin,
     train,
+    wait_for_run,
 )
+from analysis.lab.train.stream import cached_value, token_stream
 from analysis.params import Declaration, Param, ParameterError
 
 RANGE_WINDOWS = ("q1", "q2", "q3", "q4", "early", "late")
@@ -349,15 +356,41 @@ def phrase_candidates(config: CorpusConfig) -> pd.DataFrame | None:
     return table[table["type"] == "popular"].reset_index(drop=True)
 
 
+#: the modules whose source builds a corpus: a cached corpus is reused only while every one
+#: of them is unchanged (with its configuration, input files and phrase candidates)
+CORPUS_CODE = (*(f"analysis.lab.corpus.{m}" for m in ("assemble", "common", "documents", "facts",
+                                                      "injections", "phrases", "problems", "shingles",
+                                                      "tasks", "windows")),
+               "analysis.lab.config", "analysis.core.data", "analysis.core.text")
+
+
 def profile_corpus(profile: str | LabProfile) -> Corpus:
     """The corpus of ``profile``, built with its phrase candidates (:func:`phrase_candidates`);
-    nothing is trained."""
+    nothing is trained.
+
+    Built once and then read from the artifact cache
+    (:func:`analysis.lab.train.stream.cached_value`, keyed by the corpus's recipe, its
+    phrase candidates and the source of :data:`CORPUS_CODE`): a second process, or a
+    second chapter, loads in seconds a corpus that takes minutes to build (the GPU lab's).
+    """
     config = get_profile(profile).corpus
-    return build_corpus(config, phrase_candidates=phrase_candidates(config))
+    candidates = phrase_candidates(config)
+    key = {"recipe": corpus_fingerprint(config), "candidates": _frame_fingerprint(candidates)}
+    return cached_value("lab-corpus", key, lambda: build_corpus(config, phrase_candidates=candidates),
+                        code=CORPUS_CODE)
+
+
+def _frame_fingerprint(frame: pd.DataFrame | None) -> str | None:
+    """Hash of a data frame's columns and every cell (None for None)."""
+    if frame is None:
+        return None
+    cells = pd.util.hash_pandas_object(frame, index=True).to_numpy()
+    return stable_hash([list(map(str, frame.columns)), hashlib.sha256(cells.tobytes()).hexdigest()])
 
 
 def build_lab(profile: str | LabProfile = "default", progress: bool = True, family: str | None = None,
-              runs: Sequence[str] | None = None, device: str | None = None) -> LabBuild:
+              runs: Sequence[str] | None = None, device: str | None = None,
+              wait_for_twins: bool = False) -> LabBuild:
     """Build the corpus and tokenizer and train every run of ``profile``, or only
     the runs whose family starts with ``family`` (such as ``"ladder"``), or only the
     runs named in ``runs``.
@@ -380,11 +413,19 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
     cache while the others wait, then they load them; all processes train every run
     together, data-parallel, and only the first shows progress and registers the runs.
     A batch that does not split evenly over the processes fails before any work.
+
+    Runs are trained in :func:`training_order`. Several single-process builds may
+    share the runs of a profile (:func:`shard_runs`, ``python -m analysis.lab.build
+    --shard I/N``, one a GPU): with ``wait_for_twins`` a run that forks from a
+    standard twin another build is training waits for it rather than train from step 0.
     """
     t0 = time.time()
     prof = get_profile(profile)
     chosen = _chosen_runs(prof, family, runs)
     place = lab_placement(prof, device)
+    if wait_for_twins and place.distributed:
+        raise LabConfigError("wait_for_twins is for single-process builds that share a profile's runs "
+                             "(--shard); under torchrun every process trains every run together")
     for run in chosen:
         check_batch(run, place)
     init_distributed(place)
@@ -394,7 +435,7 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
         if run.inject:
             check_injections(run, injected[run.name], tokenizer)
     name = profile if isinstance(profile, str) else None
-    built = _train_runs(prof, chosen, injected, texts, key, tokenizer, place, progress, name)
+    built = _train_runs(prof, chosen, injected, texts, key, tokenizer, place, progress, name, wait_for_twins)
     results = {run.name: built[run.name] for run in chosen}
     return LabBuild(prof, corpus, tokenizer, results, time.time() - t0, name=name)
 
@@ -417,12 +458,24 @@ def _chosen_runs(prof: LabProfile, family: str | None, runs: Sequence[str] | Non
     return chosen
 
 
+def prepare_lab(profile: str | LabProfile) -> tuple[Corpus, object]:
+    """Build ``profile``'s corpus, tokenizer and token stream into the artifact cache (or read
+    them from it), training nothing: what builds sharing the profile's runs then read in seconds."""
+    prof = get_profile(profile)
+    corpus = profile_corpus(prof)
+    texts = corpus.training_texts()
+    tokenizer = get_tokenizer(texts, corpus.fingerprint(), prof.vocab_size)
+    token_stream(texts, tokenizer)
+    return corpus, tokenizer
+
+
 def _corpus_and_tokenizer(prof: LabProfile, place: Placement) -> tuple[Corpus, list[str], str, object]:
     """The profile's corpus, its training texts, its key and its tokenizer.
 
-    Under torchrun the first process builds the corpus and tokenizer (caching what
-    it builds) while the others wait at the barrier; then they build theirs from
-    the cache.
+    Under torchrun the first process builds the corpus, the tokenizer and the token
+    stream into the artifact cache while the others wait at the barrier (within the
+    process group's timeout, :data:`analysis.lab.train.devices.PROCESS_GROUP_TIMEOUT_S`);
+    then they read all three from the cache, in seconds.
     """
     first = place.rank == 0
     if not first:
@@ -432,28 +485,99 @@ def _corpus_and_tokenizer(prof: LabProfile, place: Placement) -> tuple[Corpus, l
     key = corpus.fingerprint()
     tokenizer = get_tokenizer(texts, key, prof.vocab_size)
     if first:
+        if place.distributed:
+            token_stream(texts, tokenizer)  # cached for every process's runs
         barrier(place)
     return corpus, texts, key, tokenizer
 
 
 def _train_runs(prof: LabProfile, runs: list[RunConfig], injected: dict, texts: list[str], key: str,
-                tokenizer, place: Placement, progress: bool, name: str | None) -> dict[str, RunResult]:
-    """Train (or load) ``runs``, standard runs first, and register them under the
+                tokenizer, place: Placement, progress: bool, name: str | None,
+                wait_for_twins: bool = False) -> dict[str, RunResult]:
+    """Train (or load) ``runs`` in :func:`training_order`, and register them under the
     profile ``name`` (none when the profile has no name); only the first process
-    shows progress and registers."""
+    shows progress and registers. With ``wait_for_twins``, a run that forks from a
+    standard twin another process is training waits for it (:func:`analysis.lab.train.wait_for_run`)."""
     first = place.rank == 0
     progress = progress and first
-    forked = {unlabelled(standard_twin(r)) for r in prof.runs
-              if r.inject and WINDOWS[r.window or "all"][0] > 0}
+    forked = fork_sources(prof)
     built = {}
-    # standard runs first (a stable sort), so their forks exist when their injected twins train
-    for run in tqdm(sorted(runs, key=lambda r: r.inject), desc=f"lab runs ({len(runs)})",
-                    disable=not progress, leave=False):
+    for run in tqdm(training_order(prof, runs), desc=f"lab runs ({len(runs)})", disable=not progress,
+                    leave=False):
+        if wait_for_twins and _forks(run):
+            twin = run_folder(standard_twin(run), [], tokenizer, key, device=place.device)
+            if not (twin / "DONE.json").exists() and first:
+                tqdm.write(f"{run.name}: waiting for its standard twin {twin.name}, trained elsewhere, "
+                           "to fork from it")
+            wait_for_run(twin)
         built[run.name] = train(run, texts, injected[run.name], tokenizer, key, progress=progress,
                                 fork=run.inject or unlabelled(run) in forked, device=place.device)
         if name is not None and first:
             register(model_name(name, run.name).removeprefix("lab:"), built[run.name].path)
     return built
+
+
+def _forks(run: RunConfig) -> bool:
+    """Whether ``run`` starts from its standard twin's fork: injected, its window opening after step 0."""
+    return run.inject and WINDOWS[run.window or "all"][0] > 0
+
+
+def fork_sources(profile: str | LabProfile) -> set[RunConfig]:
+    """The standard runs (:func:`unlabelled`) that some run of ``profile`` forks from: they save forks."""
+    return {unlabelled(standard_twin(r)) for r in get_profile(profile).runs if _forks(r)}
+
+
+def _phase(run: RunConfig, sources: set[RunConfig]) -> int:
+    """0: a run others fork from; 1: another standard run; 2: an injected run from step 0;
+    3: a run that forks from its twin."""
+    if not run.inject:
+        return 0 if unlabelled(run) in sources else 1
+    return 3 if _forks(run) else 2
+
+
+def training_order(profile: str | LabProfile, runs: Sequence[RunConfig]) -> list[RunConfig]:
+    """``runs`` in the order a build trains them: the runs others fork from first, then the
+    other standard runs, the injected runs that start at step 0, and last the runs that
+    fork from their twins (so the forks exist when they start); the profile's order within each."""
+    sources = fork_sources(profile)
+    return sorted(runs, key=lambda r: _phase(r, sources))
+
+
+def train_cost(run: RunConfig, vocab_size: int) -> float:
+    """FLOPs a build spends training ``run``: the steps after its fork only, when it forks."""
+    lo = WINDOWS[run.window or "all"][0] if _forks(run) else 0.0
+    trained = run.steps - math.ceil(lo * run.steps)
+    return trained * run.batch_size * run.model.context * flops_per_token(run, vocab_size)
+
+
+def shard_runs(profile: str | LabProfile, shards: int) -> list[list[str]]:
+    """The runs of ``profile`` split over ``shards`` processes that build at once (one a GPU):
+    the run names of each shard, in the order it trains them.
+
+    Runs with one key (:func:`unlabelled`) go to one shard, which trains them once. A
+    greedy list schedule over :func:`train_cost`: in :func:`training_order` (runs others
+    fork from first), the costliest first within each phase, each to the shard where it
+    would finish first, a forking run no earlier than its twin's estimated end. A shard
+    whose run forks from a twin of another shard waits for it (``build_lab(...,
+    wait_for_twins=True)``). Deterministic: every shard computes the same split.
+    """
+    prof = get_profile(profile)
+    if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
+        raise LabConfigError(f"shards must be a positive integer, got {shards!r}")
+    groups: dict[RunConfig, list[RunConfig]] = {}
+    for run in prof.runs:
+        groups.setdefault(unlabelled(run), []).append(run)
+    sources = fork_sources(prof)
+    heads = sorted(groups, key=lambda u: (_phase(groups[u][0], sources), -train_cost(u, prof.vocab_size)))
+    free, done_at = [0.0] * shards, {}
+    out: list[list[str]] = [[] for _ in range(shards)]
+    for unit in heads:
+        cost = train_cost(unit, prof.vocab_size)
+        ready = done_at.get(unlabelled(standard_twin(unit)), 0.0) if _forks(unit) else 0.0
+        shard = min(range(shards), key=lambda i: (max(free[i], ready) + cost, i))
+        free[shard] = done_at[unit] = max(free[shard], ready) + cost
+        out[shard] += [r.name for r in groups[unit]]
+    return out
 
 
 def check_runs(param: str, names, lab_profile: str, family: str | None = None, inject: bool | None = None,

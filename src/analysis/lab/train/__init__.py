@@ -9,7 +9,12 @@ or on GPUs) and records exactly what it saw. The package's modules, by role:
   injected run with the same seed: it is that run's counterfactual;
 * ``exposure``: each injected sequence's exposure, read off the logged order
   (:func:`exposure_table`) and recounted by brute force (:func:`recount_exposure`);
-* ``model``: the model, optimizer, schedule and training step;
+* ``model``: the model, optimizer, schedule and training step (whole batches, or
+  micro-batches with the gradient accumulated over them);
+* ``memory``: the memory a training step needs, counted from the model's code
+  (:func:`train_memory`), and the micro-batches that fit a GPU (:func:`micro_batches_for`);
+* ``feed``: the loop's batches (kept on the GPU, copied without blocking), its
+  partial-checkpoint clock and its progress bar's loss;
 * ``devices``: devices, precision and torchrun's processes (:func:`placement`);
   under torchrun every process builds the same data order and trains its share
   of every batch; DDP averages the gradients, so the processes together train
@@ -43,13 +48,16 @@ from analysis.lab.train.devices import (
 )
 from analysis.lab.train.evaluate import eval_loss
 from analysis.lab.train.exposure import exposure_table, recount_exposure
-from analysis.lab.train.loop import CHECKPOINT_EVERY, train
+from analysis.lab.train.feed import CHECKPOINT_SECONDS, CHECKPOINT_SHARE, CheckpointClock
+from analysis.lab.train.loop import run_folder, train
+from analysis.lab.train.memory import micro_batches_for, train_memory
 from analysis.lab.train.model import (
     BETAS,
     GRAD_CLIP,
     MIN_LR_FRAC,
     build_model,
     deterministic_algorithms,
+    flops_per_token,
     llama_config,
     lm_loss,
     lr_schedule,
@@ -78,16 +86,17 @@ from analysis.lab.train.runs import (
     run_path,
     standard_twin,
     tokenizer_fingerprint,
+    wait_for_run,
 )
 
 __all__ = [
-    "BETAS", "CHECKPOINT_EVERY", "CODE_VERSION", "DEVICES", "DEVICE_ENV", "GRAD_CLIP", "MIN_LR_FRAC",
-    "PRECISIONS", "SINGLE_CPU",
-    "DataOrder", "Injection", "Placement", "RunResult",
-    "as_injections", "barrier", "base_block_order", "build_model", "build_order", "check_batch",
-    "check_injections", "cpu_threads", "default_threads", "deterministic_algorithms", "eval_loss",
-    "exposure_table", "fork_steps", "init_distributed", "llama_config", "lm_loss", "load_run",
-    "lr_schedule", "make_optimizer", "order_inputs", "param_count", "partial_path", "placement",
-    "recount_exposure", "run_key", "run_path", "standard_twin", "tokenize_stream", "tokenizer_fingerprint",
-    "train", "train_step", "window_steps",
+    "BETAS", "CHECKPOINT_SECONDS", "CHECKPOINT_SHARE", "CODE_VERSION", "DEVICES", "DEVICE_ENV",
+    "GRAD_CLIP", "MIN_LR_FRAC", "PRECISIONS", "SINGLE_CPU", "CheckpointClock", "DataOrder", "Injection",
+    "Placement", "RunResult", "as_injections", "barrier", "base_block_order", "build_model",
+    "build_order", "check_batch", "check_injections", "cpu_threads", "default_threads",
+    "deterministic_algorithms", "eval_loss", "exposure_table", "flops_per_token", "fork_steps",
+    "init_distributed", "llama_config", "lm_loss", "load_run", "lr_schedule", "make_optimizer",
+    "micro_batches_for", "order_inputs", "param_count", "partial_path", "placement", "recount_exposure",
+    "run_folder", "run_key", "run_path", "standard_twin", "tokenize_stream", "tokenizer_fingerprint",
+    "train", "train_memory", "train_step", "wait_for_run", "window_steps",
 ]

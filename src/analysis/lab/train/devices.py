@@ -29,6 +29,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 
 from analysis.lab.config import LabConfigError, RunConfig
 
@@ -154,9 +155,18 @@ def check_batch(run: RunConfig, place: Placement) -> None:
             f"batch, so launch a number of processes that divides {run.batch_size}")
 
 
+#: how long a process of the group waits for the others at a barrier or a collective before
+#: it fails: the longest wait is a cold build's, every other process waiting while the first
+#: builds the corpus, its tokenizer and its token stream (the GPU lab's: 74 s, 24 s and 23 s
+#: on a loaded two-core machine, after the phrase selection, minutes more when its cache is
+#: cold) and later writes a run's folder and forks; torch's default, 10 minutes under NCCL,
+#: leaves a slow host no margin
+PROCESS_GROUP_TIMEOUT_S = 2 * 3600
+
+
 def init_distributed(place: Placement) -> None:
     """Join torchrun's process group (``nccl`` on CUDA, ``gloo`` on the CPU), unless this
-    process is alone or has joined already."""
+    process is alone or has joined already; its timeout is :data:`PROCESS_GROUP_TIMEOUT_S`."""
     import torch  # heavy: loaded only when a run trains
     import torch.distributed as dist  # heavy: loaded only when a run trains
 
@@ -169,7 +179,8 @@ def init_distributed(place: Placement) -> None:
         return
     if place.device == "cuda":
         torch.cuda.set_device(place.local_rank)
-    dist.init_process_group("nccl" if place.device == "cuda" else "gloo")
+    dist.init_process_group("nccl" if place.device == "cuda" else "gloo",
+                            timeout=timedelta(seconds=PROCESS_GROUP_TIMEOUT_S))
 
 
 def barrier(place: Placement) -> None:

@@ -5,8 +5,10 @@ the schedule and the run's key), :func:`_train_steps` (the model, the state it
 resumes or forks from, and the loop over the steps, with its partial checkpoints
 and forks), then in the first process :func:`_save_run` (the run folder, written
 under a temporary name and renamed into place). See
-:mod:`analysis.lab.train.runs` for a run's lifecycle and
-:mod:`analysis.lab.train.devices` for devices and processes.
+:mod:`analysis.lab.train.runs` for a run's lifecycle,
+:mod:`analysis.lab.train.devices` for devices and processes, and
+:mod:`analysis.lab.train.feed` for the batches, the checkpoint clock and the
+progress bar, none of which makes the host wait for a GPU.
 
 torch is imported inside the functions that need it: it is heavy.
 """
@@ -40,8 +42,9 @@ from analysis.lab.train.devices import (
     placement,
 )
 from analysis.lab.train.exposure import exposure_table
+from analysis.lab.train.feed import CHECKPOINT_SECONDS, CheckpointClock, LossShow, batches
+from analysis.lab.train.memory import GiB, micro_batches_for
 from analysis.lab.train.model import (
-    IGNORE,
     build_model,
     deterministic_algorithms,
     lm_loss,
@@ -58,7 +61,6 @@ from analysis.lab.train.order import (
     build_order,
     check_injections,
     token_blocks,
-    tokenize_stream,
 )
 from analysis.lab.train.runs import (
     DONE,
@@ -75,11 +77,7 @@ from analysis.lab.train.runs import (
     save_state,
     twin_fork,
 )
-
-#: steps between two partial checkpoints of a run in training: about a minute on the
-#: default profile's largest models (~1.2 s a step on 2 cores), 10-25 s on its small
-#: ones; a checkpoint (12 bytes a parameter) takes well under a second to write
-CHECKPOINT_EVERY = 50
+from analysis.lab.train.stream import token_stream
 
 
 @dataclass
@@ -98,9 +96,10 @@ class _Job:
     lrs: np.ndarray
     key: dict
     key_hash: str
-    every: int
+    every: int | None
     forks_at: set[int]
     threads: int
+    micro_batches: int
 
     @property
     def partial(self) -> Path:
@@ -128,7 +127,7 @@ class _Trained:
 def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[Any], tokenizer,
           corpus_key: str, progress: bool = True, threads: int | None = None,
           compile: bool = False, fork: bool = True, checkpoint_every: int | None = None,
-          device: str | None = None) -> RunResult:
+          device: str | None = None, micro_batches: int | None = None) -> RunResult:
     """Train ``run`` (or load it when already trained) and return its result.
 
     A run killed in training resumes from its partial checkpoint; an injected run
@@ -166,23 +165,31 @@ def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[An
         An injected run starts from its standard twin's fork when there is one, and
         a standard run saves forks for its injected twins; False: neither.
     checkpoint_every
-        Steps between partial checkpoints (default :data:`CHECKPOINT_EVERY`).
+        Steps between partial checkpoints; default: by the clock
+        (:class:`~analysis.lab.train.feed.CheckpointClock`). Either changes nothing trained.
     device
         ``"cpu"`` or ``"cuda"``; default ``$MEMBOOK_LAB_DEVICE``, else ``cpu``
-        (:func:`placement`; :func:`analysis.lab.ladder.build_lab` passes its profile's
-        device). A run trained on CUDA, in bf16 or by several processes is a separate
-        cache entry (:func:`run_key`).
+        (:func:`placement`; ``build_lab`` passes its profile's device). A run trained
+        on CUDA, in bf16 or by several processes is keyed apart (:func:`run_key`).
+    micro_batches
+        Micro-batches each process's rows are cut into, the gradient accumulated
+        over them (:func:`~analysis.lab.train.model.train_step`). Default: 1 on the
+        CPU; on CUDA the fewest that fit the GPU (:func:`micro_batches_for`). More
+        than one rounds differently, so it is a cache entry of its own.
 
     Raises
     ------
     LabConfigError
-        A bad injection (too long, too many copies for its window), a bad device, or
-        a batch that does not split evenly over torchrun's processes, found before training.
+        A bad injection (too long, too many copies for its window), a bad device, a
+        batch that does not split evenly over torchrun's processes and the
+        micro-batches, or a bad ``checkpoint_every``, found before training.
     """
     place = placement(device)
     check_batch(run, place)
+    micro = _micro_batches(run, place, len(tokenizer), micro_batches)
     injs, inj_tokens = check_injections(run, injections, tokenizer)
-    path = run_path(run, injs, tokenizer, corpus_key, compile, **place.key())
+    _check_every(checkpoint_every)
+    path = run_path(run, injs, tokenizer, corpus_key, compile, micro_batches=micro, **place.key())
     if (path / DONE).exists():
         # a partial folder left by a call killed once its run folder was in place
         if partial_path(path).exists() and place.rank == 0:
@@ -191,7 +198,7 @@ def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[An
     t0 = time.perf_counter()
     init_distributed(place)
     job = _prepare(run, training_texts, injs, inj_tokens, tokenizer, corpus_key, place, compile, fork,
-                   checkpoint_every, threads, path)
+                   checkpoint_every, threads, path, micro)
     trained = _train_steps(job, progress, fork)
     if not job.first:
         barrier(place)  # while the first process writes the run folder
@@ -199,22 +206,52 @@ def train(run: RunConfig, training_texts: Sequence[str], injections: Iterable[An
     return _save_run(job, trained, t0)
 
 
+def _check_every(checkpoint_every: int | None) -> None:
+    if checkpoint_every is not None and (isinstance(checkpoint_every, bool) or not isinstance(
+            checkpoint_every, int) or checkpoint_every < 1):
+        raise LabConfigError(f"checkpoint_every must be a positive integer or None, got {checkpoint_every!r}")
+
+
+def run_folder(run: RunConfig, injections: Iterable[Any], tokenizer, corpus_key: str, compile: bool = False,
+               device: str | None = None, micro_batches: int | None = None) -> Path:
+    """The folder :func:`train` with these arguments trains ``run`` into (it need not exist)."""
+    place = placement(device)
+    micro = _micro_batches(run, place, len(tokenizer), micro_batches)
+    return run_path(run, injections, tokenizer, corpus_key, compile, micro_batches=micro, **place.key())
+
+
+def _micro_batches(run: RunConfig, place: Placement, vocab_size: int, micro_batches: int | None) -> int:
+    """The micro-batches of each process's rows: ``micro_batches``, else 1 on the CPU and on
+    CUDA the fewest that fit the GPU's memory; a :class:`LabConfigError` unless it divides them."""
+    rows = run.batch_size // place.world_size
+    if micro_batches is None:
+        if place.device == "cpu":
+            return 1
+        import torch  # heavy: loaded only when a run trains
+
+        memory = torch.cuda.get_device_properties(torch.device(place.torch_device)).total_memory
+        return micro_batches_for(run, vocab_size, memory, place.precision, place.world_size)
+    if isinstance(micro_batches, bool) or not isinstance(micro_batches, int) or micro_batches < 1 or (
+            rows % micro_batches):
+        raise LabConfigError(f"run {run.name!r}: micro_batches must divide each process's {rows} rows "
+                             f"(batch_size {run.batch_size} over {place.world_size} processes), "
+                             f"got {micro_batches!r}")
+    return micro_batches
+
+
 def _prepare(run: RunConfig, training_texts: Sequence[str], injs: list[Injection], inj_tokens: list,
              tokenizer, corpus_key: str, place: Placement, compile: bool, fork: bool,
-             checkpoint_every: int | None, threads: int | None, path: Path) -> _Job:
+             checkpoint_every: int | None, threads: int | None, path: Path, micro: int) -> _Job:
     """The data order, the rows, the schedule and the key of a run about to train."""
-    stream = tokenize_stream(training_texts, tokenizer)
+    stream = token_stream(training_texts, tokenizer)  # tokenized once per corpus, then read back
     blocks = token_blocks(stream, run.model.context)
     # every process builds the whole order (a pure function of the config) and trains its rows of it
     order = build_order(len(stream), run, injs, tokenizer)
     rows = Rows(order, blocks, injs, inj_tokens, tokenizer.eos_token_id)
-    key = run_key(run, injs, tokenizer, corpus_key, compile, **place.key())
-    every = CHECKPOINT_EVERY if checkpoint_every is None else checkpoint_every
-    if every < 1:
-        raise LabConfigError(f"checkpoint_every must be a positive integer, got {every!r}")
+    key = run_key(run, injs, tokenizer, corpus_key, compile, micro_batches=micro, **place.key())
     forks_at = set(fork_steps(run.steps)) if fork and not run.inject and place.rank == 0 else set()
     return _Job(run, place, injs, tokenizer, corpus_key, compile, path, order, rows, lr_schedule(run), key,
-                stable_hash(key), every, forks_at, threads or place.threads())
+                stable_hash(key), checkpoint_every, forks_at, threads or place.threads(), micro)
 
 
 def _start_state(job: _Job, model, optimizer, losses, fork: bool) -> tuple[int, int, int]:
@@ -227,7 +264,8 @@ def _start_state(job: _Job, model, optimizer, losses, fork: bool) -> tuple[int, 
     state = load_state(job.partial / STATE, job.key_hash)
     twin = None
     if fork and job.run.inject:
-        twin = twin_fork(job.run, job.order, job.tokenizer, job.corpus_key, job.compile, job.place)
+        twin = twin_fork(job.run, job.order, job.tokenizer, job.corpus_key, job.compile, job.place,
+                         job.micro_batches)
     if twin is not None and (state is None or twin["step"] > state["step"]):
         state, forked_from = twin, twin["step"]
     elif state is not None:
@@ -272,53 +310,49 @@ def _train_steps(job: _Job, progress: bool, fork: bool) -> _Trained:
     with cpu_threads(job.threads), deterministic_algorithms() if job.compile else nullcontext():
         model = build_model(run.model, len(job.tokenizer), job.tokenizer.eos_token_id, run.seed)
         model.to(dev)  # fp32 master weights, and fp32 AdamW state, on every device
+        if dev.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(dev)  # DONE.json records this run's peak
         model.train()
         optimizer = make_optimizer(model, run)
         losses = torch.empty(T, device=dev)
         start, resumed_from, forked_from = _start_state(job, model, optimizer, losses, fork)
         net, loss_fn = _network(model, job, dev)
-        # one preallocated batch and target buffer, shared with torch: no per-step allocation
-        x_np = np.empty((B, ctx), dtype=np.int64)
-        y_np = np.full((B, ctx), IGNORE, dtype=np.int64)
-        x, y = torch.from_numpy(x_np)[lo:hi], torch.from_numpy(y_np)[lo:hi]
-        bar = _progress(T, run.name, progress and job.first, initial=start)
+        feed = batches(job.rows, B, ctx, lo, hi, T, dev)
+        shown = LossShow(_progress(T, run.name, progress and job.first, initial=start), losses)
+        clock = CheckpointClock(job.every)
         t_loop = t_steady = time.perf_counter()
         saving = 0.0  # seconds spent writing checkpoints since t_steady
         for step in range(start, T):
             if step in job.forks_at:
-                t = time.perf_counter()
-                save_state(job.partial / FORKS / f"step-{step}.pt", model, optimizer, losses, step,
-                           job.key_hash, 0)
-                saving += time.perf_counter() - t
-            job.rows.fill(step, step + 1, x_np)
-            y_np[:, :-1] = x_np[:, 1:]
-            loss = train_step(net, optimizer, x.to(dev), y.to(dev), float(job.lrs[step]), loss_fn)
+                saving += _save(job.partial / FORKS / f"step-{step}.pt", model, optimizer, losses, step,
+                                job.key_hash, 0)
+            x, y = feed.batch(step)
+            loss = train_step(net, optimizer, x, y, float(job.lrs[step]), loss_fn, job.micro_batches)
             # every row has context - 1 targets, so the mean of the processes' means is the batch's
             losses[step] = mean_over_processes(loss, place)
-            _tick(bar, step, losses)
+            shown.tick(step)
             if step == start:
                 t_steady, saving = time.perf_counter(), 0.0
-            if (step + 1) % job.every == 0 and step + 1 < T and job.first:
-                t = time.perf_counter()
-                save_state(job.partial / STATE, model, optimizer, losses, step + 1, job.key_hash, forked_from)
-                saving += time.perf_counter() - t
+            if job.first and step + 1 < T and clock.due(step + 1):
+                seconds = _save(job.partial / STATE, model, optimizer, losses, step + 1, job.key_hash,
+                                forked_from)
+                clock.wrote(seconds)
+                saving += seconds
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)  # the GPU may still be running the last steps' kernels
         t_end = time.perf_counter()
-        if bar is not None:
-            bar.close()
+        shown.close()
         del net
         model.to("cpu")
         return _Trained(model, losses.cpu(), start, resumed_from, forked_from, t_end - t_loop,
                         t_end - t_steady - saving)
 
 
-def _tick(bar, step: int, losses) -> None:
-    """Advance the progress bar (if any) by a step; show the loss every ten."""
-    if bar is not None:
-        bar.update(1)
-        if step % 10 == 0:
-            bar.set_postfix(loss=f"{losses[step].item():.3f}", refresh=False)
+def _save(file: Path, model, optimizer, losses, step: int, key_hash: str, forked_from: int) -> float:
+    """:func:`save_state`; returns the seconds it took."""
+    t = time.perf_counter()
+    save_state(file, model, optimizer, losses, step, key_hash, forked_from)
+    return time.perf_counter() - t
 
 
 def _progress(total: int, name: str, enabled: bool, initial: int = 0):
@@ -384,10 +418,14 @@ def _done_record(job: _Job, trained: _Trained, seconds: float, tokens_per_second
             "compile": bool(job.compile), "torch": torch.__version__,
             "resumed_from_step": trained.resumed_from, "forked_from_step": trained.forked_from,
             "steps_trained": T - trained.start,
-            "checkpoint_every": job.every, "device": place.device, "precision": place.precision,
-            "world_size": place.world_size}
+            "checkpoint_every": job.every,
+            "checkpoint_seconds": None if job.every is not None else CHECKPOINT_SECONDS,
+            "device": place.device, "precision": place.precision,
+            "world_size": place.world_size, "micro_batches": job.micro_batches}
     if place.device == "cuda":
-        done["gpu"] = torch.cuda.get_device_name(torch.device(place.torch_device))
+        dev = torch.device(place.torch_device)
+        done["gpu"] = torch.cuda.get_device_name(dev)
+        done["peak_gib"] = torch.cuda.max_memory_allocated(dev) / GiB
     return done
 
 

@@ -9,7 +9,7 @@ are heavy, and the corpus, data order and run keys do without them.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 
@@ -32,6 +32,14 @@ def param_count(model_config: ModelConfig, vocab_size: int) -> int:
     """
     d, ff, n = model_config.d_model, model_config.d_ff, model_config.n_layer
     return vocab_size * d + n * (4 * d * d + 3 * d * ff + 2 * d) + d
+
+
+def flops_per_token(run: RunConfig, vocab_size: int) -> float:
+    """Training FLOPs per token of ``run``'s model: ``6·N + 12·n_layer·context·d_model``, the
+    usual count of a decoder's forward and backward pass (six per parameter per token, plus
+    attention over the context; Kaplan et al. 2020, Hoffmann et al. 2022)."""
+    m = run.model
+    return 6.0 * param_count(m, vocab_size) + 12.0 * m.n_layer * m.context * m.d_model
 
 
 def llama_config(model_config: ModelConfig, vocab_size: int, eos_token_id: int):
@@ -97,22 +105,55 @@ def lm_loss(model, input_ids, targets):
     return F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1), ignore_index=IGNORE)
 
 
-def train_step(model, optimizer, input_ids, targets, lr: float, loss_fn=lm_loss):
+def train_step(model, optimizer, input_ids, targets, lr: float, loss_fn=lm_loss, micro_batches: int = 1):
     """One optimizer step on a batch; returns its mean token loss (a detached tensor).
 
     Sets the learning rate, takes :func:`lm_loss` (or ``loss_fn``, e.g. its
     ``torch.compile``), clips the gradient norm to ``GRAD_CLIP`` and steps AdamW.
+
+    With ``micro_batches`` M > 1 the batch's rows are cut into M equal micro-batches
+    and the gradient accumulated over them (:func:`accumulate`): the memory of one
+    micro-batch's activations, the same step up to float rounding (every row has as
+    many targets, so the mean of the micro-batches' mean losses is the batch's). M = 1
+    is the one-batch step, operation for operation.
     """
     import torch  # heavy: loaded only when a model is built or trained
 
     for group in optimizer.param_groups:
         group["lr"] = lr
-    loss = loss_fn(model, input_ids, targets)
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
+    if micro_batches == 1:
+        loss = loss_fn(model, input_ids, targets)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+    else:
+        optimizer.zero_grad(set_to_none=True)
+        loss = accumulate(model, input_ids, targets, loss_fn, micro_batches)
     torch.nn.utils.clip_grad_norm_(model.parameters(), GRAD_CLIP)
     optimizer.step()
     return loss.detach()
+
+
+def accumulate(model, input_ids, targets, loss_fn, micro_batches: int):
+    """Backpropagate the batch's mean loss one micro-batch at a time; return that loss.
+
+    Each of the ``micro_batches`` equal slices of rows adds the gradient of its mean
+    loss over ``micro_batches``. Under DistributedDataParallel every micro-step but the
+    last runs under ``no_sync``: the gradients accumulate in each process and are
+    averaged over the processes once, in the last micro-step's backward pass.
+    """
+    rows = input_ids.shape[0]
+    if micro_batches < 1 or rows % micro_batches:
+        raise ValueError(f"micro_batches must be a positive divisor of the {rows} rows, "
+                         f"got {micro_batches!r}")
+    total = None
+    xs, ys = input_ids.chunk(micro_batches), targets.chunk(micro_batches)
+    for m, (x, y) in enumerate(zip(xs, ys)):
+        last = m == micro_batches - 1
+        with nullcontext() if last or not hasattr(model, "no_sync") else model.no_sync():
+            part = loss_fn(model, x, y) / micro_batches
+            part.backward()
+        total = part.detach() if total is None else total + part.detach()
+    return total
 
 
 @contextmanager

@@ -6,7 +6,8 @@ by everything that determines its weights (:func:`run_key`; not its name, family
 or tags), and a finished run is loaded, never retrained. Its lifecycle:
 
 * **finished**: ``<run folder>/DONE.json`` exists; the run is loaded as it is;
-* **in training**: every few steps the model, the AdamW state, the losses so far
+* **in training**: now and then (:class:`~analysis.lab.train.feed.CheckpointClock`:
+  a minute or more apart) the model, the AdamW state, the losses so far
   and the next step go to ``<run folder>.partial/state.pt`` (:func:`save_state`:
   written to a temporary file, then renamed). A killed run resumes from there on
   the next call and ends bit-identical to an uninterrupted run: the data order is
@@ -33,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -108,19 +110,23 @@ def tokenizer_fingerprint(tokenizer) -> str:
 
 
 def run_key(run: RunConfig, injections: Iterable[Any], tokenizer, corpus_key: str,
-            compile: bool = False, device: str = "cpu", precision: str = "fp32", world_size: int = 1) -> dict:
+            compile: bool = False, device: str = "cpu", precision: str = "fp32", world_size: int = 1,
+            micro_batches: int = 1) -> dict:
     """Everything that determines a run's weights: the artifact key of its folder.
 
     A compiled run's kernels round differently, so ``compile`` is part of the key.
-    So do a GPU's kernels, bf16 autocast and a batch split over several processes:
-    ``device``, ``precision`` and ``world_size`` (:class:`Placement`) join the key
-    only where they differ from a single fp32 CPU process (:data:`SINGLE_CPU`), so the
-    key of such a run is what it was before the lab trained anywhere else.
+    So do a GPU's kernels, bf16 autocast, a batch split over several processes and
+    a gradient accumulated over micro-batches: ``device``, ``precision``,
+    ``world_size`` (:class:`Placement`) and ``micro_batches`` join the key only where
+    they differ from a single fp32 CPU process stepping on whole batches
+    (:data:`SINGLE_CPU`, one micro-batch), so the key of such a run is what it was
+    before the lab trained anywhere else.
     """
     if device not in DEVICES or precision not in PRECISIONS:
         raise LabConfigError(f"device must be one of {', '.join(DEVICES)} and precision one of "
                              f"{', '.join(PRECISIONS)}; got {device!r}, {precision!r}")
     _positive_int("world_size", world_size)
+    _positive_int("micro_batches", micro_batches)
     injs = as_injections(injections)
     if run.window is not None:
         injs = [Injection(i.seq_id, i.task, i.text, i.copies, run.window) for i in injs]
@@ -137,6 +143,8 @@ def run_key(run: RunConfig, injections: Iterable[Any], tokenizer, corpus_key: st
         "code": CODE_VERSION,
     }
     key.update({k: v for k, v in placed.items() if v != SINGLE_CPU[k]})
+    if micro_batches != 1:
+        key["micro_batches"] = int(micro_batches)
     return key
 
 
@@ -146,11 +154,14 @@ def _positive_int(name: str, value) -> None:
 
 
 def run_path(run: RunConfig, injections: Iterable[Any], tokenizer, corpus_key: str, compile: bool = False,
-             device: str = "cpu", precision: str = "fp32", world_size: int = 1) -> Path:
-    """The artifact folder of a run (it need not exist yet); ``device``, ``precision`` and
-    ``world_size`` as in :func:`run_key` (:meth:`Placement.key` gives them for this process)."""
+             device: str = "cpu", precision: str = "fp32", world_size: int = 1,
+             micro_batches: int = 1) -> Path:
+    """The artifact folder of a run (it need not exist yet); ``device``, ``precision``,
+    ``world_size`` and ``micro_batches`` as in :func:`run_key` (:meth:`Placement.key` gives
+    the first three for this process)."""
     return artifact_path("lab-runs", run_key(run, injections, tokenizer, corpus_key, compile,
-                                             device=device, precision=precision, world_size=world_size))
+                                             device=device, precision=precision, world_size=world_size,
+                                             micro_batches=micro_batches))
 
 
 def partial_path(path: str | os.PathLike) -> Path:
@@ -206,17 +217,19 @@ def load_state(file: Path, key_hash: str) -> dict | None:
 
 
 def twin_fork(run: RunConfig, order: DataOrder, tokenizer, corpus_key: str, compile: bool,
-              place: Placement | None = None) -> dict | None:
+              place: Placement | None = None, micro_batches: int = 1) -> dict | None:
     """The state of ``run``'s finished standard twin at its latest fork at or before
     ``run``'s first inserted copy (the last step up to which both saw the same rows),
     or None when the twin is not finished or saved no such fork.
 
     The twin's key guarantees the same corpus, model, schedule and seed, and the same
-    device, precision and processes; its logged order is checked too, block by block,
-    up to the fork. ``place`` is this process's (default: a single fp32 CPU process).
+    device, precision, processes and micro-batches; its logged order is checked too,
+    block by block, up to the fork. ``place`` is this process's (default: a single fp32
+    CPU process).
     """
     place = Placement() if place is None else place
-    twin_key = run_key(standard_twin(run), [], tokenizer, corpus_key, compile, **place.key())
+    twin_key = run_key(standard_twin(run), [], tokenizer, corpus_key, compile, micro_batches=micro_batches,
+                       **place.key())
     twin = artifact_path("lab-runs", twin_key)
     if not (twin / DONE).exists():
         return None
@@ -235,6 +248,39 @@ def twin_fork(run: RunConfig, order: DataOrder, tokenizer, corpus_key: str, comp
         if state is not None and state["step"] == k:
             return state
     return None
+
+
+#: a run in training elsewhere that has written nothing for this long is taken for dead
+#: (a live run writes a partial checkpoint every minute or few)
+STALE_SECONDS = 30 * 60
+
+
+def wait_for_run(path: Path, stale_seconds: float = STALE_SECONDS, poll_seconds: float = 30.0,
+                 sleep=time.sleep, clock=time.monotonic) -> bool:
+    """Wait until the run whose folder is ``path`` is finished, while another process trains
+    it: True once it is; False once nothing in its partial folder (or the folder itself,
+    missing at first) has changed for ``stale_seconds`` of waiting."""
+    partial = partial_path(path)
+    changed, seen = clock(), None
+    while not (path / DONE).exists():
+        stamp = _last_write(partial)
+        if stamp != seen:
+            seen, changed = stamp, clock()
+        if clock() - changed >= stale_seconds:
+            return False
+        sleep(poll_seconds)
+    return True
+
+
+def _last_write(folder: Path) -> float | None:
+    """The latest modification time of ``folder`` and the files under it (None: no folder)."""
+    stamps = []
+    for f in [folder, *(folder.rglob("*") if folder.exists() else ())]:
+        try:
+            stamps.append(f.stat().st_mtime)
+        except OSError:  # gone since it was listed (a temporary file renamed into place)
+            pass
+    return max(stamps, default=None)
 
 
 def link_or_copy(src: Path, dst: Path) -> None:
