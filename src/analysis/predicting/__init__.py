@@ -15,6 +15,7 @@ package re-runs its three experiments on the lab's models (``analysis.lab``):
 * :mod:`.run`: scoring the injected sequences under the lab's runs, and each
   target's frame of examples;
 * :mod:`.steps` and :mod:`.tables`: the chapter's steps and the tables it shows;
+  :mod:`.memo`: the costly steps (the experiments' fits), computed once per input;
 * :mod:`.claims`: every verdict of the chapter as a claim;
 * :mod:`.text`: the only English, :func:`render` of a claim and the captions.
 
@@ -34,6 +35,13 @@ from analysis.predicting.claims import (
     exp3_claims,
     exp3_outcome,
     labels_claims,
+)
+from analysis.predicting.memo import (
+    exp1_aucs,
+    exp2_aucs,
+    exp3_aucs,
+    exp3_gap_tests,
+    pool_pairs,
 )
 from analysis.predicting.method_sampling import (
     matched_cells,
@@ -67,20 +75,15 @@ from analysis.predicting.steps import (
     balanced_samples,
     cell_keys,
     empty_cells,
-    exp1_aucs,
     exp1_dataset,
-    exp2_aucs,
     exp2_dataset,
     exp2_run_table,
-    exp3_aucs,
     exp3_dataset,
-    exp3_gap_tests,
     exp13_targets,
     inserted_frames,
     inserted_levels,
     largest_target,
     main_target,
-    pool_pairs,
     range_runs,
     stack_frames,
     step_bins,

@@ -1,0 +1,31 @@
+"""The chapter's costly steps, each computed once per input and then read from the
+artifact cache (:func:`analysis.core.cache.memoized`).
+
+Experiments 1 to 3 fit the source's prediction model on every seed, split and
+cell, and Experiment 2 draws its pairs sequence by sequence: about two minutes on
+two cores for the default lab, every time the chapter runs. Their inputs are
+tables in memory (the targets' frames, the range runs' labels, the pools' pairs,
+the matched cells), which carry the lab's runs and the answers they came from, so
+each step is keyed by the content of its arguments, the code of :data:`CODE` and
+the versions of :data:`PACKAGES`: a retrained lab or a changed answer gives other
+tables and recomputes. The functions themselves are in :mod:`.steps`; these are
+the names the notebook calls.
+"""
+
+from __future__ import annotations
+
+from analysis.core.cache import memoized
+from analysis.predicting import steps
+
+#: the modules whose code the experiments run
+CODE = ("analysis.predicting.steps", "analysis.predicting.method_eval", "analysis.predicting.method_sampling",
+        "analysis.predicting.method_features", "analysis.predicting.checks", "analysis.predicting.params",
+        "analysis.stats.auc", "analysis.stats.result")
+#: the libraries that fit and score the prediction model
+PACKAGES = ("scikit-learn", "scipy")
+
+pool_pairs = memoized("predicting-pairs", CODE, PACKAGES)(steps.pool_pairs)
+exp1_aucs = memoized("predicting-exp1", CODE, PACKAGES)(steps.exp1_aucs)
+exp2_aucs = memoized("predicting-exp2", CODE, PACKAGES)(steps.exp2_aucs)
+exp3_aucs = memoized("predicting-exp3", CODE, PACKAGES)(steps.exp3_aucs)
+exp3_gap_tests = memoized("predicting-exp3-gaps", CODE, PACKAGES)(steps.exp3_gap_tests)
