@@ -1,7 +1,10 @@
-"""Benchmark: batched local continuation vs a one-prompt-at-a-time generate loop.
+"""Benchmark: batched local continuation vs a one-prompt-at-a-time generate loop;
+batched sampling; local generation against what the hardware allows.
 
     python scripts/bench_models.py [--model smollm2-135m-instruct] [--n 32] [--tokens 32]
     python scripts/bench_models.py --sampling [--model lab:deep-128] [--n 240]
+    python scripts/bench_models.py --roofline [--model gemma3-270m] [--n 32] [--n-size 48] [--tokens 32]
+        [--repeats 2] [--compile] [--arms ARM ...] [--workloads phrases|size] [--seed 1] [--tag TAG]
 
 Both arms continue the same phrase prompts greedily with the same token budget,
 in the same process, with the query cache out of the way (a fresh sqlite file
@@ -15,26 +18,64 @@ sampled decodings of its Table 4: one request at a time as the book made them
 (:class:`analysis.models.local.RowSampler`), and counts the answers that differ
 (a token flipped by a batch-dependent logit). Results go to
 bench/results/sampling-<model>.json.
+
+``--roofline`` sets one model's generation against what this machine allows, on
+two workloads: the phrases chapter's prompts (``--n``, ``--tokens`` new tokens;
+chat prompts for SmolLM2, completions for Gemma) and the size chapter's
+(``--n-size`` positions at its default profile, 6 new tokens; Table V's chat
+template for SmolLM2, the raw prefix for Gemma). It measures
+
+* the FLOP/s of a plain ``F.linear`` at the shapes of the model's decode step
+  (the head [B, d]·[d, V], the MLP [B, d]·[d, f]) and of its prefill, fp32 and
+  bf16, with the thread count and ``torch.backends.cpu.get_cpu_capability()``;
+* today's path (``LocalModel.generate``, a fresh query cache) and a minimal
+  batched greedy loop on a static KV cache (:func:`static_loop`) on the same
+  batches and token budget;
+* the FLOP of every answer (:func:`flop_per_token`, :func:`prefill_flop`,
+  :func:`answer_flop`), so that useful FLOP over seconds is the achieved FLOP/s,
+  set against the matmul's;
+* each lever as today's path with one thing changed, with its ratio to today's
+  and the number of answers that stay identical: the batch size, a static cache
+  (``--compile``: also under ``torch.compile``, whose first pass holds the
+  compilation), bf16 weights, and the KV cache of the shared chat prefix computed
+  once (:func:`prefix_generate`). The rows a batch keeps running after they
+  stopped (:func:`wasted_row_steps`) and the prefill's share of the time (the
+  ``prefill only`` arm) bound what stopping finished rows and reusing the prefix
+  can give.
+
+Arms run in interleaved rounds (``--repeats``) and are timed by this process's
+CPU time on one thread (``OMP_NUM_THREADS=1``), which a machine shared with other
+jobs does not inflate as it does the wall clock (both are recorded); each arm's
+best round counts. Results go to bench/results/roofline-<model>[-<tag>].json.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
+import datetime
+import functools
 import json
+import os
 import platform
+import subprocess
 import tempfile
 import time
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from transformers import GenerationConfig  # noqa: F401  (import cost outside the timings)
+from transformers import CompileConfig, DynamicCache, StaticCache
 
+from analysis import nextword, size
 from analysis import phrases as ph
 from analysis.core import data
 from analysis.core.cache import QueryCache
 from analysis.models import GenerationSettings, load_model
-from analysis.models.base import request_seed
-from analysis.models.local import LocalModel, generate_alone
+from analysis.models.base import Request, request_seed
+from analysis.models.local import LocalModel, _eos_ids, generate_alone
+from analysis.size.params import PROFILES as SIZE_PROFILES
 
 OUT = Path(__file__).resolve().parents[1] / "bench" / "results"
 
@@ -66,6 +107,15 @@ def timed(fn):
     t0 = time.perf_counter()
     result = fn()
     return result, time.perf_counter() - t0
+
+
+def timed_cpu(fn):
+    """``(result, wall seconds, CPU seconds of this process)``. On one thread the CPU
+    time is the work's own time even while a shared machine schedules other
+    processes, which a wall clock counts in."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    result = fn()
+    return result, time.perf_counter() - t0, time.process_time() - c0
 
 
 def bench_sampling(name: str, n: int, batch_size: int) -> dict:
@@ -108,6 +158,366 @@ def bench_sampling(name: str, n: int, batch_size: int) -> dict:
     return out
 
 
+# -- the roofline: what the hardware allows, and the levers ----------------------------------------
+
+
+def flop_per_token(cfg, context: float) -> float:
+    """FLOP of one decoder step for one row at ``context`` tokens of attention context.
+
+    F(c) = 2 [L (d·h·dₕ + 2·d·k·dₕ + h·dₕ·d + 3·d·f) + d·V] + 4 Σ_l h·dₕ·c_l
+
+    with L layers, width d, h query heads and k key-value heads of size dₕ, a gated
+    MLP of width f (gate, up, down), the output head d·V (counted once even when
+    tied to the input embedding, which is a lookup), and per layer l the two
+    attention products QKᵀ and AV over c_l = c keys (a sliding layer:
+    min(c, window)). Norms, rotary embeddings and the softmax are left out (O(d)).
+    The matmul part is 2 × the parameters of every linear layer and the head.
+    """
+    d, f, n_layers = cfg.hidden_size, cfg.intermediate_size, cfg.num_hidden_layers
+    h = cfg.num_attention_heads
+    dh = getattr(cfg, "head_dim", None) or d // h
+    k = getattr(cfg, "num_key_value_heads", None) or h
+    linear = n_layers * (d * h * dh + 2 * d * k * dh + h * dh * d + 3 * d * f) + d * cfg.vocab_size
+    kinds = getattr(cfg, "layer_types", None) or ["full_attention"] * n_layers
+    window = getattr(cfg, "sliding_window", None)
+    keys = sum(min(context, window) if kind == "sliding_attention" and window else context for kind in kinds)
+    return 2.0 * linear + 4.0 * h * dh * keys
+
+
+def prefill_flop(cfg, length: int) -> float:
+    """FLOP of reading a prompt of ``length`` tokens: every position through the
+    body at its own causal context (position j sees j + 1 keys), the output head
+    once (``generate`` keeps the last position's logits only)."""
+    head = 2.0 * cfg.hidden_size * cfg.vocab_size
+    return sum(flop_per_token(cfg, j + 1) - head for j in range(length)) + head
+
+
+def answer_flop(cfg, prompt_len: int, new_tokens: int) -> float:
+    """Useful FLOP of one answer: its prompt's prefill and each new token after the
+    first (the first comes out of the prefill) at its context."""
+    decode = sum(flop_per_token(cfg, prompt_len + t) for t in range(1, new_tokens))
+    return prefill_flop(cfg, prompt_len) + decode
+
+
+def wasted_row_steps(prompt_lens: list[int], new_tokens: list[int], stopped: list[bool], budget: int,
+                     batch_size: int) -> tuple[int, int]:
+    """``(wasted, total)`` decoder row-steps of today's batching: prompts sorted by
+    length in batches of ``batch_size``; a batch runs until its last row stops (a
+    stopped row's end-of-text token is its last useful step) or the budget, and a
+    row that stopped early keeps running to the end of its batch."""
+    order = sorted(range(len(prompt_lens)), key=lambda i: prompt_lens[i])
+    wasted = total = 0
+    for start in range(0, len(order), batch_size):
+        rows = order[start : start + batch_size]
+        useful = [min(budget, new_tokens[i] + stopped[i]) for i in rows]
+        steps = max(useful)
+        total += steps * len(rows)
+        wasted += sum(steps - u for u in useful)
+    return wasted, total
+
+
+def shared_prefix(encoded: list[list[int]]) -> list[int]:
+    """The longest token prefix every prompt starts with, leaving each at least one token."""
+    n = min(len(e) for e in encoded) - 1
+    p = 0
+    while p < n and all(e[p] == encoded[0][p] for e in encoded):
+        p += 1
+    return list(encoded[0][:p])
+
+
+@dataclass
+class Workload:
+    """What one chapter sends a model: its prompts (text or conversations), whether
+    they go through the chat template, and the token budget."""
+
+    name: str
+    prompts: list
+    chat: bool
+    max_new_tokens: int
+
+
+def workloads(model: LocalModel, n: int, tokens: int, n_size: int, seed: int = 1) -> list[Workload]:
+    """The phrases chapter's prompts (``n``, half per phrase type, ``tokens`` new
+    tokens) and the size chapter's at its default profile (``n_size`` positions drawn
+    from every text and prefix length; Table V's template for a chat model, the raw
+    prefix for a base model; its 6 new tokens). ``seed`` draws both samples."""
+    sample = ph.sample_phrases(data.phrases(), max(1, n // 2), seed=seed)
+    out = [Workload("phrases", ph.prompts(sample, model.is_chat), model.is_chat, tokens)]
+    params = SIZE_PROFILES["default"]
+    popular, baseline = data.popular_texts(), data.baseline_texts()
+    positions = size.sample_positions({**popular, **baseline}, params["prefix_lens"], 1, seed=0,
+                                      baseline=list(baseline))
+    positions = positions.sample(min(n_size, len(positions)), random_state=seed - 1).sort_index()
+    if nextword.uses_chat(model.is_chat, params["mode"]):
+        _, prompts = nextword.chat_prompts(positions, size.chapter_templates(params["template_ids"]))[0]
+        out.append(Workload("size", prompts, True, params["max_new_tokens"]))
+    else:
+        out.append(Workload("size", positions["prefix"].tolist(), False, params["max_new_tokens"]))
+    return out
+
+
+def encode(model: LocalModel, work: Workload) -> list[list[int]]:
+    """The token ids today's path feeds the model for each prompt."""
+    settings = GenerationSettings(max_new_tokens=work.max_new_tokens)
+    as_prompt = (lambda p: [{"role": "user", "content": p}] if isinstance(p, str) else p) if work.chat \
+        else (lambda p: p)
+    return [model._encode(Request(as_prompt(p), work.chat, settings)) for p in work.prompts]
+
+
+def today(model: LocalModel, work: Workload, batch_size: int) -> list:
+    """The project's answers (``LocalModel.generate``) with a fresh query cache."""
+    with tempfile.TemporaryDirectory() as tmp, QueryCache(Path(tmp) / "q.sqlite") as cache:
+        model.cache, model.batch_size = cache, batch_size
+        return model.generate(work.prompts, GenerationSettings(max_new_tokens=work.max_new_tokens),
+                              chat=work.chat)
+
+
+@contextmanager
+def lever(model: LocalModel, hf=None, generate=None, **generate_kw):
+    """Today's path with one thing changed: another copy of the weights (``hf``), a
+    replacement for ``hf.generate`` or extra keyword arguments to it."""
+    hf = hf if hf is not None else model.model
+    saved = model._model
+    model._model = hf
+    if generate is not None or generate_kw:
+        hf.generate = generate or functools.partial(type(hf).generate, hf, **generate_kw)
+    try:
+        yield
+    finally:
+        hf.__dict__.pop("generate", None)
+        model._model = saved
+
+
+def prefix_generate(hf, prefix: list[int], pad: int):
+    """``hf.generate`` reusing the KV cache of the shared chat ``prefix``: a row that
+    starts with it is laid out as prefix, padding, rest (positions follow the
+    attention mask, so they are unchanged) and only the rest is read. A batch with a
+    row that does not start with the prefix takes the plain path."""
+    generate, n = type(hf).generate, len(prefix)
+    with torch.inference_mode():
+        base = DynamicCache(config=hf.config)
+        hf(input_ids=torch.tensor([prefix]), cache=base, use_cache=True)
+
+    def run(input_ids, attention_mask, **kw):
+        rows = [input_ids[r][attention_mask[r].bool()] for r in range(input_ids.shape[0])]
+        if not all(len(x) > n and x[:n].tolist() == prefix for x in rows):
+            return generate(hf, input_ids=input_ids, attention_mask=attention_mask, **kw)
+        ids, att = torch.full_like(input_ids, pad), torch.zeros_like(attention_mask)
+        ids[:, :n], att[:, :n] = torch.tensor(prefix), 1
+        for r, x in enumerate(rows):
+            ids[r, ids.shape[1] - len(x) + n :], att[r, ids.shape[1] - len(x) + n :] = x[n:], 1
+        cache = copy.deepcopy(base)
+        cache.batch_repeat_interleave(len(rows))
+        return generate(hf, input_ids=ids, attention_mask=att, cache=cache, **kw)
+
+    return run
+
+
+def left_padded(encoded: list[list[int]], batch_size: int, pad: int):
+    """Today's batches: prompts sorted by length, left-padded; ``(indices, ids, mask)``."""
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+    for start in range(0, len(order), batch_size):
+        idx = order[start : start + batch_size]
+        width = max(len(encoded[i]) for i in idx)
+        ids = torch.full((len(idx), width), pad, dtype=torch.long)
+        att = torch.zeros((len(idx), width), dtype=torch.long)
+        for row, i in enumerate(idx):
+            ids[row, width - len(encoded[i]) :] = torch.tensor(encoded[i])
+            att[row, width - len(encoded[i]) :] = 1
+        yield idx, ids, att
+
+
+def static_loop(hf, ids, att, budget: int, eos: list[int], pad: int) -> torch.Tensor:
+    """The minimal batched greedy loop: one prefill, then one forward per token on a
+    preallocated (static) KV cache, argmax, finished rows fed padding; stops when
+    every row has ended or at the budget. Returns the new ids."""
+    n, width = ids.shape
+    cache = StaticCache(config=hf.config, max_cache_len=width + budget)
+    mask = torch.cat([att, att.new_ones(n, budget)], 1)
+    pos = (att.cumsum(-1) - 1).clamp_min(0)
+    done, out = torch.zeros(n, dtype=torch.bool), []
+    eos_t = torch.tensor(eos or [-1])
+    with torch.inference_mode():
+        logits = hf(input_ids=ids, attention_mask=att, position_ids=pos, cache=cache, use_cache=True,
+                    logits_to_keep=1).logits
+        for t in range(budget):
+            nxt = torch.where(done, pad, logits[:, -1].argmax(-1))
+            out.append(nxt)
+            done |= torch.isin(nxt, eos_t)
+            if done.all() or t == budget - 1:
+                break
+            logits = hf(input_ids=nxt[:, None], attention_mask=mask[:, : width + t + 1], cache=cache,
+                        position_ids=pos[:, -1:] + t + 1, use_cache=True, logits_to_keep=1).logits
+    return torch.stack(out, 1)
+
+
+def loop_texts(model: LocalModel, encoded, budget: int, batch_size: int) -> list[str]:
+    """:func:`static_loop` over today's batches, decoded as today's answers are."""
+    tok, hf = model.tokenizer, model.model
+    eos = _eos_ids(tok, hf)
+    texts = [""] * len(encoded)
+    for idx, ids, att in left_padded(encoded, batch_size, tok.pad_token_id):
+        new = static_loop(hf, ids, att, budget, eos, tok.pad_token_id)
+        for row, i in enumerate(idx):
+            got = new[row].tolist()
+            stop = next((k for k, t in enumerate(got) if t in eos), len(got))
+            texts[i] = tok.decode(got[:stop], skip_special_tokens=True)
+    return texts
+
+
+def prefill_only(model: LocalModel, encoded, batch_size: int) -> None:
+    """Only the prompt-reading forward of today's batches (with its KV cache)."""
+    hf = model.model
+    for _, ids, att in left_padded(encoded, batch_size, model.tokenizer.pad_token_id):
+        with torch.inference_mode():
+            hf(input_ids=ids, attention_mask=att, cache=DynamicCache(config=hf.config), use_cache=True,
+               logits_to_keep=1)
+
+
+def matmul_rates(cfg, batch: int, width: int, repeats: int) -> list[dict]:
+    """GFLOP/s of ``F.linear`` (x·Wᵀ, the layout of the model's linear layers) at the
+    decode step's shapes ([batch, d]·[d, V] the head, [batch, d]·[d, f] the MLP) and
+    the prefill's ([batch·width, d]·[d, f]), fp32 and bf16, best of ``repeats``."""
+    d, f, v = cfg.hidden_size, cfg.intermediate_size, cfg.vocab_size
+    shapes = {"decode head": (batch, d, v), "decode mlp": (batch, d, f), "prefill mlp": (batch * width, d, f)}
+    out = []
+    for label, (m, k, n) in shapes.items():
+        for dtype in (torch.float32, torch.bfloat16):
+            run = functools.partial(torch.nn.functional.linear, torch.randn(m, k, dtype=dtype),
+                                    torch.randn(n, k, dtype=dtype))
+            run()
+            best = min(timed_cpu(run)[2] for _ in range(repeats))
+            out.append({"shape": label, "m": m, "k": k, "n": n, "dtype": str(dtype).split(".")[-1],
+                        "gflops": round(2 * m * k * n / best / 1e9, 1)})
+    return out
+
+
+def lever_arms(model: LocalModel, work: Workload, encoded, batch_sizes, compile_: bool,
+               only: list[str] | None = None) -> dict:
+    """Today's path (``today``), and each lever as that path with one thing changed
+    (``only``: these arms and today's)."""
+    default = model.batch_size
+    arms = {"today": lambda: today(model, work, default)}
+    for bs in batch_sizes:
+        if bs != default:
+            arms[f"batch {bs}"] = functools.partial(today, model, work, bs)
+
+    def with_lever(**kw):
+        def run():
+            with lever(model, **kw):
+                return today(model, work, default)
+        return run
+
+    arms["static cache"] = with_lever(cache_implementation="static")
+    if compile_:
+        config = CompileConfig(mode="default")
+        config._compile_all_devices = True  # generate compiles on a GPU only unless told
+        arms["static cache + compile"] = with_lever(cache_implementation="static", compile_config=config)
+    if not only or "bf16" in only:
+        arms["bf16"] = with_lever(hf=copy.deepcopy(model.model).to(torch.bfloat16))
+    prefix = shared_prefix(encoded)
+    if work.chat and prefix:
+        pad = model.tokenizer.pad_token_id
+        arms["prefix cache"] = with_lever(generate=prefix_generate(model.model, prefix, pad))
+    arms["minimal static loop"] = lambda: loop_texts(model, encoded, work.max_new_tokens, default)
+    arms["prefill only"] = lambda: prefill_only(model, encoded, default)
+    return {k: v for k, v in arms.items() if not only or k == "today" or k in only}
+
+
+def measure(model: LocalModel, work: Workload, args) -> dict:
+    """Every arm on one workload, interleaved ``args.repeats`` times (rounds of all
+    arms, so that a slow stretch of a shared machine hits every arm); each arm's
+    best time, its ratio to today's, and how many answers equal today's."""
+    encoded, default = encode(model, work), model.batch_size
+    today(model, Workload(work.name, work.prompts[:2], work.chat, 2), default)  # warm up
+    arms = lever_arms(model, work, encoded, args.batch_sizes, args.compile, args.arms)
+    seconds: dict[str, list[float]] = {name: [] for name in arms}
+    wall: dict[str, list[float]] = {name: [] for name in arms}
+    texts: dict[str, list[str]] = {}
+    answers = None
+    for _ in range(args.repeats):
+        for name, fn in arms.items():
+            got, w, s = timed_cpu(fn)
+            seconds[name].append(round(s, 2))
+            wall[name].append(round(w, 2))
+            if got is not None and name not in texts:
+                texts[name] = [a if isinstance(a, str) else a.text for a in got]
+                answers = got if name == "today" else answers
+            print(f"  {work.name:8s} {name:24s} {s:7.2f} s CPU {w:7.2f} s wall", flush=True)
+    model.batch_size = default
+    out = summarize(model, work, encoded, answers, seconds, texts)
+    for name, row in out["arms"].items():
+        row["wall_seconds"] = wall[name]
+    return out
+
+
+def summarize(model: LocalModel, work: Workload, encoded, answers, seconds: dict, texts: dict) -> dict:
+    """Ratios, answer identity, tokens/s and achieved FLOP/s of each arm; the
+    finished-rows and shared-prefix figures of the workload."""
+    cfg, n, best = model.model.config, len(encoded), {k: min(v) for k, v in seconds.items()}
+    lens = [len(e) for e in encoded]
+    new = [a.meta["new_tokens"] for a in answers]
+    stopped = [a.meta["finish_reason"] == "stop" for a in answers]
+    useful = sum(answer_flop(cfg, p, t) for p, t in zip(lens, new))
+    arms = {}
+    for name, s in best.items():
+        row = {"cpu_seconds": seconds[name], "best_cpu_seconds": s,
+               "speedup_vs_today": round(best["today"] / s, 2)}
+        if name in texts:
+            same = sum(a == b for a, b in zip(texts[name], texts["today"]))
+            row.update(identical_answers=f"{same}/{n}", differing_answers=n - same,
+                       tokens_per_s=round(sum(new) / s, 1), achieved_gflops=round(useful / s / 1e9, 2))
+        arms[name] = row
+    wasted, total = wasted_row_steps(lens, new, stopped, work.max_new_tokens, model.batch_size)
+    prefill_share = best.get("prefill only", float("nan")) / best["today"]
+    prefix = shared_prefix(encoded) if work.chat else []
+    waste, shared = wasted / total, len(prefix) * n / sum(lens)
+    return {
+        "prompts": n, "chat": work.chat, "max_new_tokens": work.max_new_tokens,
+        "mean_prompt_tokens": round(sum(lens) / n, 1), "new_tokens": sum(new),
+        "stopped_rows": sum(stopped), "useful_gflop": round(useful / 1e9, 1),
+        "flop_per_token_gflop": round(flop_per_token(cfg, sum(lens) / n + work.max_new_tokens / 2) / 1e9, 3),
+        "prefill_share_of_today": round(prefill_share, 3),
+        "finished_rows": {"wasted_row_steps": wasted, "row_steps": total, "wasted_fraction": round(waste, 3),
+                          "bound_on_speedup": round(1 / (1 - waste * (1 - prefill_share)), 2)},
+        "shared_prefix": {"tokens": len(prefix), "fraction_of_prompt_tokens": round(shared, 3),
+                          "bound_on_speedup": round(1 / (1 - prefill_share * shared), 2)},
+        "arms": arms,
+    }
+
+
+def bench_roofline(name: str, args) -> dict:
+    """The roofline arm for one model (see the module docstring)."""
+    with tempfile.TemporaryDirectory() as tmp, QueryCache(Path(tmp) / "load.sqlite") as cache:
+        model = LocalModel.from_name(name, cache=cache)
+        cfg = model.model.config  # load before timing
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=OUT.parents[1]).stdout.strip()
+        now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        out = {"model": name, "commit": commit, "date": now,
+               "threads": torch.get_num_threads(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+               "machine": platform.processor() or platform.machine(), "load_average_start": os.getloadavg(),
+               "batch_size_today": model.batch_size, "args": vars(args),
+               "matmul": matmul_rates(cfg, model.batch_size, 64, max(5, args.repeats)), "workloads": {}}
+        peak = max(r["gflops"] for r in out["matmul"] if r["dtype"] == "float32")
+        fp32 = {r["shape"]: r["gflops"] for r in out["matmul"] if r["dtype"] == "float32"}
+        out["matmul_fp32_peak_gflops"] = peak
+        out["bf16_faster"] = {r["shape"]: round(r["gflops"] / fp32[r["shape"]], 2)
+                              for r in out["matmul"] if r["dtype"] == "bfloat16"}
+        print(f"{name}: matmul fp32 peak {peak} GFLOP/s; bf16/fp32 {out['bf16_faster']}", flush=True)
+        for work in workloads(model, args.n, args.tokens, args.n_size, args.seed):
+            if args.workloads and work.name not in args.workloads:
+                continue
+            result = measure(model, work, args)
+            for row in result["arms"].values():
+                if "achieved_gflops" in row:
+                    row["fraction_of_fp32_matmul"] = round(row["achieved_gflops"] / peak, 3)
+            out["workloads"][work.name] = result
+            print(json.dumps({k: v for k, v in result.items() if k != "arms"}), flush=True)
+        out["load_average_end"] = os.getloadavg()
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--model", default="smollm2-135m-instruct")
@@ -115,7 +525,21 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=32, help="new tokens per prompt")
     ap.add_argument("--batch-sizes", type=int, nargs="*", default=[8, 16, 32, 64])
     ap.add_argument("--sampling", action="store_true", help="the sampled-answers arm only")
+    ap.add_argument("--roofline", action="store_true", help="the roofline and levers arm only")
+    ap.add_argument("--repeats", type=int, default=2, help="rounds of every roofline arm")
+    ap.add_argument("--n-size", type=int, default=48, help="size-chapter prompts of the roofline arm")
+    ap.add_argument("--compile", action="store_true", help="also time a static cache under torch.compile")
+    ap.add_argument("--arms", nargs="*", help="roofline arms to run besides today's (default: all)")
+    ap.add_argument("--workloads", nargs="*", choices=["phrases", "size"], help="default: both")
+    ap.add_argument("--tag", default="", help="suffix of the roofline results file")
+    ap.add_argument("--seed", type=int, default=1, help="draws the roofline arm's prompts")
     args = ap.parse_args()
+    if args.roofline:
+        result = bench_roofline(args.model, args)
+        OUT.mkdir(parents=True, exist_ok=True)
+        tag = f"-{args.tag}" if args.tag else ""
+        (OUT / f"roofline-{args.model.replace(':', '-')}{tag}.json").write_text(json.dumps(result, indent=1))
+        return
     if args.sampling:
         batch = args.batch_sizes[-1] if len(args.batch_sizes) == 1 else 16
         result = bench_sampling(args.model, args.n, batch)
