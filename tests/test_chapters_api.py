@@ -7,9 +7,10 @@ that the model layer must retry through, and one prompt that always fails: it
 is left out of the denominator, reported, and sent again (alone) by a second
 execution.
 
-The chapters run on the smoke lab of the session's shared cache (trained once, by
-the first test that needs it), each test with its own query cache; the size test
-trains its ladder in an empty cache of its own.
+The chapters run on the smoke lab of the run's shared cache (trained once, by
+tests/conftest.py's ``smoke_lab``), each test with its own query cache; the size test
+trains its ladder in an empty cache of its own (a class of its own, which pytest-xdist
+runs beside the smoke lab's training).
 """
 
 import json
@@ -53,6 +54,7 @@ def api_env(monkeypatch):
     return monkeypatch
 
 
+@pytest.mark.usefixtures("smoke_lab", "real_models")
 def test_phrases_on_an_api_model_with_faults(api_env, shared_artifacts, tmp_path):
     params = ph.PARAMS.resolve("smoke")
     sample = ph.sample_phrases(data.phrases(), params["n_per_type"], seed=params["seed"])
@@ -91,34 +93,41 @@ def test_phrases_on_an_api_model_with_faults(api_env, shared_artifacts, tmp_path
         assert values["first_sm"].startswith("40.0% [")
 
 
-def test_size_on_an_api_chat_model_uses_the_templates(api_env, isolated_cache, tmp_path):
-    # an empty cache (the test's own): the chapter trains the lab ladder it needs before probing it
-    params = size.PARAMS.resolve("smoke")
-    popular, baseline = size.chapter_texts(params)
-    samples = size.sample_positions({**popular, **baseline}, params["prefix_lens"], params["n_per_text"],
-                                    seed=params["seed"], baseline=list(baseline))
-    template = size.chapter_templates(params["template_ids"]).iloc[0]
-    with FakeOpenAIServer(api_key="sk-test") as server:
-        for row in samples.itertuples():
-            # the popular texts are answered right, the baseline stories wrong
-            answer = row.target if row.text_id in popular else "zzzz"
-            server.always(template.template.replace("{prefix}", row.prefix), Fault(content=answer))
-        api_env.setenv("MEMBOOK_API_BASE_URL", server.base_url)
-        execute("size", {"profile": "smoke", "models": MODEL}, tmp_path)
-        assert server.count() == len(samples)  # one chat query per position (one template)
-        assert all(r.body["messages"][0]["role"] == "system" for r in server.requests)
-    index = json.loads((isolated_cache / "lab" / "index.json").read_text())
-    assert sorted(index) == sorted(f"smoke/{r.name}" for r in ladder.get_profile("smoke").runs
-                                   if r.family.startswith("ladder"))
-    values = glued_values(tmp_path / "size.ipynb")
-    assert values["lab_n"] == "4"
-    # popular texts all right, baseline all wrong: accuracies 1 and 0, a gap of +1
-    assert all(number in values["gap_text"] for number in (MODEL, "1.000", "0.000", "+1.000"))
-    [gap] = [c for c in from_json(values["claims"]) if c.id.startswith("gap_") and c.extra["model"] == MODEL]
-    assert gap.value == 1.0 and gap.extra["popular"] == 1.0 and gap.extra["baseline"] == 0.0
-    assert values["n_errors"] == "0" and values["cal_verdict"]
+class TestOwnLadder:
+    """A class of its own: pytest-xdist's ``--dist loadscope`` runs it on one worker while
+    another trains the smoke lab (it needs none: it trains its ladder itself)."""
+
+    @pytest.mark.usefixtures("real_models")
+    def test_size_on_an_api_chat_model_uses_the_templates(self, api_env, isolated_cache, tmp_path):
+        # an empty cache (the test's own): the chapter trains the lab ladder it needs before probing it
+        params = size.PARAMS.resolve("smoke")
+        popular, baseline = size.chapter_texts(params)
+        samples = size.sample_positions({**popular, **baseline}, params["prefix_lens"], params["n_per_text"],
+                                        seed=params["seed"], baseline=list(baseline))
+        template = size.chapter_templates(params["template_ids"]).iloc[0]
+        with FakeOpenAIServer(api_key="sk-test") as server:
+            for row in samples.itertuples():
+                # the popular texts are answered right, the baseline stories wrong
+                answer = row.target if row.text_id in popular else "zzzz"
+                server.always(template.template.replace("{prefix}", row.prefix), Fault(content=answer))
+            api_env.setenv("MEMBOOK_API_BASE_URL", server.base_url)
+            execute("size", {"profile": "smoke", "models": MODEL}, tmp_path)
+            assert server.count() == len(samples)  # one chat query per position (one template)
+            assert all(r.body["messages"][0]["role"] == "system" for r in server.requests)
+        index = json.loads((isolated_cache / "lab" / "index.json").read_text())
+        assert sorted(index) == sorted(f"smoke/{r.name}" for r in ladder.get_profile("smoke").runs
+                                       if r.family.startswith("ladder"))
+        values = glued_values(tmp_path / "size.ipynb")
+        assert values["lab_n"] == "4"
+        # popular texts all right, baseline all wrong: accuracies 1 and 0, a gap of +1
+        assert all(number in values["gap_text"] for number in (MODEL, "1.000", "0.000", "+1.000"))
+        [gap] = [c for c in from_json(values["claims"])
+                 if c.id.startswith("gap_") and c.extra["model"] == MODEL]
+        assert gap.value == 1.0 and gap.extra["popular"] == 1.0 and gap.extra["baseline"] == 0.0
+        assert values["n_errors"] == "0" and values["cal_verdict"]
 
 
+@pytest.mark.usefixtures("smoke_lab", "real_models")
 def test_a_refused_connection_measures_nothing_and_fails_without_strict(api_env, shared_artifacts, tmp_path,
                                                                         capsys):
     with socket.socket() as s:  # a port nothing listens on
@@ -160,6 +169,7 @@ def _api_rows(frame):
     return frame[frame["backend"] == "api"]
 
 
+@pytest.mark.usefixtures("smoke_lab", "real_models")
 def test_phrases_paper_plan_and_reduced_execution(api_env, shared_artifacts, tmp_path):
     params, full = _plan("phrases", "paper", models=[MODEL])
     api = _api_rows(full)
@@ -191,6 +201,7 @@ def test_phrases_paper_plan_and_reduced_execution(api_env, shared_artifacts, tmp
     assert values["run_errors"] == "0" and values["first_model"] == MODEL
 
 
+@pytest.mark.usefixtures("smoke_lab", "real_models")
 def test_size_paper_plan_and_reduced_execution(api_env, shared_artifacts, tmp_path):
     params, full = _plan("size", "paper", models=[MODEL])
     api = _api_rows(full)

@@ -275,8 +275,8 @@ def test_the_table_has_one_row_per_chapter_in_order():
 
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("MEMBOOK_DATA_MIRROR"), reason="MEMBOOK_DATA_MIRROR is unset")
-def test_the_smoke_lab_table_of_phenomena():
-    lab = ladder.build_lab("smoke", progress=False)
+def test_the_smoke_lab_table_of_phenomena(smoke_lab, shared_artifacts):
+    lab = ladder.build_lab("smoke", progress=False)  # the run's smoke lab: trained once, loaded here
     runs = lab.runs_table()
     ends = phen.ladder_ends(runs)
     ladder_runs = runs.loc[runs["family"].str.startswith("ladder"), "run"]

@@ -25,6 +25,19 @@ def cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=120)
 
 
+def cli_here(capsys, *args: str) -> subprocess.CompletedProcess:
+    """:func:`cli` in this process (``main(argv)``, the function the script's entry point
+    calls): the same exit code and output, without starting an interpreter per case."""
+    if str(SCRIPT.parent) not in sys.path:
+        sys.path.insert(0, str(SCRIPT.parent))
+    from execute_chapters import main
+
+    capsys.readouterr()
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), code, out, err)
+
+
 def test_every_chapter_declares_every_profile_and_resolves_it():
     for chapter in P.CHAPTER_MODULES:
         decl = P.declaration(chapter)
@@ -147,8 +160,8 @@ def test_cli_typo_fails_before_any_kernel_with_a_suggestion():
     # an API model written without its prefix fails before any kernel, with the hint
     (["--chapters", "size", "-p", "models=openai/gpt-4o"], "write 'api:openai/gpt-4o'"),
 ])
-def test_cli_bad_input_is_an_error_naming_the_parameter(args, needle):
-    proc = cli("--profile", "smoke", *args)
+def test_cli_bad_input_is_an_error_naming_the_parameter(capsys, args, needle):
+    proc = cli_here(capsys, "--profile", "smoke", *args)
     assert proc.returncode == 2, proc.stderr
     assert needle in proc.stderr
 
@@ -175,9 +188,9 @@ def test_reference_table_lists_every_parameter_with_its_profile_defaults():
     ("MEMBOOK_API_BASE_URL", "localhost:8000/v1", "MEMBOOK_API_BASE_URL must be an http(s) URL"),
     ("MEMBOOK_API_TIMEOUT", "soon", "MEMBOOK_API_TIMEOUT must be a number"),
 ])
-def test_cli_bad_endpoint_settings_fail_before_any_kernel(monkeypatch, var, value, needle):
+def test_cli_bad_endpoint_settings_fail_before_any_kernel(monkeypatch, capsys, var, value, needle):
     monkeypatch.setenv("MEMBOOK_API_KEY", "sk-test")
     monkeypatch.setenv(var, value)
-    proc = cli("--profile", "smoke", "--chapters", "phrases", "-p", "models=api:some/model")
+    proc = cli_here(capsys, "--profile", "smoke", "--chapters", "phrases", "-p", "models=api:some/model")
     assert proc.returncode == 2, proc.stderr
     assert needle in proc.stderr and "\nphrases:" not in proc.stderr  # no chapter ran
