@@ -117,6 +117,23 @@ def test_value_fingerprint_follows_content():
     assert value_fingerprint(np.int64(3)) == value_fingerprint(3)
 
 
+def test_value_fingerprint_sees_every_cell_of_a_column_of_lists():
+    ids = pd.DataFrame({"ids": [list(range(k, k + 2000)) for k in range(3)], "word": ["a", "b", "c"]})
+    changed = ids.copy()
+    changed.at[1, "ids"] = [*range(1, 1000), -1, *range(1001, 2001)]  # one id, far inside the list
+    assert value_fingerprint(ids) != value_fingerprint(changed)
+    as_tuples = ids.assign(ids=[tuple(x) for x in ids["ids"]])
+    assert value_fingerprint(ids) != value_fingerprint(as_tuples)
+    arrays = ids.assign(ids=[np.arange(k, k + 2000) for k in range(3)])
+    other = ids.assign(ids=[np.arange(k, k + 2000) + (np.arange(2000) == 1500) for k in range(3)])
+    assert value_fingerprint(arrays) != value_fingerprint(other)  # str() of an array would hide this
+    assert value_fingerprint(arrays) == value_fingerprint(ids.assign(ids=[np.arange(k, k + 2000)
+                                                                          for k in range(3)]))
+    vocab = {"the": 0, "cat": 1}
+    assert value_fingerprint(vocab) != value_fingerprint({"the": 0, "cat": 2})
+    assert value_fingerprint(vocab) != value_fingerprint({"the": 0, "cat": "1"})
+
+
 def test_value_fingerprint_names_what_it_cannot_hash():
     with pytest.raises(TypeError, match="cannot hash a value of type object"):
         value_fingerprint(object())

@@ -566,15 +566,23 @@ def code_fingerprint(*modules) -> str:
 
 def value_fingerprint(value: Any) -> str:
     """Hash of the content of ``value``: a data frame or series (its columns, dtypes,
-    index, every cell and its ``attrs``), a NumPy array, or a str, number, None, or a dict, list or
-    tuple of these (a dict's items in their order), or a dataclass of these (such as
-    a document index). Equal contents give equal hashes; use it in a memo key for
-    an input held in memory."""
+    index, every cell and its ``attrs``), a NumPy array, or a str, number, None, or a
+    dict, list or tuple of these (a dict's items in their order), or a dataclass of
+    these (such as a document index). Equal contents of the same types give equal
+    hashes (a list of NumPy integers is not a list of ints); use it in a memo key for
+    an input held in memory. Lists and dicts of plain values (str, int, float, bool,
+    None), and columns of them or of such lists, are hashed at once as JSON."""
     import numpy as np
 
     def column(col: pd.Series):
         if col.dtype == object:  # cell by cell: pandas would hash the str() of a list or an array
-            return ["objects", [digest(x) for x in col.tolist()]]
+            cells = col.tolist()
+            if _is_plain(cells):
+                return ["plain", _plain_hash(cells)]
+            for kind in (list, tuple):  # cells that are all lists (or tuples) of plain items: one hash
+                if all(type(c) is kind and _is_plain(c) for c in cells):
+                    return [f"plain {kind.__name__}s", _plain_hash(cells)]
+            return ["objects", [digest(x) for x in cells]]
         cells = pd.util.hash_pandas_object(col, index=False).to_numpy()
         return [str(col.dtype), hashlib.sha256(cells.tobytes()).hexdigest()]
 
@@ -591,8 +599,12 @@ def value_fingerprint(value: Any) -> str:
             blob = np.ascontiguousarray(v).tobytes()
             return ["array", str(v.dtype), list(v.shape), hashlib.sha256(blob).hexdigest()]
         if isinstance(v, Mapping):  # in order: a function's output may follow its input's order
+            if _is_plain(v.keys()) and _is_plain(v.values()):  # such as a vocabulary
+                return ["plain dict", _plain_hash([[k, x] for k, x in v.items()])]
             return ["dict", [[digest(k), digest(x)] for k, x in v.items()]]
         if isinstance(v, list | tuple):
+            if _is_plain(v):  # one hash of the whole list: a fast path for long lists of words or ids
+                return [f"plain {type(v).__name__}", _plain_hash(v)]
             return [type(v).__name__, [digest(x) for x in v]]
         if isinstance(v, np.generic):
             return digest(v.item())
@@ -605,6 +617,19 @@ def value_fingerprint(value: Any) -> str:
                         "arrays, str, numbers, None, or dicts, lists, tuples and dataclasses of these")
 
     return stable_hash(digest(value), length=32)
+
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _is_plain(items) -> bool:
+    """Whether every item is exactly a str, int, float, bool or None (JSON keeps them apart)."""
+    return all(type(x) in _PLAIN for x in items)
+
+
+def _plain_hash(items) -> str:
+    """Hash of a list of plain items (:func:`_is_plain`), or of lists of them, as JSON."""
+    return hashlib.sha256(json.dumps(list(items), ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
 def memo_key(key: Mapping[str, Any], code: Iterable = ()) -> dict:
@@ -685,8 +710,8 @@ def memoized(kind: str, code: Iterable = (), packages: Iterable[str] = ()):
         @functools.wraps(function)
         def inner(*args, **kwargs):
             key = {"function": f"{function.__module__}.{function.__qualname__}",
-                   "args": value_fingerprint([_plain(a) for a in args]),
-                   "kwargs": value_fingerprint({k: _plain(v) for k, v in kwargs.items()}),
+                   "args": value_fingerprint([_as_listed(a) for a in args]),
+                   "kwargs": value_fingerprint({k: _as_listed(v) for k, v in kwargs.items()}),
                    "packages": {p: version(p) for p in packages}}
             return memo(kind, key, lambda: function(*args, **kwargs), code=[function.__module__, *modules])
 
@@ -698,6 +723,6 @@ def memoized(kind: str, code: Iterable = (), packages: Iterable[str] = ()):
     return wrap
 
 
-def _plain(value: Any) -> Any:
+def _as_listed(value: Any) -> Any:
     """A ``range`` as the list it holds (for :func:`value_fingerprint`); anything else as it is."""
     return list(value) if isinstance(value, range) else value
