@@ -4,7 +4,7 @@ batched sampling; local generation against what the hardware allows.
     python scripts/bench_models.py [--model smollm2-135m-instruct] [--n 32] [--tokens 32]
     python scripts/bench_models.py --sampling [--model lab:deep-128] [--n 240]
     python scripts/bench_models.py --roofline [--model gemma3-270m] [--n 32] [--n-size 48] [--tokens 32]
-        [--repeats 2] [--compile] [--arms ARM ...] [--workloads phrases|size] [--seed 1] [--tag TAG]
+        [--repeats 2] [--compile] [--arms ARM ...] [--workloads phrases|size|entropy] [--seed 1] [--tag TAG]
 
 Both arms continue the same phrase prompts greedily with the same token budget,
 in the same process, with the query cache out of the way (a fresh sqlite file
@@ -20,10 +20,12 @@ sampled decodings of its Table 4: one request at a time as the book made them
 bench/results/sampling-<model>.json.
 
 ``--roofline`` sets one model's generation against what this machine allows, on
-two workloads: the phrases chapter's prompts (``--n``, ``--tokens`` new tokens;
-chat prompts for SmolLM2, completions for Gemma) and the size chapter's
-(``--n-size`` positions at its default profile, 6 new tokens; Table V's chat
-template for SmolLM2, the raw prefix for Gemma). It measures
+three workloads (:func:`workloads`): the phrases chapter's prompts (``--n``,
+``--tokens`` new tokens; chat prompts for SmolLM2, completions for Gemma), the size
+chapter's (``--n-size`` positions at its default profile, 6 new tokens; Table V's
+chat template for SmolLM2, the raw prefix for Gemma) and the entropy chapter's
+(``--n-size`` prefixes of 32 token ids, 16 new tokens from ``generate_ids``). It
+measures
 
 * the FLOP/s of a plain ``F.linear`` at the shapes of the model's decode step
   (the head [B, d]·[d, V], the MLP [B, d]·[d, f]) and of its prefill, fp32 and
@@ -65,6 +67,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 from transformers import CompileConfig, DynamicCache, StaticCache
 
@@ -227,20 +230,24 @@ def shared_prefix(encoded: list[list[int]]) -> list[int]:
 
 @dataclass
 class Workload:
-    """What one chapter sends a model: its prompts (text or conversations), whether
-    they go through the chat template, and the token budget."""
+    """What one chapter sends a model: its prompts (text, conversations, or token ids
+    for ``generate_ids`` when ``ids``), whether they go through the chat template,
+    and the token budget."""
 
     name: str
     prompts: list
     chat: bool
     max_new_tokens: int
+    ids: bool = False
 
 
 def workloads(model: LocalModel, n: int, tokens: int, n_size: int, seed: int = 1) -> list[Workload]:
     """The phrases chapter's prompts (``n``, half per phrase type, ``tokens`` new
-    tokens) and the size chapter's at its default profile (``n_size`` positions drawn
+    tokens), the size chapter's at its default profile (``n_size`` positions drawn
     from every text and prefix length; Table V's template for a chat model, the raw
-    prefix for a base model; its 6 new tokens). ``seed`` draws both samples."""
+    prefix for a base model; its 6 new tokens) and the entropy chapter's (``n_size``
+    prefixes of 32 token ids from the phrases data, 16 new tokens from
+    ``generate_ids``, no end-of-text stop). ``seed`` draws the samples."""
     sample = ph.sample_phrases(data.phrases(), max(1, n // 2), seed=seed)
     out = [Workload("phrases", ph.prompts(sample, model.is_chat), model.is_chat, tokens)]
     params = SIZE_PROFILES["default"]
@@ -253,11 +260,18 @@ def workloads(model: LocalModel, n: int, tokens: int, n_size: int, seed: int = 1
         out.append(Workload("size", prompts, True, params["max_new_tokens"]))
     else:
         out.append(Workload("size", positions["prefix"].tolist(), False, params["max_new_tokens"]))
+    texts = [t for t in data.phrases()["phrase"].tolist() if t]
+    ids = [x[:32] for x in model.tokenize([" ".join(texts[i : i + 6]) for i in range(0, len(texts), 6)])
+           if len(x) >= 32]
+    picked = np.random.default_rng(seed).choice(len(ids), size=min(n_size, len(ids)), replace=False)
+    out.append(Workload("entropy", [ids[i] for i in sorted(picked)], False, 16, ids=True))
     return out
 
 
 def encode(model: LocalModel, work: Workload) -> list[list[int]]:
     """The token ids today's path feeds the model for each prompt."""
+    if work.ids:
+        return [list(p) for p in work.prompts]
     settings = GenerationSettings(max_new_tokens=work.max_new_tokens)
     as_prompt = (lambda p: [{"role": "user", "content": p}] if isinstance(p, str) else p) if work.chat \
         else (lambda p: p)
@@ -265,11 +279,14 @@ def encode(model: LocalModel, work: Workload) -> list[list[int]]:
 
 
 def today(model: LocalModel, work: Workload, batch_size: int) -> list:
-    """The project's answers (``LocalModel.generate``) with a fresh query cache."""
+    """The project's answers (``LocalModel.generate`` or ``generate_ids``) with a
+    fresh query cache."""
+    settings = GenerationSettings(max_new_tokens=work.max_new_tokens)
     with tempfile.TemporaryDirectory() as tmp, QueryCache(Path(tmp) / "q.sqlite") as cache:
         model.cache, model.batch_size = cache, batch_size
-        return model.generate(work.prompts, GenerationSettings(max_new_tokens=work.max_new_tokens),
-                              chat=work.chat)
+        if work.ids:
+            return model.generate_ids(work.prompts, settings)
+        return model.generate(work.prompts, settings, chat=work.chat)
 
 
 @contextmanager
@@ -351,17 +368,19 @@ def static_loop(hf, ids, att, budget: int, eos: list[int], pad: int) -> torch.Te
     return torch.stack(out, 1)
 
 
-def loop_texts(model: LocalModel, encoded, budget: int, batch_size: int) -> list[str]:
-    """:func:`static_loop` over today's batches, decoded as today's answers are."""
+def loop_texts(model: LocalModel, encoded, budget: int, batch_size: int,
+               stop_at_eos: bool = True) -> list[str]:
+    """:func:`static_loop` over today's batches, decoded as today's answers are
+    (``stop_at_eos=False``: as ``generate_ids`` answers, every token kept)."""
     tok, hf = model.tokenizer, model.model
-    eos = _eos_ids(tok, hf)
+    eos = _eos_ids(tok, hf) if stop_at_eos else []
     texts = [""] * len(encoded)
     for idx, ids, att in left_padded(encoded, batch_size, tok.pad_token_id):
         new = static_loop(hf, ids, att, budget, eos, tok.pad_token_id)
         for row, i in enumerate(idx):
             got = new[row].tolist()
             stop = next((k for k, t in enumerate(got) if t in eos), len(got))
-            texts[i] = tok.decode(got[:stop], skip_special_tokens=True)
+            texts[i] = tok.decode(got[:stop], skip_special_tokens=stop_at_eos)
     return texts
 
 
@@ -419,7 +438,8 @@ def lever_arms(model: LocalModel, work: Workload, encoded, batch_sizes, compile_
     if work.chat and prefix:
         pad = model.tokenizer.pad_token_id
         arms["prefix cache"] = with_lever(generate=prefix_generate(model.model, prefix, pad))
-    arms["minimal static loop"] = lambda: loop_texts(model, encoded, work.max_new_tokens, default)
+    arms["minimal static loop"] = lambda: loop_texts(model, encoded, work.max_new_tokens, default,
+                                                     stop_at_eos=not work.ids)
     arms["prefill only"] = lambda: prefill_only(model, encoded, default)
     return {k: v for k, v in arms.items() if not only or k == "today" or k in only}
 
@@ -429,7 +449,7 @@ def measure(model: LocalModel, work: Workload, args) -> dict:
     arms, so that a slow stretch of a shared machine hits every arm); each arm's
     best time, its ratio to today's, and how many answers equal today's."""
     encoded, default = encode(model, work), model.batch_size
-    today(model, Workload(work.name, work.prompts[:2], work.chat, 2), default)  # warm up
+    today(model, Workload(work.name, work.prompts[:2], work.chat, 2, work.ids), default)  # warm up
     arms = lever_arms(model, work, encoded, args.batch_sizes, args.compile, args.arms)
     seconds: dict[str, list[float]] = {name: [] for name in arms}
     wall: dict[str, list[float]] = {name: [] for name in arms}
@@ -457,7 +477,7 @@ def summarize(model: LocalModel, work: Workload, encoded, answers, seconds: dict
     cfg, n, best = model.model.config, len(encoded), {k: min(v) for k, v in seconds.items()}
     lens = [len(e) for e in encoded]
     new = [a.meta["new_tokens"] for a in answers]
-    stopped = [a.meta["finish_reason"] == "stop" for a in answers]
+    stopped = [a.meta.get("finish_reason") == "stop" for a in answers]
     useful = sum(answer_flop(cfg, p, t) for p, t in zip(lens, new))
     arms = {}
     for name, s in best.items():
@@ -530,7 +550,7 @@ def main() -> None:
     ap.add_argument("--n-size", type=int, default=48, help="size-chapter prompts of the roofline arm")
     ap.add_argument("--compile", action="store_true", help="also time a static cache under torch.compile")
     ap.add_argument("--arms", nargs="*", help="roofline arms to run besides today's (default: all)")
-    ap.add_argument("--workloads", nargs="*", choices=["phrases", "size"], help="default: both")
+    ap.add_argument("--workloads", nargs="*", choices=["phrases", "size", "entropy"], help="default: all")
     ap.add_argument("--tag", default="", help="suffix of the roofline results file")
     ap.add_argument("--seed", type=int, default=1, help="draws the roofline arm's prompts")
     args = ap.parse_args()

@@ -113,3 +113,16 @@ def test_prefix_generate_equals_generate(tiny_llama):
               eos_token_id=[], temperature=None, top_p=None, top_k=None)[:, ids.shape[1]:]
     assert torch.equal(got, _generate(tiny_llama, ids, att, 6))
     assert sorted(idx) == [0, 1, 2, 3]
+
+
+def test_built_in_models_take_the_batch_size_the_roofline_chose(tmp_path):
+    """Gemma 3 generates in batches of 32 (``bench_models.py --roofline``: 1.26-1.48x
+    on the phrases chapter's prompts, answers identical); SmolLM2 keeps 16; an
+    explicit batch size wins."""
+    from analysis.core.cache import QueryCache
+    from analysis.models.local import LocalModel
+
+    with QueryCache(tmp_path / "q.sqlite") as cache:
+        assert LocalModel.from_name("gemma3-270m", cache=cache).batch_size == 32
+        assert LocalModel.from_name("smollm2-135m-instruct", cache=cache).batch_size == 16
+        assert LocalModel.from_name("gemma3-270m", cache=cache, batch_size=8).batch_size == 8
