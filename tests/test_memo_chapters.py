@@ -169,9 +169,6 @@ def test_other_documents_are_another_key(smoke, memo_dir):
     assert DR.documents_key(corpus) == first
 
 
-@pytest.mark.skip(reason="crashes the process: infini-gram's engine segfaults when it opens the smoke corpus's "
-                         "index built in this test's cache (seen 2026-12-01, alone and under xdist); "
-                         "to be fixed before the ∞-gram memo is trusted")
 def test_infgram_table_equals_its_fresh_computation(smoke, memo_dir, monkeypatch):
     counts = D.count_corpus(smoke.corpus, smoke.tokenizer)
     inputs = {("knowledge", 2): (["The answer is", "Question :"], ["the", "what"])}

@@ -223,6 +223,29 @@ def test_infgram_prob_uses_the_longest_found_context(toy_index):
     assert G.infgram_logprob(index, ctx, target) == pytest.approx(want)
 
 
+@needs_infini
+@pytest.mark.parametrize("parent", ["tables", "stable", "tokenized", "metadata"])
+def test_an_index_under_a_folder_named_like_the_engines_files_opens_and_counts(toy_index, tmp_path, parent):
+    """The engine finds an index's files by words in their whole path: an index in a
+    folder under ``tables/`` (or ``stable/``, ...) crashed the process when opened.
+    Opened in a child process, so that a crash fails this test and not the run."""
+    import shutil
+    import subprocess
+    import sys
+
+    docs, index = toy_index
+    folder = tmp_path / parent / "index"
+    shutil.copytree(index.folder, folder)
+    assert G.infini.engine_folder(folder) != folder.absolute()  # opened through a link
+    assert G.infini.engine_folder(index.folder) == Path(index.folder).absolute()
+    code = ("import sys; from analysis import ngrams as G; "
+            "print(G.token_counts(G.open_index(sys.argv[1]), [[1], [1, 2]]).tolist())")
+    out = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == str([_occurrences(docs, [1]), _occurrences(docs, [1, 2])])
+
+
 def test_the_index_folder_key_is_unchanged():
     # the artifact key of a built index: a changed key rebuilds every cached index
     folder = G.index_path(["w1 w2", "w3"], _ToyTokenizer())

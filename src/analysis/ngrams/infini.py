@@ -42,6 +42,13 @@ INDEX_VERSION = "ngrams-infini-1"
 _DONE = "NGRAMS_INDEX.json"
 #: largest token id a 2-byte index holds (65535 is the separator)
 _MAX_TOKEN_ID = 0xFFFE
+#: words the engine looks for anywhere in a file's *path* to tell an index's files
+#: apart: a folder above the index whose name holds one of them (``tables``,
+#: ``stable``, a test named ``test_..._table_...``) made the engine crash with a
+#: segmentation fault when it opened the index (measured with infini-gram 2.6.0:
+#: ``table``, ``tokenized`` and ``metadata`` crash; ``offset`` and ``unigram`` do
+#: not). :func:`open_index` then opens the folder through a link whose path holds none.
+ENGINE_PATH_WORDS = ("tokenized", "table", "offset", "metadata", "unigram")
 
 
 @dataclass(frozen=True)
@@ -225,8 +232,40 @@ def open_index(folder: str | os.PathLike, **engine_kwargs) -> InfiniIndex:
 
     meta = json.loads((folder / _DONE).read_text()) if (folder / _DONE).exists() else {}
     options = dict(ds_prefetch_depth=0, sa_prefetch_depth=0, od_prefetch_depth=0) | engine_kwargs
-    engine = InfiniGramEngine(index_dir=str(folder), eos_token_id=int(meta.get("eos_token_id", 0)), **options)
+    eos = int(meta.get("eos_token_id", 0))
+    engine = InfiniGramEngine(index_dir=str(engine_folder(folder)), eos_token_id=eos, **options)
     return InfiniIndex(folder, engine, meta)
+
+
+def engine_folder(folder: str | os.PathLike) -> Path:
+    """``folder`` as the engine may be given it: itself when no folder on its path
+    holds one of :data:`ENGINE_PATH_WORDS`, else a link to it in a fresh temporary
+    folder (removed when the process exits), whose path holds none.
+
+    Raises
+    ------
+    NgramError
+        When the temporary folder's own path holds one of the words (set ``TMPDIR``).
+    """
+    import atexit
+    import tempfile
+
+    folder = Path(folder).absolute()
+    if not _holds_engine_word(folder):
+        return folder
+    tmp = Path(tempfile.mkdtemp(prefix="membook-index-"))
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+    link = tmp / "index"
+    if _holds_engine_word(link):
+        raise NgramError(f"the infini-gram engine cannot open an index whose path holds one of "
+                         f"{list(ENGINE_PATH_WORDS)}: {str(folder)!r}, and the temporary folder {str(tmp)!r} "
+                         "holds one too; set TMPDIR to a folder whose path holds none")
+    link.symlink_to(folder, target_is_directory=True)
+    return link
+
+
+def _holds_engine_word(folder: Path) -> bool:
+    return any(word in str(folder) for word in ENGINE_PATH_WORDS)
 
 
 def _ids(seq: Sequence[int], name: str) -> list[int]:
