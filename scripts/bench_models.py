@@ -39,11 +39,12 @@ measures
 * each lever as today's path with one thing changed, with its ratio to today's
   and the number of answers that stay identical: the batch size, a static cache
   (``--compile``: also under ``torch.compile``, whose first pass holds the
-  compilation), bf16 weights, and the KV cache of the shared chat prefix computed
-  once (:func:`prefix_generate`). The rows a batch keeps running after they
-  stopped (:func:`wasted_row_steps`) and the prefill's share of the time (the
-  ``prefill only`` arm) bound what stopping finished rows and reusing the prefix
-  can give.
+  compilation; the static cache replaces the shared prefix's), bf16 weights, and
+  the KV cache of the shared chat prefix read by every row (``no prefix cache``:
+  today's path computes it once per call, ``LocalModel(prefix_cache=True)``). The
+  rows a batch keeps running after they stopped (:func:`wasted_row_steps`) and the
+  prefill's share of the time (the ``prefill only`` arm) bound what stopping
+  finished rows and reusing the prefix can give.
 
 Arms run in interleaved rounds (``--repeats``) and are timed by this process's
 CPU time on one thread (``OMP_NUM_THREADS=1``), which a machine shared with other
@@ -78,6 +79,7 @@ from analysis.core.cache import QueryCache
 from analysis.models import GenerationSettings, load_model
 from analysis.models.base import Request, request_seed
 from analysis.models.local import LocalModel, _eos_ids, generate_alone
+from analysis.models.local import _shared_prefix as shared_prefix
 from analysis.size.params import PROFILES as SIZE_PROFILES
 
 OUT = Path(__file__).resolve().parents[1] / "bench" / "results"
@@ -219,15 +221,6 @@ def wasted_row_steps(prompt_lens: list[int], new_tokens: list[int], stopped: lis
     return wasted, total
 
 
-def shared_prefix(encoded: list[list[int]]) -> list[int]:
-    """The longest token prefix every prompt starts with, leaving each at least one token."""
-    n = min(len(e) for e in encoded) - 1
-    p = 0
-    while p < n and all(e[p] == encoded[0][p] for e in encoded):
-        p += 1
-    return list(encoded[0][:p])
-
-
 @dataclass
 class Workload:
     """What one chapter sends a model: its prompts (text, conversations, or token ids
@@ -290,44 +283,22 @@ def today(model: LocalModel, work: Workload, batch_size: int) -> list:
 
 
 @contextmanager
-def lever(model: LocalModel, hf=None, generate=None, **generate_kw):
+def lever(model: LocalModel, hf=None, generate=None, prefix_cache: bool | None = None, **generate_kw):
     """Today's path with one thing changed: another copy of the weights (``hf``), a
-    replacement for ``hf.generate`` or extra keyword arguments to it."""
+    replacement for ``hf.generate``, extra keyword arguments to it, or the shared
+    prefix's KV cache turned off (``prefix_cache=False``)."""
     hf = hf if hf is not None else model.model
-    saved = model._model
+    saved, saved_prefix = model._model, model.prefix_cache
     model._model = hf
+    if prefix_cache is not None:
+        model.prefix_cache = prefix_cache
     if generate is not None or generate_kw:
         hf.generate = generate or functools.partial(type(hf).generate, hf, **generate_kw)
     try:
         yield
     finally:
         hf.__dict__.pop("generate", None)
-        model._model = saved
-
-
-def prefix_generate(hf, prefix: list[int], pad: int):
-    """``hf.generate`` reusing the KV cache of the shared chat ``prefix``: a row that
-    starts with it is laid out as prefix, padding, rest (positions follow the
-    attention mask, so they are unchanged) and only the rest is read. A batch with a
-    row that does not start with the prefix takes the plain path."""
-    generate, n = type(hf).generate, len(prefix)
-    with torch.inference_mode():
-        base = DynamicCache(config=hf.config)
-        hf(input_ids=torch.tensor([prefix]), cache=base, use_cache=True)
-
-    def run(input_ids, attention_mask, **kw):
-        rows = [input_ids[r][attention_mask[r].bool()] for r in range(input_ids.shape[0])]
-        if not all(len(x) > n and x[:n].tolist() == prefix for x in rows):
-            return generate(hf, input_ids=input_ids, attention_mask=attention_mask, **kw)
-        ids, att = torch.full_like(input_ids, pad), torch.zeros_like(attention_mask)
-        ids[:, :n], att[:, :n] = torch.tensor(prefix), 1
-        for r, x in enumerate(rows):
-            ids[r, ids.shape[1] - len(x) + n :], att[r, ids.shape[1] - len(x) + n :] = x[n:], 1
-        cache = copy.deepcopy(base)
-        cache.batch_repeat_interleave(len(rows))
-        return generate(hf, input_ids=ids, attention_mask=att, cache=cache, **kw)
-
-    return run
+        model._model, model.prefix_cache = saved, saved_prefix
 
 
 def left_padded(encoded: list[list[int]], batch_size: int, pad: int):
@@ -427,17 +398,16 @@ def lever_arms(model: LocalModel, work: Workload, encoded, batch_sizes, compile_
                 return today(model, work, default)
         return run
 
-    arms["static cache"] = with_lever(cache_implementation="static")
+    arms["no prefix cache"] = with_lever(prefix_cache=False)
+    # a static cache replaces the shared prefix's (generate takes one cache or the other)
+    arms["static cache"] = with_lever(cache_implementation="static", prefix_cache=False)
     if compile_:
         config = CompileConfig(mode="default")
         config._compile_all_devices = True  # generate compiles on a GPU only unless told
-        arms["static cache + compile"] = with_lever(cache_implementation="static", compile_config=config)
+        arms["static cache + compile"] = with_lever(cache_implementation="static", compile_config=config,
+                                                    prefix_cache=False)
     if not only or "bf16" in only:
         arms["bf16"] = with_lever(hf=copy.deepcopy(model.model).to(torch.bfloat16))
-    prefix = shared_prefix(encoded)
-    if work.chat and prefix:
-        pad = model.tokenizer.pad_token_id
-        arms["prefix cache"] = with_lever(generate=prefix_generate(model.model, prefix, pad))
     arms["minimal static loop"] = lambda: loop_texts(model, encoded, work.max_new_tokens, default,
                                                      stop_at_eos=not work.ids)
     arms["prefill only"] = lambda: prefill_only(model, encoded, default)

@@ -1,7 +1,7 @@
 """scripts/bench_models.py's roofline helpers: the FLOP count of a decoder step, the
-rows a batch keeps running after they stopped, the shared chat prefix, and the two
-generation paths it times against ``generate`` (a static-cache loop and a reused
-prefix cache), checked on a tiny random Llama."""
+rows a batch keeps running after they stopped, and the static-cache loop it times
+against ``generate``, checked on a tiny random Llama (the reused prefix cache is the
+model layer's: tests/test_prefix_cache.py)."""
 
 from __future__ import annotations
 
@@ -62,12 +62,6 @@ def test_wasted_row_steps_by_hand():
     assert bm.wasted_row_steps([1, 2], [8, 8], [False, False], 8, 1) == (0, 16)
 
 
-def test_shared_prefix():
-    assert bm.shared_prefix([[1, 2, 3, 4], [1, 2, 5], [1, 2, 3]]) == [1, 2]
-    assert bm.shared_prefix([[1, 2], [1, 2]]) == [1]  # every prompt keeps a token to read
-    assert bm.shared_prefix([[7, 1], [1, 7]]) == []
-
-
 @pytest.fixture(scope="module")
 def tiny_llama():
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -102,17 +96,6 @@ def test_static_loop_stops_rows_at_end_of_text(tiny_llama):
     got = bm.static_loop(tiny_llama, ids, att, 6, eos=[eos], pad=0)
     assert got[0].tolist()[:3] == free[0].tolist()[:3]
     assert got[0].tolist()[3:] == [0] * (got.shape[1] - 3)
-
-
-def test_prefix_generate_equals_generate(tiny_llama):
-    (idx, ids, att), = bm.left_padded(PROMPTS, 8, pad=0)
-    prefix = bm.shared_prefix(PROMPTS)
-    assert prefix == [5, 6, 7]
-    run = bm.prefix_generate(tiny_llama, prefix, pad=0)
-    got = run(input_ids=ids, attention_mask=att, max_new_tokens=6, do_sample=False, pad_token_id=0,
-              eos_token_id=[], temperature=None, top_p=None, top_k=None)[:, ids.shape[1]:]
-    assert torch.equal(got, _generate(tiny_llama, ids, att, 6))
-    assert sorted(idx) == [0, 1, 2, 3]
 
 
 def test_built_in_models_take_the_batch_size_the_roofline_chose(tmp_path):

@@ -8,7 +8,10 @@ costs. The weights are loaded lazily, on the first request the query cache
 cannot answer, so a warm re-run of a chapter never loads a model.
 
 Generation is batched by prompt length (left padding) under
-``torch.inference_mode()`` in fp32, which is faster than bf16 on these CPUs.
+``torch.inference_mode()`` in fp32, which is faster than bf16 on these CPUs. The
+tokens every prompt of a call starts with (a chat template's system text and
+user-turn header) are read once per call and their KV cache reused by every batch
+(``prefix_cache``, see :meth:`LocalModel._generate_encoded`).
 
 **Identity.** A model's answers are cached under its name, a fingerprint of what
 determines its outputs, its dtype and its device
@@ -31,6 +34,7 @@ recorded versions are enough to trace a difference to one.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -65,6 +69,9 @@ GGUF_SOURCES = {
     },
 }
 _DONE = "CONVERTED.json"
+#: the fewest tokens every prompt of a call must share for their KV cache to be computed
+#: once and reused (``LocalModel(prefix_cache=True)``); a shorter prefix saves too little
+MIN_SHARED_PREFIX = 8
 
 
 def _install_hint(name: str) -> str:
@@ -261,6 +268,12 @@ class LocalModel(Model):
     revision
         For a hub id: the branch, tag or commit to load (default ``main``); also
         written ``org/model@revision``.
+    prefix_cache
+        Read the tokens every prompt of a call shares (at least
+        :data:`MIN_SHARED_PREFIX`) once, at batch size 1, and reuse their KV cache in
+        every batch; ``False`` reads every row's prompt whole, as before. Not part of
+        the cache key: greedy and sampled answers were identical either way on every
+        prompt measured (see :meth:`_generate_encoded`).
     """
 
     backend = "transformers"
@@ -274,12 +287,14 @@ class LocalModel(Model):
         batch_size: int = 16,
         fingerprint: str | None = None,
         revision: str | None = None,
+        prefix_cache: bool = True,
         **kw,
     ):
         super().__init__(name, **kw)
         self.path = str(path or name)
         self.revision = revision
         self.batch_size = batch_size
+        self.prefix_cache = prefix_cache
         self._is_chat = is_chat
         self._fingerprint = fingerprint
         self.dtype = "float32"
@@ -451,6 +466,29 @@ class LocalModel(Model):
         how often a batched answer differs from the same request generated alone;
         ``tests/test_sampling_batched.py`` checks equality on 240 requests at the
         book's decodings.
+
+        **Shared prefix.** With ``prefix_cache`` (the default), the longest run of
+        tokens every prompt of the call starts with (:func:`_shared_prefix`; used
+        when it is at least :data:`MIN_SHARED_PREFIX` tokens and the call has two
+        prompts or more) is read once per call, at batch size 1, and its KV cache
+        repeated to each batch, whose rows are laid out as prefix, padding, rest
+        (:func:`_prefixed_batch`; positions follow the attention mask, so every
+        token keeps its position). For a chat model that prefix is the template's
+        system text and user-turn header, read today by every row of every batch.
+        It applies to ``generate_ids`` calls too when their prompts share such a
+        prefix (the entropy chapter's slices of different texts do not, and keep
+        the plain path). The guarantee is the batching one: a prefix key or value
+        computed at batch size 1 may differ in its last bits from the same one
+        computed in a padded batch, and so may a logit. Measured
+        (``scripts/bench_models.py --roofline``, arm ``no prefix cache``, SmolLM2,
+        ``bench/results/roofline-smollm2-135m-instruct-prefix.json``): every greedy
+        answer identical on the phrases chapter's 32 chat prompts (a 32-token
+        prefix; 1.17x) and the size chapter's 48 (59 tokens; 2.05x);
+        ``tests/test_prefix_cache.py`` checks greedy and sampled answers equal with
+        and without it on a tiny Llama, and sampled ones equal to each request
+        generated alone. A generation config whose processors read the prompt's
+        token order (``no_repeat_ngram_size``) would see the padding moved; neither
+        built-in model sets one.
         """
         if seeds is None:
             seeds = [None if s.greedy else request_seed({"ids": e, "settings": s.as_dict()})
@@ -466,6 +504,9 @@ class LocalModel(Model):
         order = sorted(range(len(encoded)), key=lambda i: (str(settings[i]), len(encoded[i])))
         pad = tok.pad_token_id
         eos = _eos_ids(tok, model)
+        # every prompt starts with the shared prefix and is longer than it: each group reuses its cache
+        prefix = _shared_prefix(encoded) if self.prefix_cache and len(encoded) > 1 else []
+        kv = _prefix_kv(model, prefix, self.device) if len(prefix) >= MIN_SHARED_PREFIX else None
         for start in range(0, len(order), self.batch_size):
             idx = order[start : start + self.batch_size]
             groups: dict[str, list[int]] = {}
@@ -473,13 +514,8 @@ class LocalModel(Model):
                 groups.setdefault(str(settings[i]), []).append(i)
             for members in groups.values():
                 s = settings[members[0]]
-                width = max(len(encoded[i]) for i in members)
-                input_ids = torch.full((len(members), width), pad, dtype=torch.long)
-                attention = torch.zeros((len(members), width), dtype=torch.long)
-                for row, i in enumerate(members):
-                    seq = encoded[i]
-                    input_ids[row, width - len(seq) :] = torch.tensor(seq)
-                    attention[row, width - len(seq) :] = 1
+                seqs = [encoded[i] for i in members]
+                width = max(len(seq) for seq in seqs)
                 # an empty list turns the end-of-text stop off (None would fall back to
                 # the model's generation config, which stops); greedy decoding with no
                 # warpers of the generation config: a sampled group picks its tokens in
@@ -487,6 +523,10 @@ class LocalModel(Model):
                 kwargs = dict(max_new_tokens=s.max_new_tokens, pad_token_id=pad,
                               eos_token_id=eos if stop_at_eos else [],
                               do_sample=False, temperature=None, top_p=None, top_k=None)
+                if kv is not None:
+                    input_ids, attention, kwargs["cache"] = _prefixed_batch(seqs, len(prefix), pad, kv)
+                else:
+                    input_ids, attention = _left_padded(seqs, pad)
                 if not s.greedy:
                     sampler = RowSampler(s, [seeds[i] for i in members], model.generation_config, self.device)
                     kwargs["logits_processor"] = LogitsProcessorList([sampler])
@@ -593,6 +633,69 @@ class RowSampler:
         out = torch.full_like(scores, float("-inf"))
         out.scatter_(1, picked[:, None], 0.0)
         return out
+
+
+def _left_padded(seqs: Sequence[Sequence[int]], pad: int):
+    """One batch of prompts, left-padded with ``pad``: ``(input_ids, attention_mask)``."""
+    import torch  # heavy: loaded only when a model is used
+
+    width = max(len(seq) for seq in seqs)
+    input_ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+    attention = torch.zeros((len(seqs), width), dtype=torch.long)
+    for row, seq in enumerate(seqs):
+        input_ids[row, width - len(seq) :] = torch.tensor(list(seq))
+        attention[row, width - len(seq) :] = 1
+    return input_ids, attention
+
+
+def _shared_prefix(encoded: Sequence[Sequence[int]]) -> list[int]:
+    """The longest token prefix every prompt starts with, leaving each at least one token."""
+    if not encoded:
+        return []
+    n = min(len(e) for e in encoded) - 1
+    first, p = encoded[0], 0
+    while p < n and all(e[p] == first[p] for e in encoded):
+        p += 1
+    return list(first[:p])
+
+
+def _prefix_kv(hf, prefix: Sequence[int], device):
+    """The KV cache of ``prefix`` read alone (batch size 1) on ``device``, for
+    :func:`_prefixed_batch` (only the last position's logits are computed)."""
+    import torch  # heavy: loaded only when a model is used
+    from transformers import DynamicCache
+
+    cache = DynamicCache(config=hf.config)
+    with torch.inference_mode():
+        hf(input_ids=torch.tensor([list(prefix)], device=device), cache=cache, use_cache=True,
+           logits_to_keep=1)
+    return cache
+
+
+def _prefixed_batch(seqs: Sequence[Sequence[int]], n: int, pad: int, kv):
+    """A batch of prompts that all start with the ``n`` tokens whose cache is ``kv``
+    (:func:`_prefix_kv`) and are longer than them, for ``generate(input_ids=...,
+    attention_mask=..., cache=...)``: ``(input_ids, attention_mask, cache)``, each row
+    laid out as prefix, padding, rest, as wide as the left-padded batch (positions
+    follow the attention mask, so every token keeps the position it has there, and
+    ``generate`` reads only the columns after the prefix), and a copy of ``kv``
+    repeated to the batch."""
+    import torch  # heavy: loaded only when a model is used
+
+    width = max(len(seq) for seq in seqs)
+    input_ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+    attention = torch.zeros((len(seqs), width), dtype=torch.long)
+    for row, seq in enumerate(seqs):
+        if len(seq) <= n:
+            raise ValueError(f"a prompt of {len(seq)} tokens does not extend the shared prefix of {n}")
+        input_ids[row, :n] = torch.tensor(list(seq[:n]))
+        input_ids[row, width - len(seq) + n :] = torch.tensor(list(seq[n:]))
+        attention[row, :n] = 1
+        attention[row, width - len(seq) + n :] = 1
+    with torch.inference_mode():
+        cache = copy.deepcopy(kv)
+        cache.batch_repeat_interleave(len(seqs))
+    return input_ids, attention, cache
 
 
 def _padded_batches(sequences, batch_size: int, pad: int):
