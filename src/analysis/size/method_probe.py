@@ -140,8 +140,16 @@ def _spans(tokens: Mapping[str, list[str]], windows: Mapping, lens: list) -> dic
 def _eligible(tokens, spans, lens: list, n: int) -> dict:
     """(text, l) -> the target positions with l words before them inside the span
     and a non-empty normalized target; fails if a cell has fewer than ``n``."""
+    kept: dict[str, bool] = {}  # a word's verdict, decided once per distinct word
+
+    def keeps(word: str) -> bool:
+        verdict = kept.get(word)
+        if verdict is None:
+            verdict = kept[word] = bool(normalize_word(word))
+        return verdict
+
     nonempty = {
-        t: np.fromiter((bool(normalize_word(w)) for w in tokens[t][s:e]), bool, count=e - s)
+        t: np.fromiter(map(keeps, tokens[t][s:e]), bool, count=e - s)
         for t, (s, e) in spans.items()
     }
     eligible = {}
