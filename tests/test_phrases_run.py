@@ -246,7 +246,7 @@ def test_the_chapter_re_asks_and_shows_the_english_exclusions():
     tree = ast.parse("\n".join(code))
     (call,) = [c for c in _calls(tree, "query_all") if ast.unparse(c.args[1]) == "english"]
     # the English arm gets the same re-query settings as the Chinese one
-    (zh,) = [c for c in _calls(tree, "query_all") if ast.unparse(c.args[1]) == "sample"]
+    (zh,) = [c for c in _calls(tree, "query_sized") if ast.unparse(c.args[1]) == "all_phrases"]
     assert [ast.unparse(a) for a in call.args[3:4]] == [ast.unparse(a) for a in zh.args[3:4]] == ["requery"]
     # and its exclusions are tabled, and its rate table has its sentence, as the Chinese one's
     tabled = {ast.unparse(c.args[0]) for c in _calls(tree, "exclusion_table")}

@@ -79,6 +79,8 @@ from analysis.phrases.method_rates import (
 from analysis.phrases.params import PARAMS, PROFILES, load_source_rates
 from analysis.phrases.run import (
     LAB_PHRASE_COLUMNS,
+    QUERY_COLUMNS,
+    SIZING_COLUMNS,
     lab_ladder,
     lab_phrases,
     plan,
@@ -86,6 +88,7 @@ from analysis.phrases.run import (
     query,
     query_all,
     query_lab,
+    query_sized,
     sample_phrases,
 )
 from analysis.phrases.source import (
@@ -107,6 +110,7 @@ from analysis.phrases.source import (
 )
 from analysis.phrases.text import (
     DIFFERENCE_COLUMNS,
+    SIZING_TABLE_COLUMNS,
     comparison_verdict,
     difference_headline,
     difference_summary,
@@ -125,6 +129,11 @@ from analysis.phrases.text import (
     refusal_sentence,
     render,
     rescore_note,
+    sample_design,
+    sizing_note,
+    sizing_table,
+    sizing_target,
+    sizing_values,
     source_comparison,
     source_range_text,
     state_media_gap_text,
@@ -154,7 +163,7 @@ __all__ = [
     "english_phrases", "plain_prose", "select_distinctive_phrases",
     # running the study
     "LAB_PHRASE_COLUMNS", "lab_ladder", "lab_phrases", "plan", "prompts", "query", "query_all", "query_lab",
-    "sample_phrases",
+    "sample_phrases", "query_sized", "QUERY_COLUMNS", "SIZING_COLUMNS",
     # the claims
     "distance_gap_claims", "lab_claims", "model_slug", "range_position", "refusal_claim",
     "source_range_claims", "state_media_gap_claims", "state_media_gap_min_n",
@@ -165,4 +174,5 @@ __all__ = [
     "comparison_verdict", "gap_sentences", "headline", "lab_design", "lab_rate_table", "lab_summary",
     "lab_verdict", "method_constants", "rates_note", "refusal_sentence", "render", "rescore_note",
     "source_comparison", "source_range_text", "state_media_gap_text", "top_rate",
+    "SIZING_TABLE_COLUMNS", "sample_design", "sizing_note", "sizing_table", "sizing_target", "sizing_values",
 ]

@@ -9,6 +9,7 @@ execution sends, for :mod:`analysis.book.plan`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -20,24 +21,39 @@ from analysis.lab.plan import lab_corpus, lab_ladder_names
 from analysis.models.queries import QueryGroup, is_chat
 from analysis.phrases.errors import PhrasesError
 from analysis.phrases.method import check_lang, needs_requery
-from analysis.phrases.source import ENGLISH_PROMPT_PREFIX, PROMPT_PREFIX
+from analysis.phrases.method_rates import rates, score
+from analysis.phrases.source import ENGLISH_PROMPT_PREFIX, PROMPT_PREFIX, THRESHOLD, TYPES
+from analysis.stats.intervals import CI_ALPHA
+from analysis.stats.sizing import planning_rate, two_stage_n
+
+#: the columns of :func:`query`'s frame
+QUERY_COLUMNS = ["phrase_id", "model", "type", "prompt", "completion", "error", "requeried"]
+
+#: the columns of :func:`query_sized`'s table of samples, one row per model
+SIZING_COLUMNS = ["model", "n_per_type", "n_phrases", "pilot_per_type", "pilot_matched_first",
+                  "pilot_total_first", "pilot_matched_second", "pilot_total_second",
+                  "planning_rate_first", "planning_rate_second", "planned", "capped"]
 
 LAB_PHRASE_COLUMNS = ["id", "type", "text_id", "copies", "start", "end", "phrase", "doc_id"]
 
 
 def sample_phrases(phrases: pd.DataFrame, n_per_type: int, seed: int = 0) -> pd.DataFrame:
-    """Stratified sample: ``n_per_type`` phrases of each type, drawn with ``seed``.
+    """Stratified sample: the first ``n_per_type`` phrases of each type in an order
+    drawn with ``seed``.
 
-    With ``n_per_type`` at or above a type's size the whole type is kept, so the
-    paper profile runs all 2,000 phrases. Rows keep the file's order.
+    Each type (in sorted order) gets its own seeded permutation, so samples are
+    nested: a larger ``n_per_type`` extends a smaller one at the same seed, which
+    a sized sample (:func:`query_sized`) relies on to reuse its pilot. With
+    ``n_per_type`` at or above a type's size the whole type is kept, so the paper
+    profile runs all 2,000 phrases. Rows keep the file's order.
     """
-    if n_per_type < 1:
+    if isinstance(n_per_type, bool) or not isinstance(n_per_type, (int, np.integer)) or n_per_type < 1:
         raise PhrasesError(f"n_per_type must be a positive integer, got {n_per_type}")
-    rng = np.random.default_rng(seed)
+    groups = list(phrases.groupby("type", sort=True))
     keep = []
-    for _, group in phrases.groupby("type", sort=True):
-        take = min(n_per_type, len(group))
-        keep.extend(rng.choice(group.index.to_numpy(), size=take, replace=False))
+    for (_, group), seq in zip(groups, np.random.SeedSequence(seed).spawn(len(groups))):
+        order = np.random.default_rng(seq).permutation(group.index.to_numpy())
+        keep.extend(order[:n_per_type])
     return phrases.loc[sorted(keep)]
 
 
@@ -90,6 +106,80 @@ def query_all(models: Mapping, phrases: pd.DataFrame, settings, requery_settings
     return pd.concat(frames, ignore_index=True)
 
 
+def query_sized(models: Mapping, phrases: pd.DataFrame, settings, requery_settings=None, *,
+                n_per_type: int, seed: int = 0, target_half_width: float | None = None,
+                pilot_per_type: int | None = None, threshold: float = THRESHOLD,
+                alpha: float = CI_ALPHA) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`query_all` on a sample sized per model to the interval it must give.
+
+    Without ``target_half_width`` every model continues the same
+    :func:`sample_phrases` of ``n_per_type`` per type. With it, each model first
+    continues a pilot, the first ``pilot_per_type`` phrases of each type; the
+    pilot is scored (windowed, faithful refusals, at ``threshold``) and
+    :func:`analysis.stats.two_stage_n` plans the scorable completions per type at
+    which the 1 − ``alpha`` Newcombe interval of the state-media − CulturaX
+    difference has half width at most ``target_half_width``, from the pilot's
+    rates taken conservatively. The plan is divided by the pilot's scorable
+    share of each type (refusals, empty answers and errors leave the
+    denominator), the larger of the two types taken, and kept between the pilot
+    and ``n_per_type``; the model then continues the rest of that many phrases
+    per type of the same seeded order, so its sample extends its pilot (and
+    nothing is asked twice). Each model may end with its own sample.
+
+    Returns the completions (:func:`query`'s columns, every model) and one row
+    per model: ``model``, ``n_per_type`` (drawn per type), ``n_phrases``, and for
+    a sized sample the pilot's ``pilot_per_type``, ``pilot_matched_first``,
+    ``pilot_total_first``, ``pilot_matched_second``, ``pilot_total_second``
+    (state media first, scorable totals), the ``planning_rate_first`` and
+    ``planning_rate_second`` the plan assumed, ``planned`` (scorable
+    completions per type) and ``capped`` (the sample is the most it may be); NaN
+    for a fixed sample.
+    """
+    sizes = phrases.groupby("type").size()
+    n_max = int(min(n_per_type, sizes.max()))
+    if target_half_width is None:
+        sample = sample_phrases(phrases, n_max, seed=seed)
+        completions = query_all(models, sample, settings, requery_settings)
+        table = pd.DataFrame([{"model": name, "n_per_type": n_max, "n_phrases": len(sample)}
+                              for name in models], columns=SIZING_COLUMNS)
+        return completions, table
+    if pilot_per_type is None or not 1 <= pilot_per_type <= n_per_type:
+        raise PhrasesError(f"pilot_per_type must lie in [1, n_per_type = {n_per_type}] when "
+                           f"target_half_width is set, got {pilot_per_type}")
+    pilot = sample_phrases(phrases, min(pilot_per_type, n_max), seed=seed)
+    frames, rows = [], []
+    first, second = TYPES
+    for name, model in models.items():
+        asked = query(model, pilot, settings, requery_settings, progress=f"{name}: phrases (pilot)")
+        counts = rates(score(asked, phrases, threshold=threshold)).set_index("type")
+        got = {t: (int(counts.loc[t, "matched"]), int(counts.loc[t, "total"])) if t in counts.index
+               else (0, 0) for t in TYPES}
+        drawn = {t: int((pilot["type"] == t).sum()) for t in TYPES}
+        if min(total for _, total in got.values()) == 0:  # a type with nothing scorable: draw the most
+            planned, r1, r2, n = np.nan, np.nan, np.nan, n_max
+        else:
+            (k1, t1), (k2, t2) = got[first], got[second]
+            planned = two_stage_n(k1, t1, k2, t2, target_half_width, alpha=alpha)
+            r1, r2 = planning_rate(k1, t1), planning_rate(k2, t2)
+            need = max(math.ceil(planned * drawn[t] / got[t][1]) for t in TYPES)
+            n = int(min(max(need, min(pilot_per_type, n_max)), n_max))
+        sample = sample_phrases(phrases, n, seed=seed)
+        rest = sample[~sample["id"].isin(pilot["id"])]
+        if not rest.empty:
+            asked = pd.concat([asked, query(model, rest, settings, requery_settings,
+                                            progress=f"{name}: phrases")], ignore_index=True)
+        order = pd.Series(range(len(sample)), index=sample["id"].to_numpy())
+        frames.append(asked.sort_values("phrase_id", key=lambda ids: ids.map(order), kind="stable"))
+        rows.append({"model": name, "n_per_type": n, "n_phrases": len(sample),
+                     "pilot_per_type": int(min(pilot_per_type, n_max)),
+                     "pilot_matched_first": got[first][0], "pilot_total_first": got[first][1],
+                     "pilot_matched_second": got[second][0], "pilot_total_second": got[second][1],
+                     "planning_rate_first": r1, "planning_rate_second": r2, "planned": planned,
+                     "capped": n == n_max})
+    completions = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=QUERY_COLUMNS)
+    return completions, pd.DataFrame(rows, columns=SIZING_COLUMNS)
+
+
 def lab_phrases(corpus) -> pd.DataFrame:
     """The phrase documents of a lab corpus (:mod:`analysis.lab.corpus`), as a phrase
     table :func:`score` reads.
@@ -139,7 +229,7 @@ def query_lab(models: Mapping, phrases: pd.DataFrame, settings) -> pd.DataFrame:
     English prompt rule. The ``model`` column holds the run's name. Empty (with
     :func:`query`'s columns) when there are no phrases.
     """
-    columns = ["phrase_id", "model", "type", "prompt", "completion", "error", "requeried"]
+    columns = QUERY_COLUMNS
     if phrases.empty or not models:
         return pd.DataFrame(columns=columns)
     frames = [query(m, phrases, settings, lang="en", progress=f"{run}: lab phrases").assign(model=run)
@@ -153,16 +243,29 @@ def plan(params: Mapping) -> list:
     sampled phrases, its re-queries (at most one per phrase: only a completion
     that :func:`needs_requery` is asked again), the English counterpart and its
     re-queries (with the same budget as the Chinese ones), and the
-    lab ladder's continuations of the lab's phrases. Loads, trains and calls nothing."""
+    lab ladder's continuations of the lab's phrases. A sample sized to
+    ``target_half_width`` (:func:`query_sized`) is counted at its largest,
+    ``n_per_type`` per type: its pilot exactly, the phrases beyond it marked ``at
+    most`` (how many a model draws depends on its pilot's answers). Loads, trains and calls nothing."""
     sample = sample_phrases(data.phrases(), params["n_per_type"], seed=params["seed"])
+    sized = params.get("target_half_width") is not None
+    if sized:  # the pilot is asked for certain, the rest of the largest sample at most
+        pilot = sample_phrases(data.phrases(), min(params["pilot_per_type"], params["n_per_type"]),
+                               seed=params["seed"])
     english = english_phrases(params["n_english_per_type"], seed=params["seed"])
     groups = []
     again = params["requery_max_new_tokens"]
     for name in params["models"]:
         chat = is_chat(name)
         texts, en_texts = prompts(sample, chat), prompts(english, chat, lang="en")
-        groups += [QueryGroup("phrases", name, texts, params["max_new_tokens"]),
-                   QueryGroup("re-query of short completions", name, texts, again, bound="at most"),
+        if sized:
+            first, rest = prompts(pilot, chat), prompts(sample[~sample["id"].isin(pilot["id"])], chat)
+            groups += [QueryGroup("phrases (pilot)", name, first, params["max_new_tokens"]),
+                       QueryGroup("phrases beyond the pilot", name, rest, params["max_new_tokens"],
+                                  bound="at most")]
+        else:
+            groups.append(QueryGroup("phrases", name, texts, params["max_new_tokens"]))
+        groups += [QueryGroup("re-query of short completions", name, texts, again, bound="at most"),
                    QueryGroup("English counterpart", name, en_texts, params["english_max_new_tokens"]),
                    QueryGroup("re-query of short English completions", name, en_texts, again,
                               bound="at most")]

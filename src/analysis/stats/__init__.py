@@ -7,7 +7,8 @@
 * :mod:`.ranks`: rank correlations;
 * :mod:`.permutation`: the blocked sign-permutation test;
 * :mod:`.proportions`: differences of proportions (Newcombe interval, one-sided Fisher p);
-* :mod:`.fisher`: Fisher's z test of two correlations.
+* :mod:`.fisher`: Fisher's z test of two correlations;
+* :mod:`.sizing`: samples sized by the half width of a difference's interval.
 
 A method module takes its statistics from here; nothing here knows a chapter.
 """
@@ -20,3 +21,11 @@ from analysis.stats.permutation import ALTERNATIVES, SignTestResult, sign_permut
 from analysis.stats.proportions import greater_p, rate_difference, zero_rate_min_n  # noqa: F401
 from analysis.stats.ranks import finite_pairs, kendall_distance, rank_trend, sign_test, spearman  # noqa: F401
 from analysis.stats.result import Estimate, StatsError  # noqa: F401
+from analysis.stats.sizing import (  # noqa: F401
+    PLANNING_ASSURANCE,
+    difference_half_width,
+    n_for_difference,
+    planning_rate,
+    two_stage_n,
+    zero_rates_n,
+)
