@@ -60,6 +60,7 @@ def test_generate_answers_records_errors_as_none(cache):
     assert np.isnan(scored["correct"].iloc[1]) and scored["correct"].tolist()[2:] == [0.0, 0.0]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get(data.MIRROR_ENV),
                     reason=f"{data.MIRROR_ENV} is unset: the corpus needs the offline data mirror")
 def test_lab_tasks_are_built_from_the_corpus():

@@ -136,6 +136,7 @@ def test_nothing_heldout_or_injected_is_trained_on(small):
         assert seq.text not in stream, seq.seq_id
 
 
+@pytest.mark.slow
 def test_nested_texts_stay_out_of_training(small):
     # The Bible contains Matthew, the Psalms and the Sermon on the Mount.
     overlaps = lab_corpus.popular_overlaps()
@@ -233,6 +234,7 @@ def test_quiz_rounds_list_each_question_its_mentions(small):
     assert 0 < ms.count(0) < len(ms) / 2  # some questions never appear without their answer, most do
 
 
+@pytest.mark.slow
 def test_taskgram_conditional_is_copies_over_copies_plus_mentions(small):
     # A question 3-gram found in no other fact's question or template occurs in the
     # fact's e renderings (with the answer) and its m quiz rounds (without): P = e / (e + m).

@@ -307,6 +307,7 @@ if lt.placement().rank == 0:
 """
 
 
+@pytest.mark.slow
 def test_two_processes_train_the_same_batches_resume_and_fork(tmp_path, monkeypatch):
     _no_torchrun(monkeypatch)
     tok = train_tokenizer(TEXTS, vocab_size=300)

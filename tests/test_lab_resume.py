@@ -112,6 +112,7 @@ lt.train(run, args["texts"], args["injections"], load_tokenizer(args["tokenizer"
 """
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_from_its_checkpoint_bit_identical(lab, tmp_path, monkeypatch):
     # an injected run, so the resumed steps materialise inserted copies too
     run, every = PERTURBED, 5
@@ -165,6 +166,7 @@ def test_a_killed_run_resumes_from_its_checkpoint_bit_identical(lab, tmp_path, m
     assert lt.load_run(path, injs).resumed_from_step == resumed.resumed_from_step
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("window", ["q2", "q3", "q4"])
 def test_a_range_run_forked_from_its_standard_twin_equals_one_from_scratch(lab, tmp_path, monkeypatch,
                                                                            window):
@@ -199,6 +201,7 @@ def test_a_range_run_forked_from_its_standard_twin_equals_one_from_scratch(lab, 
     assert (exposure.loc[exposure.copies_seen > 0, "first_step"] >= lo).all()
 
 
+@pytest.mark.slow
 def test_build_lab_trains_the_twin_first_and_forks_from_it(lab, monkeypatch):
     # the corpus and tokenizer are cached there already; no other test trains in that cache
     monkeypatch.setenv("MEMBOOK_CACHE", str(lab.cache))

@@ -67,6 +67,7 @@ def smoke(smoke_lab):
 # -- the lab ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_run_loss_equals_eval_loss_and_recomputes_for_another_run_or_documents(smoke, memo_dir, monkeypatch):
     calls = counting(monkeypatch, probe, "eval_loss")
     a, b = (smoke.results[r].path for r in ("wide-16", "wide-32"))
@@ -85,6 +86,7 @@ def test_run_loss_equals_eval_loss_and_recomputes_for_another_run_or_documents(s
     assert len(calls) == 7
 
 
+@pytest.mark.slow
 def test_a_retrained_run_is_a_new_key(smoke, tmp_path):
     run = smoke.results["wide-16"].path
     copy = tmp_path / run.name
@@ -97,6 +99,7 @@ def test_a_retrained_run_is_a_new_key(smoke, tmp_path):
         probe.run_fingerprint(tmp_path)
 
 
+@pytest.mark.slow
 def test_a_damaged_loss_memo_is_recomputed(smoke, memo_dir, monkeypatch):
     calls = counting(monkeypatch, probe, "eval_loss")
     path = smoke.results["wide-16"].path
@@ -110,6 +113,7 @@ def test_a_damaged_loss_memo_is_recomputed(smoke, memo_dir, monkeypatch):
     assert probe.run_loss(path, docs) == value and len(calls) == 2
 
 
+@pytest.mark.slow
 def test_exposure_checks_equal_a_fresh_recount(smoke, memo_dir, monkeypatch):
     calls = counting(monkeypatch, probe, "recount_exposure")
     first = probe.exposure_checks(smoke)
@@ -132,6 +136,7 @@ def test_exposure_checks_equal_a_fresh_recount(smoke, memo_dir, monkeypatch):
 # -- distributional --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_doc_index_and_knowledge_pairs_equal_their_fresh_computation(smoke, memo_dir, monkeypatch):
     corpus = smoke.corpus
     docs = corpus.documents
@@ -158,6 +163,7 @@ def test_doc_index_and_knowledge_pairs_equal_their_fresh_computation(smoke, memo
     assert len(builds) == 4
 
 
+@pytest.mark.slow
 def test_other_documents_are_another_key(smoke, memo_dir):
     corpus = smoke.corpus
     first = DR.documents_key(corpus)
@@ -169,6 +175,7 @@ def test_other_documents_are_another_key(smoke, memo_dir):
     assert DR.documents_key(corpus) == first
 
 
+@pytest.mark.slow
 def test_infgram_table_equals_its_fresh_computation(smoke, memo_dir, monkeypatch):
     counts = D.count_corpus(smoke.corpus, smoke.tokenizer)
     inputs = {("knowledge", 2): (["The answer is", "Question :"], ["the", "what"])}

@@ -149,6 +149,7 @@ def _digest(frame: pd.DataFrame) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+@pytest.mark.slow
 @needs_mirror
 def test_the_english_selections_are_the_vectorizers(monkeypatch, tmp_path):
     """Both selections from one fit (the second reads it from the memo), each the

@@ -102,6 +102,7 @@ def test_is_chat_without_loading():
         assert plan.is_chat(name) is meta["chat"]
 
 
+@pytest.mark.slow
 @needs_mirror
 def test_phrases_smoke_plan_by_hand():
     groups = phrases.plan(phrases.PARAMS.resolve("smoke"))
@@ -122,6 +123,7 @@ def test_phrases_smoke_plan_by_hand():
     assert {g.queries for g in by_part["lab phrases"]} == {20}
 
 
+@pytest.mark.slow
 @needs_mirror
 def test_size_smoke_plan_by_hand():
     groups = size.plan(size.PARAMS.resolve("smoke"))
@@ -135,6 +137,7 @@ def test_size_smoke_plan_by_hand():
     assert {g.max_new_tokens for g in lab} == {size.LAB_PROBE_TOKENS}
 
 
+@pytest.mark.slow
 @needs_mirror
 def test_size_plan_in_completion_mode_sends_raw_prefixes():
     groups = size.plan(size.PARAMS.resolve("smoke", mode="completion", models=["gemma3-270m"]))

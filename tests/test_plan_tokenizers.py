@@ -43,6 +43,7 @@ def _empty_model_cache(monkeypatch, tmp_path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("forget_local_models")
 @pytest.mark.parametrize("name", sorted(GGUF_SOURCES))
 def test_a_plan_reads_the_gguf_tokenizer_alone(name, monkeypatch, tmp_path, isolated_cache):

@@ -465,8 +465,9 @@ def _acquire(path: Path, schema: str) -> _Entry:
 def _backup(entry: _Entry) -> bool:
     """Copy the cache to its rolling backup through a checked temporary file."""
     target = backup_path(entry.path)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.unlink(missing_ok=True)
+    # a name of this process's own: two processes closing the same cache at once each
+    # write their copy, and the last rename wins (a shared name lost one's file)
+    tmp = _own_tmp(target)
     try:
         with closing(sqlite3.connect(tmp)) as copy:
             entry.conn.backup(copy)
@@ -529,10 +530,18 @@ def cached_frame(kind: str, key: Mapping[str, Any], compute) -> pd.DataFrame:
     if path.exists():
         return pd.read_pickle(path)
     frame = compute()
-    tmp = path.with_suffix(".tmp")
-    frame.to_pickle(tmp)
-    tmp.replace(path)
+    tmp = _own_tmp(path)
+    try:
+        frame.to_pickle(tmp)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
     return frame
+
+
+def _own_tmp(path: Path) -> Path:
+    """A temporary name beside ``path`` that no other process or thread uses."""
+    return path.with_name(f"{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
 
 
 # -- memoized computations --------------------------------------------------------------------------
@@ -680,7 +689,7 @@ def memo(kind: str, key: Mapping[str, Any], compute, code: Iterable = ()) -> Any
             warnings.warn(f"the memoized {kind!r} value in {path} could not be read ({type(exc).__name__}: "
                           f"{exc}); recomputing it and replacing the file", MemoWarning, stacklevel=2)
     value = compute()
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    tmp = _own_tmp(path)
     try:
         with open(tmp, "wb") as handle:
             pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)

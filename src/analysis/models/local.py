@@ -128,13 +128,23 @@ def convert_gguf(name: str) -> Path:
     missing = [k for k in missing if "lm_head" not in k]
     if missing or unexpected:
         raise ModelError(f"converting {name}: missing {missing[:5]}, unexpected {unexpected[:5]}")
-    tmp = out.with_name(out.name + ".tmp")
+    # a folder of this process's own; when two processes convert at once, the first
+    # complete folder stays and the other's copy is dropped
+    tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    plain.save_pretrained(tmp)
-    tok.save_pretrained(tmp)
-    (tmp / _DONE).write_text(json.dumps({**key, "seconds": round(time.time() - t0, 1)}))
-    shutil.rmtree(out, ignore_errors=True)
-    tmp.rename(out)
+    try:
+        plain.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        (tmp / _DONE).write_text(json.dumps({**key, "seconds": round(time.time() - t0, 1)}))
+        if not (out / _DONE).exists():
+            shutil.rmtree(out, ignore_errors=True)  # a half-written folder of a killed run
+            try:
+                tmp.rename(out)
+            except OSError:  # another process renamed its complete folder there first
+                if not (out / _DONE).exists():
+                    raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 

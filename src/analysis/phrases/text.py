@@ -21,6 +21,7 @@ from analysis.phrases.claims import by_kind, lab_claims, model_slug
 from analysis.phrases.method_rates import SEPARATION_ALPHA, exclusion_counts, source_range, source_type_gaps
 from analysis.phrases.source import COMMA_REFUSAL_PATTERNS, EMPTY_MIN_CHARS, REFUSAL_PATTERNS, THRESHOLD
 from analysis.stats.intervals import CI_ALPHA
+from analysis.stats.sizing import PLANNING_ASSURANCE, zero_rates_n
 
 #: how the distance comparisons name each phrase type
 GAP_LABELS = {"propaganda": "state-media", "culturax": "CulturaX", "popular": "popular-text",
@@ -673,8 +674,6 @@ def sample_design(params: Mapping) -> str:
     """How this run drew its sample, from the chapter's settings: a fixed
     ``n_per_type`` per type, or a sample sized per model to ``target_half_width``
     (the pilot, the planning rule, the bounds)."""
-    from analysis.stats.sizing import PLANNING_ASSURANCE, zero_rates_n
-
     n = params["n_per_type"]
     if params.get("target_half_width") is None:
         return (f"Each model continues the same {n:,} phrases of each type (all of a type that has "
