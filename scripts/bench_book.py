@@ -6,7 +6,8 @@
 Runs what ``nox -s book`` runs after its install step, in one process each:
 ``scripts/execute_chapters.py --profile default`` (every chapter, the lab first)
 and ``jupyter-book build . -W --keep-going``, with ``MEMBOOK_CACHE`` pointed at
-``--cache``. Records the total minutes, the minutes of each chapter (from the
+``--cache``. Records the total minutes, each step's CPU minutes and exit status (a
+failed step is recorded and the run goes on), the minutes of each chapter (from the
 run's ``book/chapters/_timings.json``, with its queries and model calls), the
 build's minutes, the commit, the date, the cores and torch threads, and the load
 average before and after (a loaded machine shows there), in
@@ -40,10 +41,18 @@ def commit() -> str:
     return head + ("-dirty" if dirty else "")
 
 
-def run(cmd: list[str], env: dict) -> float:
+def run(cmd: list[str], env: dict) -> tuple[float, float, int]:
+    """Run ``cmd``; its wall seconds, the CPU seconds of its process tree (user +
+    system, from the finished children's usage) and its exit status. A failed step
+    is recorded, not raised, so a long run's figures are never lost."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.time()
-    subprocess.run(cmd, cwd=ROOT, env=env, check=True)
-    return time.time() - t0
+    rc = subprocess.run(cmd, cwd=ROOT, env=env).returncode
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return time.time() - t0, cpu, rc
 
 
 def main(argv=None) -> int:
@@ -69,9 +78,13 @@ def main(argv=None) -> int:
     if args.chapters:
         execute += ["--chapters", *args.chapters]
     t0 = time.time()
-    record["execute_minutes"] = round(run(execute, env) / 60, 1)
+    seconds, cpu, rc = run(execute, env)
+    record |= {"execute_minutes": round(seconds / 60, 1), "execute_cpu_minutes": round(cpu / 60, 1),
+               "execute_status": rc}
     build = [str(Path(sys.executable).with_name("jupyter-book")), "build", ".", "-W", "--keep-going"]
-    record["build_minutes"] = round(run(build, env) / 60, 1)
+    seconds, cpu, rc = run(build, env)
+    record |= {"build_minutes": round(seconds / 60, 1), "build_cpu_minutes": round(cpu / 60, 1),
+               "build_status": rc}
     record["total_minutes"] = round((time.time() - t0) / 60, 1)
     record["load_after"] = [round(x, 2) for x in os.getloadavg()]
     timings = json.loads((ROOT / "book" / "chapters" / "_timings.json").read_text())
@@ -81,7 +94,7 @@ def main(argv=None) -> int:
     path = OUT / f"book_{record['kind']}.json"
     path.write_text(json.dumps(record, indent=1) + "\n")
     print(json.dumps(record, indent=1))
-    return 0
+    return int(bool(record["execute_status"] or record["build_status"]))
 
 
 if __name__ == "__main__":
