@@ -333,3 +333,17 @@ def server(request):
 
     with FakeOpenAIServer(api_key=request.module.KEY) as s:
         yield s
+
+
+@pytest.fixture(scope="module")
+def tiny_llama():
+    """A two-layer Llama of random weights (seed 0, 50-token vocabulary, pad 0, end
+    of text 1): the model layer's generation paths compared on a real architecture."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                         num_key_value_heads=2, vocab_size=50, max_position_embeddings=64,
+                         pad_token_id=0, eos_token_id=1, bos_token_id=2)
+    return LlamaForCausalLM(config).eval()

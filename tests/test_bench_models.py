@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,17 +59,6 @@ def test_wasted_row_steps_by_hand():
     # a batch whose rows all stopped runs until its last row's end of text
     assert bm.wasted_row_steps([1, 2], [1, 2], [True, True], 8, 2) == (1, 6)
     assert bm.wasted_row_steps([1, 2], [8, 8], [False, False], 8, 1) == (0, 16)
-
-
-@pytest.fixture(scope="module")
-def tiny_llama():
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(0)
-    config = LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                         num_key_value_heads=2, vocab_size=50, max_position_embeddings=64,
-                         pad_token_id=0, eos_token_id=1, bos_token_id=2)
-    return LlamaForCausalLM(config).eval()
 
 
 PROMPTS = [[5, 6, 7, 8, 9, 10], [5, 6, 7, 11], [5, 6, 7, 12, 13, 14, 15, 16], [5, 6, 7, 17, 18]]

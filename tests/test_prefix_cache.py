@@ -82,17 +82,6 @@ def test_shared_prefix():
     assert _shared_prefix([]) == []
 
 
-@pytest.fixture(scope="module")
-def tiny_llama():
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(0)
-    config = LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                         num_key_value_heads=2, vocab_size=50, max_position_embeddings=64,
-                         pad_token_id=0, eos_token_id=1, bos_token_id=2)
-    return LlamaForCausalLM(config).eval()
-
-
 def test_a_prefixed_batch_generates_what_the_left_padded_batch_does(tiny_llama):
     prompts = [[5, 6, 7, 8, 9, 10], [5, 6, 7, 11], [5, 6, 7, 12, 13, 14, 15, 16], [5, 6, 7, 17, 18]]
     kw = dict(max_new_tokens=6, do_sample=False, pad_token_id=0, eos_token_id=[], temperature=None,
