@@ -78,7 +78,7 @@ from analysis.core import data
 from analysis.core.cache import QueryCache
 from analysis.models import GenerationSettings, load_model
 from analysis.models.base import Request, request_seed
-from analysis.models.local import LocalModel, _eos_ids, generate_alone
+from analysis.models.local import LocalModel, _eos_ids, _left_padded, generate_alone
 from analysis.models.local import _shared_prefix as shared_prefix
 from analysis.size.params import PROFILES as SIZE_PROFILES
 
@@ -302,17 +302,12 @@ def lever(model: LocalModel, hf=None, generate=None, prefix_cache: bool | None =
 
 
 def left_padded(encoded: list[list[int]], batch_size: int, pad: int):
-    """Today's batches: prompts sorted by length, left-padded; ``(indices, ids, mask)``."""
+    """Today's batches: prompts sorted by length, left-padded as the model layer pads
+    them; ``(indices, ids, mask)``."""
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
     for start in range(0, len(order), batch_size):
         idx = order[start : start + batch_size]
-        width = max(len(encoded[i]) for i in idx)
-        ids = torch.full((len(idx), width), pad, dtype=torch.long)
-        att = torch.zeros((len(idx), width), dtype=torch.long)
-        for row, i in enumerate(idx):
-            ids[row, width - len(encoded[i]) :] = torch.tensor(encoded[i])
-            att[row, width - len(encoded[i]) :] = 1
-        yield idx, ids, att
+        yield (idx, *_left_padded([encoded[i] for i in idx], pad))
 
 
 def static_loop(hf, ids, att, budget: int, eos: list[int], pad: int) -> torch.Tensor:
