@@ -6,7 +6,10 @@ corpus: its documents, injected sequences, phrase documents, facts and problems;
 order, the training loop, devices and data-parallel processes, runs and their
 checkpoints, evaluation; ``ladder`` names the profiles and builds them (it hands
 the corpus its phrase candidates from ``phrase_selection``); ``budget`` prices a
-profile; ``index`` maps run names to checkpoints for ``load_model("lab:<run name>")``.
+profile; ``index`` maps run names to checkpoints for ``load_model("lab:<run name>")``;
+``fingerprint`` sums up a trained run (weights hash, final losses) and compares
+two labs' runs; ``archive`` packs a trained lab into one file that the data layer
+fetches like any input, and installs it (``build_lab`` looks for one first).
 
 Importing the lab registers that index with the model layer
 (:func:`analysis.models.register_resolver`), so ``lab:`` names load once
@@ -14,5 +17,6 @@ Importing the lab registers that index with the model layer
 """
 
 from analysis.lab import index
+from analysis.lab.fingerprint import compare_fingerprints, run_fingerprint, weights_sha256
 
-__all__ = ["index"]
+__all__ = ["compare_fingerprints", "index", "run_fingerprint", "weights_sha256"]

@@ -25,7 +25,8 @@ A profile names a corpus configuration, a tokenizer size and a list of runs:
 phrases as its phrase candidates: :func:`phrase_candidates`, from
 :mod:`analysis.lab.phrase_selection`) and the tokenizer and trains every run,
 each cached under the hash of everything it depends on (a killed build resumes
-inside the run it was training), and registers the runs so
+inside the run it was training; a registered lab archive, :mod:`analysis.lab.archive`,
+supplies the runs instead when there is one), and registers the runs so
 ``load_model("lab:<run name>")`` finds them. Used by the lab page
 (``notebooks/lab.md``) and by every chapter that needs a lab model.
 """
@@ -37,13 +38,16 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import pandas as pd
 from tqdm.auto import tqdm
 
 from analysis.core.cache import stable_hash
+from analysis.lab.archive import ensure_lab_archive
 from analysis.lab.config import WINDOWS, CorpusConfig, LabConfigError, ModelConfig, RunConfig
 from analysis.lab.corpus import Corpus, build_corpus, corpus_fingerprint
+from analysis.lab.fingerprint import FINGERPRINT_FIELDS, final_loss, run_fingerprints
 from analysis.lab.index import register
 from analysis.lab.phrase_selection import english_phrases
 from analysis.lab.tokenizer import get_tokenizer
@@ -307,13 +311,21 @@ class LabBuild:
         table["trained now"] = [self.results[r].trained for r in table["run"]]
         table["seconds"] = [round(self.results[r].seconds, 1) for r in table["run"]]
         table["tokens/s"] = [round(self.results[r].tokens_per_second) for r in table["run"]]
-        table["final loss"] = [float(self.results[r].curve["loss"].tail(10).mean()) for r in table["run"]]
+        table["final loss"] = [final_loss(self.results[r].curve) for r in table["run"]]
         first = {}
         for r in table["run"]:
             first.setdefault(self.results[r].path, r)
         table["same weights as"] = [first[self.results[r].path] if first[self.results[r].path] != r else ""
                                     for r in table["run"]]
         return table
+
+    def fingerprints(self) -> pd.DataFrame:
+        """One row per built run, in the build's order: ``run`` and its fingerprint
+        (:func:`analysis.lab.fingerprint.run_fingerprint`: ``weights_sha256``,
+        ``final_loss``, ``final_loss_last``, ``steps``). Runs sharing a checkpoint
+        share the values (hashed once)."""
+        rows = [{"run": run, **fp} for run, fp in run_fingerprints(self.results).items()]
+        return pd.DataFrame(rows, columns=["run", *FINGERPRINT_FIELDS])
 
     def train_seconds(self) -> float:
         """Seconds spent training the built runs, each distinct checkpoint counted once
@@ -397,8 +409,13 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
 
     The one way a chapter gets the lab's models: runs already in the artifact
     cache are loaded, the others trained now (with a progress bar per run); any
-    other error propagates. Every injected run's schedule is checked before the
-    first run trains, so a configuration that cannot be scheduled fails at once.
+    other error propagates. A named profile's runs missing from the cache are
+    first installed from the profile's lab archive when one is registered and
+    available (:func:`analysis.lab.archive.ensure_lab_archive`, after the corpus
+    and tokenizer are built: the archive's name is keyed by every run's folder);
+    they are then loaded like runs trained here. Every injected run's schedule is
+    checked before the first run trains, so a configuration that cannot be
+    scheduled fails at once.
     Standard runs train first: an injection-range run whose window opens after
     step 0 then starts from its standard twin's fork at that step (see
     :mod:`analysis.lab.train`), and only the standard runs some such run of the
@@ -435,9 +452,30 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
         if run.inject:
             check_injections(run, injected[run.name], tokenizer)
     name = profile if isinstance(profile, str) else None
+    if name is not None:
+        _install_archive(name, prof, corpus, key, tokenizer, place)
     built = _train_runs(prof, chosen, injected, texts, key, tokenizer, place, progress, name, wait_for_twins)
     results = {run.name: built[run.name] for run in chosen}
     return LabBuild(prof, corpus, tokenizer, results, time.time() - t0, name=name)
+
+
+def lab_folders(profile: str | LabProfile, corpus: Corpus, tokenizer, corpus_key: str,
+                device: str | None = None) -> dict[str, Path]:
+    """Every run of ``profile`` → the folder :func:`build_lab` trains it into on ``device``
+    (:func:`analysis.lab.train.run_folder`; the folders need not exist)."""
+    prof = get_profile(profile)
+    return {run.name: run_folder(run, run_injections(run, corpus.injections), tokenizer, corpus_key,
+                                 device=device) for run in prof.runs}
+
+
+def _install_archive(name: str, prof: LabProfile, corpus: Corpus, key: str, tokenizer,
+                     place: Placement) -> None:
+    """Install the runs of the lab ``name`` from its registered archive, when it has one
+    (:func:`analysis.lab.archive.ensure_lab_archive`), before any run trains; the first
+    process installs while the others wait. Without an archive nothing happens."""
+    if place.rank == 0:
+        ensure_lab_archive(name, lab_folders(prof, corpus, tokenizer, key, place.device))
+    barrier(place)
 
 
 def lab_placement(profile: str | LabProfile, device: str | None = None) -> Placement:
