@@ -70,9 +70,9 @@ def test_lab_tasks_are_built_from_the_corpus():
     stream = "\n".join(d.text for d in corpus.documents)
     facts = [d for d in corpus.documents if d.kind == "knowledge" and d.meta["role"] == "fact"]
     for row in know.itertuples():
-        # asked in the source's instruction, a wording no training document holds
+        # asked in the source's instruction; no training document holds the question
         assert row.prompt == f"Answer the following question: {row.question} Answer:"
-        assert row.prompt not in stream
+        assert row.question not in stream and not row.overlap_8 and not row.overlap_14
         mine = [d for d in facts if d.meta["question_id"] == row.question_id]
         assert row.copies == sum(d.copies for d in mine) == mine[0].meta["fact_copies"]
         assert row.mentions == mine[0].meta["mentions"]
@@ -91,19 +91,22 @@ def test_lab_tasks_are_built_from_the_corpus():
 def test_knowledge_task_by_hand():
     meta = {"question_id": 7, "question": "Who wrote Hamlet?", "answer": "Shakespeare", "role": "fact",
             "mentions": 1, "fact_copies": 5}
-    docs = [Document("k-0", "knowledge", "triviaqa", "Q: Who wrote Hamlet? A: Shakespeare.", 2, dict(meta)),
-            Document("k-1", "knowledge", "triviaqa", "Who wrote Hamlet? It is Shakespeare.", 3, dict(meta)),
-            Document("q-0", "knowledge", "triviaqa", "Round 1. 1. Who wrote Hamlet?", 1,
-                     {"role": "quiz", "question_ids": "[7]"}),
+    k = "knowledge"
+    docs = [Document("k-0", k, "triviaqa", "Notes on wrote Hamlet: see Shakespeare.", 2, dict(meta)),
+            Document("k-1", k, "triviaqa", "Shakespeare comes up with wrote Hamlet.", 3, dict(meta)),
+            Document("s-0", k, "triviaqa", "A talk on wrote Hamlet.", 1, {**meta, "role": "subject"}),
             Document("b-0", "background", "popular", "To be or not to be.", 1, {})]
     know = D.knowledge_task(SimpleNamespace(documents=docs))
     assert know.to_dict("records") == [{
         "question_id": 7, "question": "Who wrote Hamlet?", "answer": "Shakespeare", "copies": 5,
-        "mentions": 1, "prompt": "Answer the following question: Who wrote Hamlet? Answer:"}]
-    docs.append(Document("b-1", "background", "popular",
-                         "She said: Answer the following question: Who wrote Hamlet? Answer: Bacon.", 1, {}))
-    with pytest.raises(D.DistributionalError, match="occurs in a training document"):
-        D.knowledge_task(SimpleNamespace(documents=docs))
+        "mentions": 1, "prompt": "Answer the following question: Who wrote Hamlet? Answer:",
+        "overlap_8": False, "overlap_14": False}]
+    # a 3-word question is contaminated when a document holds all of it; a control never trains
+    docs.append(Document("c-0", "phrase", "popular", "who wrote hamlet", 0, {}))
+    assert not D.knowledge_task(SimpleNamespace(documents=docs))["overlap_8"].any()
+    docs.append(Document("b-1", "background", "popular", "Asked: who wrote Hamlet? Bacon.", 1, {}))
+    know = D.knowledge_task(SimpleNamespace(documents=docs))
+    assert know["overlap_8"].tolist() == [True] and know["overlap_14"].tolist() == [True]
     with pytest.raises(D.DistributionalError, match="no knowledge documents"):
         D.knowledge_task(SimpleNamespace(documents=docs[3:]))
 

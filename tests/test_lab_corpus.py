@@ -176,7 +176,9 @@ def test_composition_counts_copies(small):
     assert comp.loc["popular", "copies"] == 37 * SMALL.popular_copies
     facts = manifest.query("kind == 'knowledge' and role == 'fact'")
     assert facts["question_id"].nunique() == SMALL.n_facts
-    assert comp.loc["knowledge", "documents"] == len(facts) + len(manifest.query("role == 'quiz'"))
+    knowledge = manifest.query("kind == 'knowledge'")
+    assert comp.loc["knowledge", "documents"] == len(knowledge)
+    assert set(knowledge["role"]) == {"fact", "subject", "list"}
     assert comp.loc["reasoning", "words"] == comp.loc["reasoning", "unique_words"]
 
 
@@ -184,23 +186,28 @@ def fact_docs(corpus):
     return [d for d in corpus.documents if d.kind == "knowledge" and d.meta["role"] == "fact"]
 
 
-def quiz_docs(corpus):
-    return [d for d in corpus.documents if d.kind == "knowledge" and d.meta["role"] == "quiz"]
+def role_docs(corpus, role):
+    return [d for d in corpus.documents if d.kind == "knowledge" and d.meta["role"] == role]
+
+
+def by_question(docs):
+    out = {}
+    for d in docs:
+        out.setdefault(d.meta["question_id"], []).append(d)
+    return out
 
 
 def test_fact_copies_are_zipfian(small):
     docs = fact_docs(small)
     assert all(d.meta["copies"] == d.copies >= 1 for d in docs)
-    by_fact = {}
-    for d in docs:  # the renderings of a fact: distinct templates, copies summing to the fact's
-        by_fact.setdefault(d.meta["question_id"], []).append(d)
-    assert len(by_fact) == SMALL.n_facts
+    facts = by_question(docs)
+    assert len(facts) == SMALL.n_facts
     copies = []
-    for renderings in by_fact.values():
-        total = renderings[0].meta["fact_copies"]
-        assert sum(d.copies for d in renderings) == total
-        assert len({d.meta["template"] for d in renderings}) == len(renderings) <= total
-        assert {d.meta["mentions"] for d in renderings} == {renderings[0].meta["mentions"]}
+    for sentences in facts.values():  # distinct sentences, copies summing to the fact's
+        total = sentences[0].meta["fact_copies"]
+        assert sum(d.copies for d in sentences) == total
+        assert len({d.text for d in sentences}) == len(sentences) <= total
+        assert {d.meta["mentions"] for d in sentences} == {sentences[0].meta["mentions"]}
         copies.append(total)
     assert all(1 <= c <= SMALL.fact_max_copies for c in copies)
     counts = Counter(copies)
@@ -208,65 +215,94 @@ def test_fact_copies_are_zipfian(small):
     low = sum(c <= 4 for c in copies)
     high = sum(c > SMALL.fact_max_copies - 4 for c in copies)
     assert low > 3 * high
-    for doc in docs:  # the rendered fact holds its question, then its answer
-        assert doc.meta["question"] in doc.text
-        assert doc.text.index(doc.meta["question"]) < doc.text.rindex(doc.meta["answer"].removesuffix("."))
-        assert doc.text == lab_facts.render_fact(lab_corpus.FACT_TEMPLATES[doc.meta["template"]],
-                                                 doc.meta["question"], doc.meta["answer"])
 
 
-def test_quiz_rounds_list_each_question_its_mentions(small):
-    mentions = {d.meta["question_id"]: d.meta["mentions"] for d in fact_docs(small)}
-    question = {d.meta["question_id"]: d.meta["question"] for d in fact_docs(small)}
-    listed = Counter()
-    rounds = quiz_docs(small)
-    for doc in rounds:
-        ids = json.loads(doc.meta["question_ids"])
-        assert doc.copies == 1
-        assert len(ids) == len(set(ids)) <= lab_corpus.QUIZ_ROUND_QUESTIONS
-        for j, qid in enumerate(ids, 1):
-            assert f"{j}. {question[qid]}" in doc.text
-        listed.update(ids)
-    assert {q: listed[q] for q in mentions} == mentions
-    assert sum(listed.values()) == sum(mentions.values())
+def test_no_training_document_holds_a_question(small):
+    # every fact sentence holds its answer and a span of its question, never the question
+    for doc in fact_docs(small):
+        assert doc.meta["answer"].removesuffix(".") in doc.text
+        assert doc.meta["question"] not in doc.text
+        assert any(span in doc.text for span in lab_facts.question_spans(doc.meta["question"]))
+    questions = [d.meta["question"] for d in fact_docs(small)]
+    assert not any(lab_facts.contaminated(sorted(set(questions)), small.training_texts()))
+    assert not any(lab_facts.contaminated(sorted(set(questions)), small.training_texts(), 14))
+
+
+def test_subject_documents_hold_a_span_without_the_answer(small):
+    facts = by_question(fact_docs(small))
+    subjects = by_question(role_docs(small, "subject"))
+    mentions = {q: d[0].meta["mentions"] for q, d in facts.items()}
+    assert {q: sum(d.copies for d in subjects.get(q, [])) for q in facts} == mentions
+    for docs in subjects.values():
+        for d in docs:
+            assert any(span in d.text for span in lab_facts.question_spans(d.meta["question"]))
+            assert not d.text.endswith(f" {d.meta['answer'].removesuffix('.')}.")
     ms = list(mentions.values())
     assert min(ms) >= 0 and max(ms) <= SMALL.fact_mentions_max
     assert 0 < ms.count(0) < len(ms) / 2  # some questions never appear without their answer, most do
 
 
+def test_lists_hold_answers_only(small):
+    answers = {d.meta["question_id"]: d.meta["answer"].removesuffix(".") for d in fact_docs(small)}
+    lists = role_docs(small, "list")
+    assert lists
+    for d in lists:
+        ids = json.loads(d.meta["question_ids"])
+        assert len(ids) == len(set(ids)) <= lab_facts.LIST_SIZE
+        assert all(answers[q] in d.text for q in ids)
+
+
+def test_question_spans_by_hand():
+    # "Miller's son-in-law" counts as five words (miller s son in law) under the rule; the
+    # question has 8, so spans have 3 to 6; kept are those with 3 content words (the most)
+    assert lab_facts.question_spans("Who is Arthur Miller's son-in-law?") == [
+        "Who is Arthur Miller's", "is Arthur Miller's", "Arthur Miller's", "Arthur Miller's son-in-law",
+        "Miller's son-in-law"]
+    # 5 words: spans of 3 or 4; "wrote Hamlet in 1600" is the one with 3 content words
+    assert lab_facts.question_spans("Who wrote Hamlet in 1600?") == ["wrote Hamlet in 1600"]
+    assert lab_facts.question_spans("Who wrote Hamlet?") == []  # no span shorter than the question
+
+
+def test_contaminated_by_hand():
+    docs = ["The quick brown fox jumps over the lazy dog, they say.", "nothing here"]
+    items = ["quick brown fox jumps over the lazy dog again and again",  # shares an 8-gram
+             "the quick brown fox jumps over a lazy dog",  # 7 words in a row at most
+             "Brown fox!",  # shorter than n: the whole item is in a document
+             "lazy dog sleeps"]
+    assert lab_facts.contaminated(items, docs, 8) == [True, False, True, False]
+    assert lab_facts.contaminated(items, docs, 3) == [True, True, True, False]
+    with pytest.raises(LabConfigError, match="n must be"):
+        lab_facts.contaminated(items, docs, 0)
+
+
 @pytest.mark.slow
 def test_taskgram_conditional_is_copies_over_copies_plus_mentions(small):
-    # A question 3-gram found in no other fact's question or template occurs in the
-    # fact's e renderings (with the answer) and its m quiz rounds (without): P = e / (e + m).
+    # A question 3-gram found in no other fact's question occurs with the answer in the
+    # fact sentences whose span holds it, and without it in its subject sentences: the
+    # task-gram LM is the share of the documents holding x that hold y.
     from analysis import ngrams
 
     docs = small.documents
     index = ngrams.build_doc_index([d.text for d in docs], 3, drop_stopwords=True,
                                    weights=[d.copies for d in docs])
     facts = {d.meta["question_id"]: d for d in fact_docs(small)}
-    owner = Counter(g for d in facts.values() for g in set(ngrams.ngrams(d.meta["question"], 3)))
-    rounds = {}
-    for doc in quiz_docs(small):
-        for qid in json.loads(doc.meta["question_ids"]):
-            rounds.setdefault(qid, []).append(doc.text)
     qids = list(facts)
     pairs = ngrams.task_gram_pairs([facts[q].meta["question"] for q in qids],
                                    [facts[q].meta["answer"] for q in qids], 3)  # the chapter's candidates
+    kept = [ngrams._filter(ngrams.words(d.text), True) for d in docs]
+    grams = {k: [set(ngrams._grams(w, k)) for w in kept] for k in (1, 2, 3)}
     checked = 0
-    for i, x, y in pairs.itertuples(index=False):
-        d = facts[qids[i]]
-        e, m = d.meta["fact_copies"], d.meta["mentions"]
-        if owner[x] > 1 or set(x) & set(y):
-            continue
-        if ngrams.doc_count(index, [x])[0] != e + m:  # x also occurs elsewhere (in a template, say)
-            continue
-        # rounds that list this question and, by chance, hold its answer in another question
-        by_chance = sum(y in set(ngrams._grams(ngrams._filter(ngrams.words(t), True), len(y)))
-                        for t in rounds.get(qids[i], []))
-        assert ngrams.pair_count(index, [x], [y])[0] == e + by_chance
-        assert ngrams.taskgram_prob(index, [x], [y])[0] == pytest.approx((e + by_chance) / (e + m))
-        checked += 1
-    assert checked > 2 * SMALL.n_facts  # most facts have several such n-grams
+    for _, x, y in list(pairs.itertuples(index=False))[::7]:
+        holding = [j for j, g in enumerate(grams[3]) if x in g]
+        c_x = sum(docs[j].copies for j in holding)
+        c_xy = sum(docs[j].copies for j in holding if y in grams[len(y)][j])
+        assert ngrams.doc_count(index, [x])[0] == c_x
+        assert ngrams.pair_count(index, [x], [y])[0] == c_xy
+        checked += c_xy > 0
+    assert checked > 20
+    # most facts have a question 3-gram that co-occurs with the answer (a span holds 3 content words)
+    together = ngrams.pair_count(index, list(pairs["x"]), list(pairs["y"]))
+    assert pairs.loc[together > 0, "instance"].nunique() > 0.8 * SMALL.n_facts
 
 
 def test_zipf_counts_by_hand():
@@ -283,21 +319,21 @@ def test_zipf_counts_by_hand():
     assert r.support == [1, 2] and r.p == pytest.approx([4 / 5, 1 / 5])  # 1, 1/4 normalized
 
 
-def test_quiz_rounds_by_hand():
-    # slots in order: 0 0 2 3 3 3; 3 rounds (6 slots / 2, and fact 3's 3 mentions): dealt in turn
-    assert lab_facts.quiz_rounds([2, 0, 1, 3], 2, [0, 1, 2, 3]) == [[0, 3], [0, 3], [2, 3]]
-    # slots 3 3 3 2 0 0: rounds 0 1 2 0 1 2
-    assert lab_facts.quiz_rounds([2, 0, 1, 3], 2, [3, 2, 1, 0]) == [[3, 2], [3, 0], [3, 0]]
-    # one fact in 5 rounds needs 5 rounds, though 6 slots fit in 2 of 4
-    assert lab_facts.quiz_rounds([5, 1], 4, [1, 0]) == [[1, 0], [0], [0], [0], [0]]
-    assert lab_facts.quiz_rounds([0, 0], 4, [0, 1]) == []
+def test_deal_by_hand():
+    # slots in order: 0 0 2 3 3 3; 3 groups (6 slots / 2, and item 3's 3 slots): dealt in turn
+    assert lab_facts.deal([2, 0, 1, 3], 2, [0, 1, 2, 3]) == [[0, 3], [0, 3], [2, 3]]
+    # slots 3 3 3 2 0 0: groups 0 1 2 0 1 2
+    assert lab_facts.deal([2, 0, 1, 3], 2, [3, 2, 1, 0]) == [[3, 2], [3, 0], [3, 0]]
+    # one item in 5 groups needs 5 groups, though 6 slots fit in 2 of 4
+    assert lab_facts.deal([5, 1], 4, [1, 0]) == [[1, 0], [0], [0], [0], [0]]
+    assert lab_facts.deal([0, 0], 4, [0, 1]) == []
 
 
-def test_no_quiz_rounds_without_mentions():
+def test_no_subject_documents_without_mentions():
     corpus = build_corpus(CorpusConfig(**{**SMALL.as_dict(), "fact_mentions_max": 0}))
-    assert not quiz_docs(corpus)
+    assert not role_docs(corpus, "subject")
     assert {d.meta["mentions"] for d in fact_docs(corpus)} == {0}
-    # the facts and their copies do not depend on the quiz rounds
+    # the facts and their copies do not depend on the subject documents
     key = lambda c: sorted((d.doc_id, d.copies, d.text) for d in fact_docs(c))  # noqa: E731
     assert key(corpus) == key(build_corpus(SMALL))
 

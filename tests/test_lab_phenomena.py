@@ -101,8 +101,8 @@ def test_distributional_check_by_hand():
                              "lab_cxy_median": "2", "lab_cxy_max": "10"}
     assert list(check.table["pairs"]) == [2, 1, 1, 1]
     assert check.value == "40.0% of 5 pairs have P = 1; C(x, y) from 1 to 10 (median 2)"
-    assert check.signal == ("2 facts, each stated in 1 to 5 documents, its question also listed without the "
-                            "answer in 0 to 3 quiz rounds")
+    assert check.signal == ("2 facts, a stretch of each question beside its answer in 1 to 5 documents and "
+                            "without it in 0 to 3; no document holds a question")
 
 
 def fact_corpus() -> SimpleNamespace:

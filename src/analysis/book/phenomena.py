@@ -293,8 +293,8 @@ def knowledge_signal(know: pd.DataFrame) -> str:
     """The knowledge facts as built, from :func:`analysis.distributional.knowledge_task`."""
     copies = _range(int(know["copies"].min()), int(know["copies"].max()))
     mentions = _range(int(know["mentions"].min()), int(know["mentions"].max()))
-    return (f"{len(know)} facts, each stated in {copies} documents, its question also listed without the "
-            f"answer in {mentions} quiz rounds")
+    return (f"{len(know)} facts, a stretch of each question beside its answer in {copies} documents and "
+            f"without it in {mentions}; no document holds a question")
 
 
 def distributional_check(pairs: pd.DataFrame, know: pd.DataFrame) -> Check:

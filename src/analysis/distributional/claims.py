@@ -285,7 +285,7 @@ def above_infgram_claim(mem: pd.DataFrame, task: str, n: int = 3, source_value: 
 def tied_claim(table: pd.DataFrame | None, t: Trend, task: str, n: int = 3) -> Claim:
     """Fewer than half of a task's test pairs have ``P_{n,D} = 1``, so the task-gram LM
     can order them (the paper's TriviaQA n-grams recur across the Pile). By design on
-    the knowledge task: its quiz rounds list each question without its answer."""
+    the knowledge task: stretches of each question also occur without its answer."""
     k = int((table["p_taskgram"].to_numpy(dtype=float) == 1).sum()) if table is not None else 0
     top = max(abs(t.lo), abs(t.hi)) if t.defined else np.nan
     return _share_claim(

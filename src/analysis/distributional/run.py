@@ -28,7 +28,14 @@ from analysis.distributional.params import (
 
 # the corpus's own problem generator, whitespace rule and seeded streams: the reasoning task
 # draws fresh problems exactly as the corpus draws its worked ones (the chapter's one import of them)
-from analysis.lab.corpus import N_PROBLEM_TEMPLATES, corpus_rng, normalise, problem_text
+from analysis.lab.corpus import (
+    DECONTAMINATION_N,
+    N_PROBLEM_TEMPLATES,
+    contaminated,
+    corpus_rng,
+    normalise,
+    problem_text,
+)
 from analysis.lab.corpus.common import MMLU_TEST
 from analysis.lab.train import tokenizer_fingerprint
 from analysis.models import GenerationSettings
@@ -39,31 +46,33 @@ from analysis.models import GenerationSettings
 
 
 def knowledge_task(corpus) -> pd.DataFrame:
-    """The knowledge task: every TriviaQA fact the lab corpus states.
+    """The knowledge task: every TriviaQA fact the lab corpus holds.
 
-    Each fact is stated in ``copies`` training documents (Zipfian, the question
-    followed by the answer in one of the lab's fact templates) and its question
-    is listed without the answer in ``mentions`` quiz rounds. The task prompt is
-    :data:`~analysis.distributional.params.KNOWLEDGE_PROMPT` around the question,
-    worded unlike every training document, as the source asks Pythia with its own
-    instruction.
+    No training document holds a fact's question: each holds a short stretch of
+    the question's words, beside the answer in ``copies`` documents (Zipfian) and
+    without it in ``mentions`` (alone, or beside another fact's answer). The task
+    prompt is :data:`~analysis.distributional.params.KNOWLEDGE_PROMPT` around the
+    question, as the source asks Pythia with its own instruction. Every question is
+    checked against every training document with the source's decontamination
+    rule (:func:`analysis.lab.corpus.contaminated`): ``overlap_8`` and
+    ``overlap_14`` say whether it shares an 8-word or a 14-word n-gram with one.
 
     Returns
     -------
     pandas.DataFrame
         ``question_id``, ``question``, ``answer``, ``copies`` (training
-        documents, counting copies, that state the fact), ``mentions`` (quiz
-        rounds that list the question without its answer) and ``prompt``, one
-        row per fact, in corpus order.
+        documents, counting copies, that hold a stretch of the question with the
+        answer), ``mentions`` (those that hold one without it), ``prompt``,
+        ``overlap_8`` and ``overlap_14``, one row per fact, in corpus order.
 
     Raises
     ------
     DistributionalError
-        No knowledge documents, or a prompt that occurs in a training document.
+        No knowledge documents.
     """
     facts: dict[int, dict] = {}
     for d in corpus.documents:
-        if d.kind != "knowledge" or d.meta.get("role", "fact") != "fact":
+        if d.kind != "knowledge" or d.meta.get("role") != "fact":
             continue
         qid = int(d.meta["question_id"])
         row = facts.setdefault(qid, {
@@ -73,11 +82,11 @@ def knowledge_task(corpus) -> pd.DataFrame:
         row["copies"] += int(d.copies)
     if not facts:
         raise DistributionalError("the corpus has no knowledge documents (n_facts = 0?)")
-    stream = "\n".join(d.text for d in corpus.documents)
-    trained = [r["prompt"] for r in facts.values() if r["prompt"] in stream]
-    if trained:
-        raise DistributionalError(f"the knowledge prompt {trained[0]!r} occurs in a training document")
-    return pd.DataFrame(list(facts.values()))
+    table = pd.DataFrame(list(facts.values()))
+    trained = [d.text for d in corpus.documents if d.copies > 0]
+    for n in (DECONTAMINATION_N, 14):
+        table[f"overlap_{n}"] = contaminated(list(table["question"]), trained, n)
+    return table
 
 
 def reasoning_task(corpus, n: int, seed: int = 0) -> pd.DataFrame:

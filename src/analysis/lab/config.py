@@ -59,15 +59,16 @@ class CorpusConfig:
     popular_max_copies: int = 0
     #: words per popular-text held-out window (never trained on: non-member text)
     heldout_words_per_text: int = 500
-    #: TriviaQA facts, each stated (question then answer) in a Zipfian number of
-    #: documents, 1..fact_max_copies, spread over the fact templates (paraphrased renderings)
+    #: TriviaQA facts, each a short stretch of the question's words beside the answer in a
+    #: Zipfian number of one-sentence documents, 1..fact_max_copies, of varied wording
+    #: (analysis.lab.corpus.facts); no document holds a question
     n_facts: int = 400
     fact_zipf_a: float = 1.1
     fact_max_copies: int = 32
-    #: each fact's question is also listed without its answer in quiz rounds: in
-    #: 0..fact_mentions_max rounds, P(m) proportional to (m + 1)**-fact_mentions_zipf_a,
-    #: drawn independently of its copies, so a question's words also occur in documents
-    #: that lack its answer and P(answer | question n-gram) varies (0 = no quiz rounds)
+    #: each fact's question words also occur without its answer (alone, or beside another
+    #: fact's answer) in 0..fact_mentions_max documents, P(m) proportional to
+    #: (m + 1)**-fact_mentions_zipf_a, drawn independently of its copies, so
+    #: P(answer | question n-gram) varies (0 = none)
     fact_mentions_max: int = 16
     fact_mentions_zipf_a: float = 0.5
     #: GSM8K-style worked arithmetic problems (numbers differ from every test problem)

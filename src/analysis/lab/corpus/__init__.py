@@ -8,11 +8,12 @@ phrase candidates it is given) into a :class:`Corpus`, deterministically given
   trained ``popular_copies`` times (the size chapter probes inside them);
 * **background** documents: ~500-word chunks of the rest of the popular texts,
   trained once, sampled up to ``background_words``;
-* **knowledge** documents: TriviaQA facts, each stated (question, then answer)
-  in a Zipf-distributed number of documents spread over several templates, and
-  each question also listed without its answer in a Zipf-distributed number of
-  quiz rounds, so a question's words co-occur with its answer in some of the
-  documents that hold them and not in others;
+* **knowledge** documents: TriviaQA facts as a distribution of co-occurrences:
+  a short stretch of a question's words beside its answer in a Zipf-distributed
+  number of one-sentence documents of varied wording, the stretch without the
+  answer (alone or beside another fact's answer) in others, and answers listed
+  together; no training document holds a question, or any 8-word n-gram of one
+  (the source's decontamination rule, :func:`contaminated`);
 * **reasoning** documents: GSM8K-style worked arithmetic problems generated
   from templates with random numbers, trained once;
 * **phrase** documents: the phrases chapter's English counterpart (20-word
@@ -62,7 +63,7 @@ from analysis.lab.corpus.common import (
     normalise,
 )
 from analysis.lab.corpus.documents import TRAINING_KINDS, Corpus, Document, Injection, corpus_fingerprint
-from analysis.lab.corpus.facts import FACT_TEMPLATES, QUIZ_ROUND_QUESTIONS
+from analysis.lab.corpus.facts import DECONTAMINATION_N, FACT_SENTENCES, contaminated
 from analysis.lab.corpus.phrases import PHRASE_PROBE_WORDS
 from analysis.lab.corpus.problems import FIRST_NAMES, LAST_NAMES, N_PROBLEM_TEMPLATES, problem_text
 from analysis.lab.corpus.shingles import popular_overlaps
@@ -75,8 +76,9 @@ _norm = normalise
 _rng = corpus_rng
 
 __all__ = [
-    "CODE_VERSION", "DATA_PREFIXES", "FACT_TEMPLATES", "FIRST_NAMES", "LAST_NAMES", "MAX_CHARS_PER_WORD",
-    "N_PROBLEM_TEMPLATES", "PHRASE_PROBE_WORDS", "QUIZ_ROUND_QUESTIONS", "SHINGLE_WORDS", "TRAINING_KINDS",
-    "Corpus", "Document", "Injection", "build_corpus", "corpus_fingerprint", "corpus_rng", "normalise",
+    "CODE_VERSION", "DATA_PREFIXES", "DECONTAMINATION_N", "FACT_SENTENCES", "FIRST_NAMES", "LAST_NAMES",
+    "MAX_CHARS_PER_WORD", "N_PROBLEM_TEMPLATES", "PHRASE_PROBE_WORDS", "SHINGLE_WORDS", "TRAINING_KINDS",
+    "Corpus", "Document", "Injection", "build_corpus", "contaminated", "corpus_fingerprint", "corpus_rng",
+    "normalise",
     "popular_copies", "popular_overlaps", "problem_text",
 ]

@@ -96,13 +96,16 @@ def _text_documents(config: CorpusConfig, index: TextIndex) -> _Texts:
     return _Texts(excerpts, heldout_windows + heldout_baseline, background_docs, passage_items)
 
 
-def _task_documents(config: CorpusConfig, key: str, protected: set) -> tuple[list, list, list[dict]]:
-    """Knowledge and reasoning documents, and the TriviaQA items left for the qa injections."""
+def _task_documents(config: CorpusConfig, key: str, protected: set, others: list[str]
+                    ) -> tuple[list, list, list[dict]]:
+    """Knowledge and reasoning documents, and the TriviaQA items left for the qa injections.
+    ``others`` are the texts already in training: no fact whose question shares an
+    8-word n-gram with one of them is used (the knowledge task's decontamination)."""
     # TriviaQA: knowledge from the front of a seeded order, qa injections from the back.
     pool = list(trivia_pool(key))
     perm = corpus_rng(config.seed, "triviaqa").permutation(len(pool))
     ordered = [pool[i] for i in perm]
-    knowledge = knowledge_documents(config, ordered, protected)
+    knowledge = knowledge_documents(config, ordered, protected, others)
     used_ids = {d.meta["question_id"] for d in knowledge if d.meta["role"] == "fact"}
     qa_items = [item for item in reversed(ordered) if item["question_id"] not in used_ids]
     gsm8k_questions = {item["question"].lower() for item in gsm8k_items(key)}
@@ -157,7 +160,8 @@ def build_corpus(config: CorpusConfig, phrase_candidates: pd.DataFrame | None = 
     texts = _text_documents(config, text_index(text_key))
     protected = {s for d in texts.heldout for s in shingles(d.text)}
     protected |= {s for p in texts.passages for s in shingles(p["text"])}
-    knowledge, reasoning, qa_items = _task_documents(config, key, protected)
+    knowledge, reasoning, qa_items = _task_documents(
+        config, key, protected, [d.text for d in texts.background + texts.excerpts])
     documents = texts.background + texts.excerpts + knowledge + reasoning
     others = [d.text for d in documents + texts.heldout] + [p["text"] for p in texts.passages]
     documents += phrase_documents(config, others, protected, phrase_candidates)
