@@ -175,3 +175,54 @@ def test_weight_decay_for_a_width_outside_the_ladder_fails():
                         ladder_tokens=1000, small=16, large=32, budgets=(1000, 2000), range_tokens=2000,
                         range_max_copies=None, range_width=16, batch=16, base_lr=3e-3,
                         weight_decay={100: 0.4})
+
+
+def test_ablations_break_one_assumption_each():
+    prof = ladder._profile(CorpusConfig(), 512, 128, wide=(16, 32), deep=(16, 24), ladder_tokens=1000,
+                           small=16, large=32, budgets=(1000, 2000), range_tokens=2000, range_max_copies=None,
+                           range_width=32, batch=4, base_lr=3e-3, ablation_width=32)
+    base, tokens, copies = prof.run("wide-32"), prof.run("abl-tokens"), prof.run("abl-copies")
+    # half the tokens, nothing else changed; the corpus at a quarter of the popular copies, nothing else
+    assert replace(tokens, name=base.name, family=base.family, tokens=1000) == base and tokens.tokens == 500
+    assert replace(copies, name=base.name, family=base.family, popular_copies_divisor=1) == base
+    assert copies.popular_copies_divisor == 4 and {tokens.family, copies.family} == {"ablation"}
+    # an ablation's stream has a key of its own; every other run keeps the corpus's
+    assert ladder.run_corpus_key(base, "k") == ladder.run_corpus_key(tokens, "k") == "k"
+    assert ladder.run_corpus_key(copies, "k") not in ("k", ladder.run_corpus_key(replace(copies,
+                                                               popular_copies_divisor=2), "k"))
+    with pytest.raises(LabConfigError, match=r"ablation_width must be a width of the 2-layer ladder"):
+        ladder._profile(CorpusConfig(), 512, 128, wide=(16, 32), deep=(16, 24), ladder_tokens=1000,
+                        small=16, large=32, budgets=(1000, 2000), range_tokens=2000, range_max_copies=None,
+                        range_width=32, batch=4, base_lr=3e-3, ablation_width=24)
+    with pytest.raises(LabConfigError, match="popular_copies_divisor"):
+        replace(base, popular_copies_divisor=0)
+
+
+def test_popular_divisor_stream_by_hand():
+    from analysis.lab.corpus import Corpus, Document
+
+    docs = [Document("p-0", "popular", "popular", "a b", 9, {}),
+            Document("p-1", "popular", "popular", "c d", 2, {}),
+            Document("b-0", "background", "popular", "e f", 3, {})]
+    corpus = Corpus(CorpusConfig(), docs, [], [])
+    # 9 // 4 = 2 and max(1, 2 // 4) = 1 popular copies; background keeps its 3
+    assert sorted(corpus.training_texts(popular_divisor=4)) == ["a b"] * 2 + ["c d"] + ["e f"] * 3
+    assert sorted(corpus.training_texts()) == ["a b"] * 9 + ["c d"] * 2 + ["e f"] * 3
+    with pytest.raises(ValueError, match="popular_divisor must be a positive integer"):
+        corpus.training_texts(popular_divisor=0)
+
+
+def test_run_keys_without_an_ablation_are_unchanged():
+    # the new field joins a run's key only when it is not 1, so no existing run retrains
+    from analysis.lab.train.runs import run_key
+
+    class Tok:
+        backend_tokenizer = type("B", (), {"to_str": lambda self: '{"model": {"merges": []}}'})()
+
+        def get_vocab(self):
+            return {"a": 0}
+
+    run = ladder.PROFILES["smoke"].run("wide-32")
+    assert "popular_copies_divisor" not in run_key(run, [], Tok(), "k")["run"]
+    ablated = run_key(replace(run, popular_copies_divisor=4), [], Tok(), "k")["run"]
+    assert ablated["popular_copies_divisor"] == 4

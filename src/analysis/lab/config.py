@@ -182,7 +182,10 @@ class RunConfig:
     levels of every task). ``copies_per_row`` lets up to that many copies of
     different sequences share one row, one after the other, while their tokens
     fit (a quarter of a run holds that many times more copies); 1 puts every copy
-    in a row of its own.
+    in a row of its own. ``popular_copies_divisor`` trains the run on the corpus
+    with every popular excerpt at that fraction of its copies (``copies //
+    divisor``, at least one): the size chapter's uneven-exposure ablation; 1 is
+    the corpus as built.
     """
 
     name: str
@@ -199,9 +202,11 @@ class RunConfig:
     tags: tuple[str, ...] = field(default_factory=tuple)
     max_copies: int | None = None
     copies_per_row: int = 1
+    popular_copies_divisor: int = 1
 
     def __post_init__(self):
         _positive("tokens", self.tokens)
+        _positive("popular_copies_divisor", self.popular_copies_divisor)
         _positive("copies_per_row", self.copies_per_row)
         if self.copies_per_row > 1 and not self.inject:
             raise LabConfigError(f"run {self.name!r}: copies_per_row={self.copies_per_row} needs inject=True")

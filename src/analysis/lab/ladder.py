@@ -169,11 +169,17 @@ def _profile(corpus: CorpusConfig, vocab: int, context: int, wide, deep, ladder_
              large: int, budgets: tuple[int, int], range_tokens: int, range_max_copies: int | None,
              range_width: int, batch: int, base_lr: float, layers: tuple[int, int] = (2, 6),
              copies_per_row: int = 1, weight_decay: Mapping[int, float] | None = None,
-             device: str = "cpu") -> LabProfile:
+             device: str = "cpu", ablation_width: int | None = None) -> LabProfile:
     """A profile's runs. ``weight_decay`` maps a width to its ladder models' AdamW weight
     decay (both families); widths not in it, and every perturbed, standard and range
     run, train at :data:`DEFAULT_WEIGHT_DECAY`. A standard twin whose settings then
-    differ from the ladder run of its size is a training of its own."""
+    differ from the ladder run of its size is a training of its own.
+
+    ``ablation_width`` adds the size chapter's two ablations of the 2-layer ladder
+    model of that width, each breaking one assumption of the size study on purpose:
+    ``abl-tokens`` trains for half the ladder's tokens (another factor varies),
+    ``abl-copies`` on the corpus with the popular excerpts at a quarter of their
+    copies (uneven exposure, :attr:`RunConfig.popular_copies_divisor`)."""
     weight_decay = dict(weight_decay or {})
     unknown = sorted(set(weight_decay) - set(wide) - set(deep))
     if unknown:
@@ -193,6 +199,13 @@ def _profile(corpus: CorpusConfig, vocab: int, context: int, wide, deep, ladder_
         runs.append(replace(range_base, name="std-range", family="standard"))
     runs += [replace(range_base, name=f"range-{w}", family="range", inject=True, window=w,
                      max_copies=range_max_copies, copies_per_row=copies_per_row) for w in RANGE_WINDOWS]
+    if ablation_width is not None:
+        ladder_run = {r.model.d_model: r for r in wide_runs}.get(ablation_width)
+        if ladder_run is None:
+            raise LabConfigError(f"ablation_width must be a width of the 2-layer ladder {list(wide)}, "
+                                 f"got {ablation_width!r}")
+        runs += [replace(ladder_run, name="abl-tokens", family="ablation", tokens=ladder_tokens // 2),
+                 replace(ladder_run, name="abl-copies", family="ablation", popular_copies_divisor=4)]
     return LabProfile(corpus=corpus, vocab_size=vocab, runs=tuple(runs), device=device)
 
 
@@ -204,7 +217,7 @@ PROFILES = {
                      phrases_per_level=4),
         vocab=1024, context=128, wide=(16, 32), deep=(16, 24), ladder_tokens=80_000,
         small=16, large=32, budgets=(80_000, 120_000), range_tokens=120_000, range_max_copies=None,
-        range_width=16, batch=16, base_lr=3e-3, copies_per_row=2,
+        range_width=16, batch=16, base_lr=3e-3, copies_per_row=2, ablation_width=32,
     ),
     # Lab v2, designed from the phenomena backwards (the lab page's table of phenomena
     # shows each signal) and sized from measured speeds on 2 cores. Every ladder model
@@ -255,7 +268,7 @@ PROFILES = {
         vocab=4096, context=128, wide=(32, 48, 64, 96, 128), deep=(32, 48, 64, 96, 128),
         ladder_tokens=2_500_000, small=64, large=128, budgets=(1_000_000, 2_500_000),
         range_tokens=2_500_000, range_max_copies=None, range_width=64, batch=8, base_lr=3e-3,
-        copies_per_row=3, weight_decay={128: 0.4},
+        copies_per_row=3, weight_decay={128: 0.4}, ablation_width=96,
     ),
     # The GPU lab, for one 80 GB GPU, about 12 hours at the throughput analysis.lab.budget
     # assumes (the lab page computes its budget from this configuration). The same design
@@ -454,7 +467,8 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
     name = profile if isinstance(profile, str) else None
     if name is not None:
         _install_archive(name, prof, corpus, key, tokenizer, place)
-    built = _train_runs(prof, chosen, injected, texts, key, tokenizer, place, progress, name, wait_for_twins)
+    built = _train_runs(prof, chosen, injected, corpus, texts, key, tokenizer, place, progress, name,
+                        wait_for_twins)
     results = {run.name: built[run.name] for run in chosen}
     return LabBuild(prof, corpus, tokenizer, results, time.time() - t0, name=name)
 
@@ -464,8 +478,23 @@ def lab_folders(profile: str | LabProfile, corpus: Corpus, tokenizer, corpus_key
     """Every run of ``profile`` → the folder :func:`build_lab` trains it into on ``device``
     (:func:`analysis.lab.train.run_folder`; the folders need not exist)."""
     prof = get_profile(profile)
-    return {run.name: run_folder(run, run_injections(run, corpus.injections), tokenizer, corpus_key,
-                                 device=device) for run in prof.runs}
+    return {run.name: run_folder(run, run_injections(run, corpus.injections), tokenizer,
+                                 run_corpus_key(run, corpus_key), device=device) for run in prof.runs}
+
+
+def run_corpus_key(run: RunConfig, corpus_key: str) -> str:
+    """The key of the stream ``run`` trains on: the corpus's, or, for an ablation run
+    whose popular excerpts train at a fraction of their copies, one of its own."""
+    if run.popular_copies_divisor == 1:
+        return corpus_key
+    return stable_hash([corpus_key, "popular_copies_divisor", run.popular_copies_divisor])
+
+
+def run_texts(run: RunConfig, corpus: Corpus, texts: list[str]) -> list[str]:
+    """The training stream of ``run``: the corpus's (``texts``), or its ablation's."""
+    if run.popular_copies_divisor == 1:
+        return texts
+    return corpus.training_texts(popular_divisor=run.popular_copies_divisor)
 
 
 def _install_archive(name: str, prof: LabProfile, corpus: Corpus, key: str, tokenizer,
@@ -529,8 +558,8 @@ def _corpus_and_tokenizer(prof: LabProfile, place: Placement) -> tuple[Corpus, l
     return corpus, texts, key, tokenizer
 
 
-def _train_runs(prof: LabProfile, runs: list[RunConfig], injected: dict, texts: list[str], key: str,
-                tokenizer, place: Placement, progress: bool, name: str | None,
+def _train_runs(prof: LabProfile, runs: list[RunConfig], injected: dict, corpus: Corpus, texts: list[str],
+                key: str, tokenizer, place: Placement, progress: bool, name: str | None,
                 wait_for_twins: bool = False) -> dict[str, RunResult]:
     """Train (or load) ``runs`` in :func:`training_order`, and register them under the
     profile ``name`` (none when the profile has no name); only the first process
@@ -548,7 +577,8 @@ def _train_runs(prof: LabProfile, runs: list[RunConfig], injected: dict, texts: 
                 tqdm.write(f"{run.name}: waiting for its standard twin {twin.name}, trained elsewhere, "
                            "to fork from it")
             wait_for_run(twin)
-        built[run.name] = train(run, texts, injected[run.name], tokenizer, key, progress=progress,
+        built[run.name] = train(run, run_texts(run, corpus, texts), injected[run.name], tokenizer,
+                                run_corpus_key(run, key), progress=progress,
                                 fork=run.inject or unlabelled(run) in forked, device=place.device)
         if name is not None and first:
             register(model_name(name, run.name).removeprefix("lab:"), built[run.name].path)

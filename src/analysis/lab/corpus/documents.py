@@ -172,8 +172,12 @@ class Corpus:
         table["share"] = table["words"] / total if total else 0.0
         return table
 
-    def training_texts(self) -> list[str]:
+    def training_texts(self, popular_divisor: int = 1) -> list[str]:
         """The training stream: every training document repeated ``copies`` times.
+
+        With ``popular_divisor`` above 1, every popular excerpt is repeated
+        ``max(1, copies // popular_divisor)`` times instead (an ablation run's
+        stream, :attr:`~analysis.lab.config.RunConfig.popular_copies_divisor`).
 
         Returns
         -------
@@ -182,7 +186,11 @@ class Corpus:
             so the copies of a document are spread over the stream). Injected
             sequences are not included: the trainer inserts them.
         """
-        slots = np.repeat(np.arange(len(self.documents)), [d.copies for d in self.documents])
+        if not isinstance(popular_divisor, int) or isinstance(popular_divisor, bool) or popular_divisor < 1:
+            raise ValueError(f"popular_divisor must be a positive integer, got {popular_divisor!r}")
+        copies = [max(1, d.copies // popular_divisor) if d.kind == "popular" and popular_divisor > 1
+                  else d.copies for d in self.documents]
+        slots = np.repeat(np.arange(len(self.documents)), copies)
         order = corpus_rng(self.config.seed, "training-order").permutation(len(slots))
         return [self.documents[i].text for i in slots[order]]
 
