@@ -173,6 +173,9 @@ def write_results(name: str, profile: str, params: dict, seconds: float, values:
     record = {"chapter": name, "profile": profile, "params": params, "commit": commit,
               "executed": _now(), "seconds": round(seconds, 1),
               "usage": usage, "claims": claims, "values": dict(sorted(values.items()))}
+    # the lab's runs: weights hash and final losses (lab page, analysis.lab.fingerprint)
+    if "lab_fingerprints" in record["values"]:
+        record["fingerprints"] = json.loads(record["values"].pop("lab_fingerprints"))
     path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     return path
 

@@ -185,6 +185,17 @@ def test_a_chapter_without_claims_writes_an_empty_list(tmp_path):
     assert record["claims"] == [] and record["values"] == {"n_runs": "8"}
 
 
+def test_lab_fingerprints_go_to_their_own_key(tmp_path):
+    rows = [{"run": "wide-32", "weights_sha256": "ab" * 32, "final_loss": 4.25, "final_loss_last": 4.5,
+             "steps": 10}]
+    path = write_results("lab", "default", {}, 1.0, {"n_runs": "8", "lab_fingerprints": json.dumps(rows)},
+                         "abc", results_dir=tmp_path)
+    record = json.loads(path.read_text())
+    assert record["fingerprints"] == rows and record["values"] == {"n_runs": "8"}
+    assert "fingerprints" not in json.loads(write_results("size", "default", {}, 1.0, {"a": "1"}, "abc",
+                                                          results_dir=tmp_path).read_text())
+
+
 def test_claims_glued_as_markdown_survive_the_executed_notebook(tmp_path):
     """A claim's text holds quotes and backslashes ("the source's", "\\u"): glued as
     Markdown it is stored as is, and execute_chapters.py reads the same claims back."""
