@@ -42,7 +42,7 @@ from analysis.size.claims import (
     loo_r2_claim,
     pairwise_claims,
 )
-from analysis.size.method import LadderMethod, family_lean, invalid_bounds, ladder_method
+from analysis.size.method import LadderMethod, family_lean, invalid_bounds, ladder_method, place_on_law
 from analysis.size.method_absolute import (
     LOOResult,
     PCAIndex,
@@ -132,6 +132,7 @@ from analysis.size.params import (
 )
 from analysis.size.run import chapter_templates, chapter_texts, lab_samples, ladder_design, plan, probe_models
 from analysis.size.text import (
+    ablation_text,
     agreement_note,
     calibration_text,
     gap_text,
@@ -219,6 +220,7 @@ __all__ = [
     "ladder_design",
     "ladder_gap_text",
     "ladder_method",
+    "place_on_law",
     "ladder_values",
     "law_claim",
     "law_coefficients_claim",
@@ -234,6 +236,7 @@ __all__ = [
     "pairwise_claims",
     "pairwise_spearman",
     "pairwise_tests",
+    "ablation_text",
     "pairwise_text",
     "pca_index",
     "plan",

@@ -25,6 +25,7 @@ from analysis.size.method_absolute import (
     loo_cv,
     loo_r2_interval,
     pca_index,
+    project,
 )
 from analysis.size.method_groups import LadderAgreement, group_gap, ladder_agreement
 from analysis.size.method_probe import accuracy_profile
@@ -35,7 +36,7 @@ from analysis.size.method_relative import (
     relative_lower_bound,
     tau_sweep,
 )
-from analysis.size.params import BAND, KIND_ORDER, PAIRWISE_TAU, PAPER_ALPHA
+from analysis.size.params import BAND, KIND_ORDER, PAIRWISE_TAU, PAPER_ALPHA, SizeError
 
 INVALID_COLUMNS = ["model", "theta", "family", "source", "reference", "ref_theta", "ref_family", "ratio",
                    "pvalue", "cross_family", "close", "family_lean", "ref_family_lean", "reasons"]
@@ -157,3 +158,31 @@ def ladder_method(acc: pd.DataFrame, theta: pd.Series, alpha: float = PAPER_ALPH
         kinds=kind_sweep(by_kind, theta, PAIRWISE_TAU, alpha=alpha),
         invalid=invalid_bounds(bounds, pairs, fam),
     )
+
+
+def place_on_law(method: LadderMethod, profiles: pd.DataFrame, theta: pd.Series) -> pd.DataFrame:
+    """Models outside the ladder, placed on the ladder's fitted law.
+
+    Each model's accuracy profile (``profiles``: :func:`accuracy_profile` of the
+    ladder's own probe's answers) is projected on the ladder's index (:func:`project`), and the law gives its
+    predicted size :math:`\\hat\\theta = A e^{Bz}`. Beside it: its true size
+    ``theta`` (by model name), ``ratio`` :math:`\\hat\\theta/\\theta` (1 = the law
+    reads the size right, below 1 the model looks smaller than it is), and
+    ``outside_loo``: whether the ratio falls outside the range of the ladder's own
+    leave-one-out ratios, the error the law makes on models that obey its assumptions.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model``, ``theta``, ``z``, ``theta_hat``, ``ratio``, ``outside_loo``.
+    """
+    z = project(method.pca, profiles)
+    missing = [m for m in z.index if m not in theta.index]
+    if missing:
+        raise SizeError(f"theta lacks the sizes of {missing}")
+    lo, hi = method.loo.table["ratio"].min(), method.loo.table["ratio"].max()
+    out = pd.DataFrame({"model": z.index, "theta": theta.reindex(z.index).to_numpy(dtype=float),
+                        "z": z.to_numpy(), "theta_hat": method.law.predict(z).to_numpy()})
+    out["ratio"] = out["theta_hat"] / out["theta"]
+    out["outside_loo"] = (out["ratio"] < lo) | (out["ratio"] > hi)
+    return out

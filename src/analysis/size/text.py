@@ -314,3 +314,28 @@ def ladder_values(method) -> dict[str, str]:
             "lab_agree_popular": _fmt(summary["popular"], ".3f"),
             "lab_agree_baseline": _fmt(summary["baseline"], ".3f"),
             "lab_agree_family_p": _fmt(fam.mwu_pvalue, ".2g")}
+
+
+#: what each ablation run breaks, by run name (analysis.lab.ladder._profile)
+ABLATIONS = {
+    "abl-tokens": ("Assumption 2 (size dominates the other differences)",
+                   "trained for half the ladder's tokens"),
+    "abl-copies": ("Assumption 1 (equal exposure)",
+                   "trained with the popular excerpts at a quarter of their copies"),
+}
+
+
+def ablation_text(placed: pd.DataFrame, loo: pd.Series) -> str:
+    """One sentence per ablation model placed on the law (:func:`analysis.size.place_on_law`),
+    with the range of the ladder's own leave-one-out ratios ``loo`` for scale."""
+    lo, hi = float(loo.min()), float(loo.max())
+    parts = []
+    for row in placed.itertuples(index=False):
+        run = str(row.model).removeprefix("lab:").split("/")[-1]
+        broken, how = ABLATIONS.get(run, ("an assumption", "changed"))
+        side = "smaller" if row.ratio < 1 else "larger"
+        where = "outside" if row.outside_loo else "inside"
+        parts.append(f"**{run}** ({how}; breaks {broken}): {row.theta / 1e6:.2f}M parameters, "
+                     f"predicted {row.theta_hat / 1e6:.2f}M, {row.ratio:.2f} times its size, so it reads "
+                     f"{side} than it is, {where} the ladder's own range ({lo:.2f} to {hi:.2f}).")
+    return " ".join(parts)
