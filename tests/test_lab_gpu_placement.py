@@ -46,6 +46,7 @@ def _build_lab_device(monkeypatch, profile: str, **kw) -> tuple[str, str]:
     monkeypatch.setattr(ladder, "_corpus_and_tokenizer", lambda prof, place: (
         SimpleNamespace(injections=[]), ["some text"], "corpus-k", object()))
     monkeypatch.setattr(ladder, "init_distributed", lambda place: seen.setdefault("place", place))
+    monkeypatch.setattr(ladder, "_install_archive", lambda *a, **k: None)  # no registered lab archive
 
     def train(run, *a, device=None, **k):
         seen["device"] = device
