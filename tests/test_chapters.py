@@ -155,7 +155,8 @@ class TestLab(SmokeChapter):
     def test_lab_smoke_exposure_check_holds(self, smoke):
         values = glued_values(smoke("lab"))
         assert values["all_agree"] == "agree exactly"
-        assert values["n_standard"] == "8"  # 4 ladder models + 4 standard twins on the smoke profile
+        # 4 ladder models + 4 standard twins + 2 ablation runs on the smoke profile
+        assert values["n_standard"] == "10"
         # the table of phenomena: a row per chapter, and the ladder's families counted
         assert all(values[f"phenomenon_{c}"] for c in CHAPTERS)
         assert values["ladder_families"] == "2" and 0 <= int(values["ladder_monotone_families"]) <= 2

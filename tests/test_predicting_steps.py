@@ -416,3 +416,9 @@ def test_inserted_frames_drop_the_controls_before_balancing():
     # balancing then draws the 6 negatives from the 4 inserted ones: every negative kept, 4 positives drawn
     d = ST.exp1_dataset(ST.balanced_samples({"pert-a": ins}, seed=0))
     assert d[["n_pos", "n_neg", "controls_pos", "controls_neg"]].values.tolist() == [[4, 4, 0, 0]]
+
+
+def test_chapter_runs_leave_out_the_ablations():
+    table = pd.DataFrame({"run": ["wide-32", "pert-s1x", "abl-tokens", "std-s1x", "abl-copies"],
+                          "family": ["ladder-wide", "perturbed", "ablation", "standard", "ablation"]})
+    assert ST.chapter_runs(table)["run"].tolist() == ["wide-32", "pert-s1x", "std-s1x"]

@@ -74,6 +74,7 @@ from analysis.predicting.run import (
 from analysis.predicting.steps import (
     balanced_samples,
     cell_keys,
+    chapter_runs,
     empty_cells,
     exp1_dataset,
     exp2_dataset,
@@ -141,6 +142,7 @@ __all__ = [
     "bin_sentence",
     "bins_text",
     "cell_keys",
+    "chapter_runs",
     "cells_text",
     "check_pools",
     "computed_sentence",

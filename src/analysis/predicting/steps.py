@@ -90,6 +90,13 @@ def exp1_dataset(samples: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     return exp1_stats(samples) if samples else pd.DataFrame()
 
 
+def chapter_runs(table: pd.DataFrame) -> pd.DataFrame:
+    """The lab's runs this chapter scores (a profile's :meth:`~analysis.lab.ladder.LabProfile.table`):
+    every run but the size chapter's ablations (family ``ablation``), which inject nothing
+    and are no standard twin of an injected run."""
+    return table[table["family"] != "ablation"].reset_index(drop=True)
+
+
 def range_runs(pools: Mapping[str, Sequence[str]]) -> list[str]:
     """Every run of the pools, once each, in order of first appearance."""
     return list(dict.fromkeys(r for pool in pools.values() for r in pool))

@@ -11,6 +11,7 @@ import pandas as pd
 
 from analysis import nextword
 from analysis.core import data
+from analysis.lab import ladder
 from analysis.lab.plan import lab_corpus, lab_ladder_names
 from analysis.models.queries import QueryGroup, is_chat
 from analysis.size.method_probe import sample_positions
@@ -69,7 +70,8 @@ def plan(params: Mapping) -> list:
     """The queries an execution at ``params`` sends, built as the chapter builds
     them, for :mod:`analysis.book.plan` to count: each model's probe (one query a
     position, or one a position and template in chat mode), then each lab ladder
-    model's probe of the lab's positions. Loads, trains and calls nothing."""
+    model's probe of the lab's positions, and each ablation run's (when the lab
+    profile has them). Loads, trains and calls nothing."""
     popular, baseline = chapter_texts(params)
     samples = sample_positions({**popular, **baseline}, params["prefix_lens"], params["n_per_text"],
                                seed=params["seed"], baseline=list(baseline))
@@ -86,4 +88,7 @@ def plan(params: Mapping) -> list:
                       seed=params["seed"])
     groups += [QueryGroup("lab probe", name, lab["prefix"].tolist(), LAB_PROBE_TOKENS)
                for _, name in lab_ladder_names(params["lab_profile"])]
+    ablations = [r.name for r in ladder.get_profile(params["lab_profile"]).runs if r.family == "ablation"]
+    groups += [QueryGroup("ablation probe", name, lab["prefix"].tolist(), LAB_PROBE_TOKENS)
+               for _, name in (lab_ladder_names(params["lab_profile"], ablations) if ablations else [])]
     return groups
