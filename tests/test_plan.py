@@ -163,8 +163,8 @@ def test_plan_command_prints_counts_and_cost(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "size (smoke):" in out and "probe (template 1)" in out
     assert "lab (smoke): queries the lab's models only" in out
-    # 18 + 4 x 164 queries, none to an API model
-    assert "total: 674 queries (674 certain" in out and "0 to API models" in out
+    # 18 + (4 ladder models + 2 ablation runs) x 164 queries, none to an API model
+    assert "total: 1,002 queries (1,002 certain" in out and "0 to API models" in out
     assert "API cost between $0.00 and $0.00" in out
 
 
