@@ -123,6 +123,15 @@ class LabProfile:
         } for r in self.runs])
 
 
+#: the family of the size chapter's ablation runs (:func:`_profile`'s ``ablation_width``)
+ABLATION = "ablation"
+
+
+def ablation_runs(profile: str | LabProfile) -> list[str]:
+    """The names of ``profile``'s ablation runs (none when it trains no ablations)."""
+    return [r.name for r in get_profile(profile).runs if r.family == ABLATION]
+
+
 def unlabelled(run: RunConfig) -> RunConfig:
     """``run`` without the labels its key ignores (name, family, tags): two runs equal
     here train the same weights, once (:func:`analysis.lab.train.run_key`)."""
@@ -204,8 +213,8 @@ def _profile(corpus: CorpusConfig, vocab: int, context: int, wide, deep, ladder_
         if ladder_run is None:
             raise LabConfigError(f"ablation_width must be a width of the 2-layer ladder {list(wide)}, "
                                  f"got {ablation_width!r}")
-        runs += [replace(ladder_run, name="abl-tokens", family="ablation", tokens=ladder_tokens // 2),
-                 replace(ladder_run, name="abl-copies", family="ablation", popular_copies_divisor=4)]
+        runs += [replace(ladder_run, name="abl-tokens", family=ABLATION, tokens=ladder_tokens // 2),
+                 replace(ladder_run, name="abl-copies", family=ABLATION, popular_copies_divisor=4)]
     return LabProfile(corpus=corpus, vocab_size=vocab, runs=tuple(runs), device=device)
 
 

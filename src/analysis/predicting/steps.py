@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from analysis.lab import ladder
 from analysis.predicting.checks import PredictingError, check_T
 from analysis.predicting.method_eval import auc_rows, held_out_scores
 from analysis.predicting.method_sampling import (
@@ -94,7 +95,7 @@ def chapter_runs(table: pd.DataFrame) -> pd.DataFrame:
     """The lab's runs this chapter scores (a profile's :meth:`~analysis.lab.ladder.LabProfile.table`):
     every run but the size chapter's ablations (family ``ablation``), which inject nothing
     and are no standard twin of an injected run."""
-    return table[table["family"] != "ablation"].reset_index(drop=True)
+    return table[table["family"] != ladder.ABLATION].reset_index(drop=True)
 
 
 def range_runs(pools: Mapping[str, Sequence[str]]) -> list[str]:

@@ -88,7 +88,7 @@ def plan(params: Mapping) -> list:
                       seed=params["seed"])
     groups += [QueryGroup("lab probe", name, lab["prefix"].tolist(), LAB_PROBE_TOKENS)
                for _, name in lab_ladder_names(params["lab_profile"])]
-    ablations = [r.name for r in ladder.get_profile(params["lab_profile"]).runs if r.family == "ablation"]
+    ablations = ladder.ablation_runs(params["lab_profile"])
     groups += [QueryGroup("ablation probe", name, lab["prefix"].tolist(), LAB_PROBE_TOKENS)
                for _, name in (lab_ladder_names(params["lab_profile"], ablations) if ablations else [])]
     return groups
