@@ -132,8 +132,11 @@ def test_size_smoke_plan_by_hand():
     assert (probe.part, probe.model, probe.queries, probe.max_new_tokens) == (
         "probe (template 1)", "smollm2-135m-instruct", 18, 6)
     assert all(isinstance(p, list) and p[-1]["role"] == "user" for p in probe.prompts)
-    # the lab corpus's 37 popular excerpts and 4 baseline stories x 2 lengths x 2 positions, per ladder model
-    assert len(lab) == 4 and {g.queries for g in lab} == {164}
+    # the lab corpus's 37 popular excerpts and 4 baseline stories x 2 lengths x 2 positions, per ladder
+    # model and per ablation run
+    assert [g.part for g in lab] == ["lab probe"] * 4 + ["ablation probe"] * 2
+    assert [g.model for g in lab[4:]] == ["lab:smoke/abl-tokens", "lab:smoke/abl-copies"]
+    assert {g.queries for g in lab} == {164}
     assert {g.max_new_tokens for g in lab} == {size.LAB_PROBE_TOKENS}
 
 
