@@ -2,7 +2,7 @@
 batched sampling; local generation against what the hardware allows.
 
     python scripts/bench_models.py [--model smollm2-135m-instruct] [--n 32] [--tokens 32]
-    python scripts/bench_models.py --sampling [--model lab:deep-128] [--n 240]
+    python scripts/bench_models.py --sampling [--model lab:deep-40] [--n 240]
     python scripts/bench_models.py --roofline [--model gemma3-270m] [--n 32] [--n-size 48] [--tokens 32]
         [--repeats 2] [--compile] [--arms ARM ...] [--workloads phrases|size|entropy] [--seed 1] [--tag TAG]
 

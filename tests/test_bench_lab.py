@@ -28,12 +28,12 @@ def _run(name="t", model=TINY, family="standard", batch_size=2, **kw) -> RunConf
 def test_ladder_shapes_of_the_default_profile():
     shapes = bench_lab.ladder_shapes(get_profile("default").runs)
     assert [r.name for r in shapes] == [
-        "wide-32", "wide-48", "wide-64", "wide-96", "wide-128",
-        "deep-32", "deep-48", "deep-64", "deep-96", "deep-128",
+        "wide-56", "wide-64", "wide-80", "wide-96", "wide-128",
+        "deep-12", "deep-16", "deep-24", "deep-32", "deep-40",
     ]
     first, last = shapes[0], shapes[-1]
-    assert (first.model.n_layer, first.model.d_model, first.model.n_head, first.model.d_ff) == (2, 32, 1, 128)
-    assert (last.model.n_layer, last.model.d_model, last.model.n_head, last.model.d_ff) == (6, 128, 4, 512)
+    assert (first.model.n_layer, first.model.d_model, first.model.n_head, first.model.d_ff) == (2, 56, 1, 224)
+    assert (last.model.n_layer, last.model.d_model, last.model.n_head, last.model.d_ff) == (6, 40, 1, 160)
     assert {(r.batch_size, r.model.context) for r in shapes} == {(8, 128)}
 
 

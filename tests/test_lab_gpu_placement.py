@@ -112,7 +112,6 @@ def test_the_entry_point_trains_where_the_profile_says(fake_cuda, monkeypatch, c
 #: the same calls as :func:`_key` below. Those runs' cached folders are named by these keys.
 KEYS_AT_667B5B3 = {
     "default/wide-64": "a5b21c138f4f4fea",
-    "default/deep-128": "6a348b256d1d8d67",
     "default/pert-s2x": "6a1b5c6f97f29d44",
     "default/std-l2x": "5ee88734656cdb09",
     "default/range-q3": "f7377be961be9c04",

@@ -62,7 +62,7 @@ def test_ladder_lr_scales_with_the_square_roots_of_width_and_depth():
     assert ladder.ladder_lr(3e-3, 128, 6) == 0.001732  # 3e-3 * sqrt(1/3) = 0.0017320...
     assert ladder.ladder_lr(3e-3, 96, 6) == 0.002  # 3e-3 * sqrt(4/3) * sqrt(1/3) = 0.002
     prof = ladder.PROFILES["default"]
-    assert prof.run("deep-64").lr == ladder.ladder_lr(3e-3, 64, 6) == 0.002449
+    assert prof.run("deep-24").lr == ladder.ladder_lr(3e-3, 24, 6) == 0.004  # 3e-3 * sqrt(16/3) / sqrt(3)
 
 
 def test_default_ladder_has_ten_models_over_ten_fold_on_one_budget():
@@ -152,21 +152,33 @@ def test_design_facts_are_computed_from_the_profile():
 
 
 def test_a_profile_sets_weight_decay_per_ladder_width_and_the_other_runs_keep_the_default():
-    prof = ladder.PROFILES["default"]
-    assert prof.run("wide-128").weight_decay == prof.run("deep-128").weight_decay == 0.4
-    assert prof.run("wide-96").weight_decay == prof.run("deep-32").weight_decay == 0.1
-    # the large perturbed runs are width 128 but train at the default decay, so std-l2x
-    # is no longer wide-128 under another name, while std-s2x still is wide-64
-    assert {prof.run(n).weight_decay for n in ("pert-l1x", "pert-l2x", "std-l1x", "std-l2x")} == {0.1}
-    assert {r.weight_decay for r in prof.runs if r.family == "range"} == {0.1}
+    prof = ladder._profile(CorpusConfig(), 512, 128, wide=(16, 32), deep=(16, 24), ladder_tokens=1000,
+                           small=16, large=32, budgets=(1000, 1000), range_tokens=2000, range_max_copies=None,
+                           range_width=16, batch=4, base_lr=3e-3, weight_decay={32: 0.4})
+    assert prof.run("wide-32").weight_decay == 0.4
+    assert prof.run("wide-16").weight_decay == prof.run("deep-24").weight_decay == 0.1
+    # the large perturbed runs are width 32 but train at the default decay, so std-l1x
+    # is not wide-32 under another name, while std-s1x still is wide-16
+    assert {prof.run(n).weight_decay for n in ("pert-l1x", "std-l1x")} == {0.1}
     label = {"name": "", "family": ""}
-    assert replace(prof.run("std-l2x"), **label) != replace(prof.run("wide-128"), **label)
-    assert replace(prof.run("std-l2x"), **label) == replace(prof.run("wide-128"), weight_decay=0.1, **label)
-    assert ladder.shared_twins_text(prof) == "std-s2x is wide-64"
+    assert replace(prof.run("std-l1x"), **label) != replace(prof.run("wide-32"), **label)
+    assert replace(prof.run("std-l1x"), **label) == replace(prof.run("wide-32"), weight_decay=0.1, **label)
     assert ladder.weight_decay_text(prof) == (
-        "0.1, and 0.4 at width 128: at the common decay, trial runs showed held-out loss rising from the "
+        "0.1, and 0.4 at width 32: at the common decay, trial runs showed held-out loss rising from the "
         "next smaller width to these (the comment on ladder.PROFILES gives the numbers)")
     assert ladder.weight_decay_text("smoke") == "0.1"
+
+
+def test_the_default_lab_trains_every_run_at_one_weight_decay_and_its_families_do_not_overlap():
+    prof = ladder.PROFILES["default"]
+    assert {r.weight_decay for r in prof.runs} == {0.1}
+    assert ladder.weight_decay_text(prof) == "0.1"
+    # so the large standard run is the ladder's wide-128 and the small one wide-64: each trains once
+    assert ladder.shared_twins_text(prof) == "std-s2x is wide-64, std-l2x is wide-128"
+    size = {fam: [param_count(r.model, prof.vocab_size) for r in prof.runs if r.family == fam]
+            for fam in ("ladder-wide", "ladder-deep")}
+    # every 6-layer model is smaller than every 2-layer one: V·d + L·(16d² + 2d) + d at V = 4096
+    assert max(size["ladder-deep"]) == 317_960 and min(size["ladder-wide"]) == 330_008
 
 
 def test_weight_decay_for_a_width_outside_the_ladder_fails():

@@ -117,9 +117,10 @@ PROFILES = {
         models=["smollm2-135m-instruct"], prefix_tokens=16, suffix_tokens=16, n_real=16,
         temperature=0.0, lcs_filter="written", n_boot=50, seed=0, n_mia_lab=60, n_mia_real=16,
     ),
-    # The lab's largest perturbed run (its stream holds sequences inserted 1 to 256
-    # times, the only text a lab model reproduces) and the ladder's largest wide
-    # model; both real models. The injected sequences are about 64 tokens long, so
+    # The lab's largest perturbed run (its stream holds the injected sequences) and,
+    # for dataset inference, also the largest model of the 6-layer family (deep-40,
+    # another depth and about a third of the size, which never saw an injected
+    # sequence); both real models. The injected sequences are about 64 tokens long, so
     # |p| + |s| = 32 + 16, the source's 2 : 1 split scaled down. Greedy decoding
     # (the source's Table 4 finds the same r as at its main temperature 0.8, which
     # the lab section also shows). The lab's excerpts and held-out windows are each
@@ -131,7 +132,7 @@ PROFILES = {
     # again as whole windows (n_mia_lab per lab set, n_mia_real per real set: 300
     # forward passes per real model) and the lab's injected sequences once.
     "default": dict(
-        lab_profile="default", lab_model="pert-l2x", di_models=["pert-l2x", "deep-128"],
+        lab_profile="default", lab_model="pert-l2x", di_models=["pert-l2x", "deep-40"],
         lab_popular_sets=3, lab_heldout_sets=3,
         lab_prefix_tokens=32, lab_suffix_tokens=16, n_lab=10_000, n_di_lab=PAPER_MIN_DI_SAMPLES,
         n_strategy=3000, lab_suffix_lengths=(8, 16, 24, 32),
@@ -142,7 +143,7 @@ PROFILES = {
     # The source's setup for the real models (|p| = 100, |s| = 50, n = 1,500 per set,
     # temperature 0.8); the lab keeps 32 + 16, the length of its injected sequences.
     "paper": dict(
-        lab_profile="default", lab_model="pert-l2x", di_models=["pert-l2x", "deep-128"],
+        lab_profile="default", lab_model="pert-l2x", di_models=["pert-l2x", "deep-40"],
         lab_popular_sets=3, lab_heldout_sets=3,
         lab_prefix_tokens=32, lab_suffix_tokens=16, n_lab=20_000, n_di_lab=PAPER_MIN_DI_SAMPLES,
         n_strategy=6000, lab_suffix_lengths=(8, 16, 24, 32),

@@ -4,7 +4,7 @@
 
     python -m analysis.lab.build --profile smoke
     python -m analysis.lab.build --profile default --family ladder
-    python -m analysis.lab.build --profile default --runs wide-32 pert-s1x
+    python -m analysis.lab.build --profile default --runs wide-56 pert-s1x
     torchrun --standalone --nproc_per_node=4 -m analysis.lab.build --profile default
 
     # one run per GPU: the corpus once, then a shard of the runs on each of 8 GPUs
