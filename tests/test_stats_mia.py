@@ -47,6 +47,25 @@ def test_bootstrap_keeps_both_classes_and_is_seeded():
     assert est["auc"].interval == (1.0, 1.0) and est["tpr"].value == 1.0
 
 
+@pytest.mark.parametrize("fpr", [0.0, 0.01, 0.05, 1 / 3])
+def test_bootstrap_equals_the_reference_metrics_on_every_resample(fpr):
+    # the resampling loop computes AUC and TPR without sklearn; each resample must give
+    # what auc() (roc_auc_score) and tpr_at_fpr() (roc_curve) give, ties included
+    from analysis.stats.auc import auc
+
+    rng = np.random.default_rng(7)
+    for n1, n0 in ((5, 3), (40, 250), (120, 90)):
+        y = np.r_[np.ones(n1, int), np.zeros(n0, int)]
+        s = np.round(rng.normal(size=n1 + n0) + 0.5 * y, 1)  # one decimal: many ties
+        aucs, tprs = mia.bootstrap_metrics(y, s, n_boot=40, seed=n1, fpr=fpr)
+        draws = np.random.default_rng(n1)
+        pos, neg = s[y == 1], s[y == 0]
+        for b in range(40):
+            d = np.r_[draws.choice(pos, n1), draws.choice(neg, n0)]
+            assert aucs[b] == pytest.approx(auc(y, d), abs=1e-12)
+            assert tprs[b] == mia.tpr_at_fpr(y, d, fpr)
+
+
 def test_grouped_auc_counts_pairs_within_a_group_only():
     # group a: member 5 vs non-members 1 and 7 -> 1 of 2; group b: member 0 vs non-member 0 -> a tie, 1/2
     est = mia.grouped_auc([1, 0, 0, 1, 0, 1], [5, 1, 7, 0, 0, 100], ["a", "a", "a", "b", "b", "c"])

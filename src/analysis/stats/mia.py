@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from scipy.stats import rankdata
 from sklearn.metrics import roc_curve
 
 from analysis.stats.auc import auc, auc_test
@@ -52,21 +53,44 @@ def tpr_at_fpr(y, score, fpr: float = LOW_FPR) -> float:
     return float(t[f <= fpr + 1e-12].max())
 
 
+def _allowed_false_positives(n_neg: int, fpr: float) -> int:
+    """The most false positives c whose rate c / n_neg is at most ``fpr`` (with the
+    tolerance :func:`tpr_at_fpr` reads ``roc_curve``'s rates with)."""
+    counts = np.arange(n_neg + 1)
+    return int(counts[counts / n_neg <= fpr + 1e-12].max())
+
+
+def _auc_tpr(pos: np.ndarray, neg: np.ndarray, allowed: int) -> tuple[float, float]:
+    """AUC and TPR at the low FPR of one resample, without ``sklearn``'s per-call
+    checks: the AUC as the Mann–Whitney U over n₊ n₋ (average ranks for ties), and
+    the TPR as the share of members above the (allowed + 1)-th highest non-member
+    score (the strictest threshold that lets in more false positives), or 1 when
+    every threshold is allowed. Equal to :func:`~analysis.stats.auc.auc` and
+    :func:`tpr_at_fpr` (tested against both)."""
+    n1, n0 = len(pos), len(neg)
+    ranks = rankdata(np.concatenate([pos, neg]))
+    a = (ranks[:n1].sum() - n1 * (n1 + 1) / 2) / (n1 * n0)
+    if allowed >= n0:
+        return float(a), 1.0
+    edge = np.partition(neg, n0 - 1 - allowed)[n0 - 1 - allowed]
+    return float(a), float((pos > edge).sum() / n1)
+
+
 def bootstrap_metrics(y, score, n_boot: int = 1000, seed: int = 0, fpr: float = LOW_FPR
                       ) -> tuple[np.ndarray, np.ndarray]:
     """AUC and TPR at ``fpr`` on ``n_boot`` resamples that draw members and
     non-members separately, with replacement, each class at its own size."""
     if n_boot < 1:
         raise StatsError(f"n_boot must be a positive integer, got {n_boot!r}")
+    if not 0 <= fpr < 1:
+        raise StatsError(f"fpr must be in [0, 1), got {fpr!r}")
     y, s = _checked(y, score)
     pos, neg = s[y == 1], s[y == 0]
-    labels = np.r_[np.ones(len(pos), int), np.zeros(len(neg), int)]
+    allowed = _allowed_false_positives(len(neg), fpr)
     rng = np.random.default_rng(seed)
     aucs, tprs = np.empty(n_boot), np.empty(n_boot)
     for b in range(n_boot):
-        draw = np.r_[rng.choice(pos, len(pos)), rng.choice(neg, len(neg))]
-        aucs[b] = auc(labels, draw)
-        tprs[b] = tpr_at_fpr(labels, draw, fpr)
+        aucs[b], tprs[b] = _auc_tpr(rng.choice(pos, len(pos)), rng.choice(neg, len(neg)), allowed)
     return aucs, tprs
 
 
