@@ -19,7 +19,7 @@ import numpy as np
 from scipy.stats import rankdata
 from sklearn.metrics import roc_curve
 
-from analysis.stats.auc import auc, auc_test
+from analysis.stats.auc import auc_test
 from analysis.stats.lines import percentile_interval
 from analysis.stats.result import Estimate, StatsError
 
