@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from analysis.core.cache import memoized
 from analysis.size.params import KIND_ORDER, KINDS, SizeError
 from analysis.stats.permutation import sign_permutation_test
 
@@ -172,6 +173,9 @@ def equal_size_false_positives(pair_tests: pd.DataFrame, theta, alphas: Sequence
     ])
 
 
+# computed once per answers and settings (200 exact sign-flip tests per kind), then read
+# from the artifact cache: the bulk of a warm re-run of the size chapter
+@memoized("size-calibration", code=("analysis.size.params", "analysis.stats.permutation"))
 def calibration(positions: pd.DataFrame, model: str, n_rep: int, seed: int = 0,
                 kinds: Sequence[str] = KIND_ORDER) -> pd.DataFrame:
     """:func:`null_calibration` of ``model``'s own answers for each block-score kind

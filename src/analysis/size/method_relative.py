@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from analysis.core.cache import memoized
 from analysis.size.params import KINDS, PAPER_ALPHA, SizeError
 from analysis.stats.permutation import sign_permutation_test
 
@@ -82,6 +83,8 @@ def block_scores(profiles: pd.DataFrame, f: str, g: str, kind: str = "all") -> p
     return s
 
 
+# computed once per profiles and settings, then read from the artifact cache
+@memoized("size-pairwise", code=("analysis.size.params", "analysis.stats.permutation"))
 def pairwise_tests(
     profiles: pd.DataFrame,
     targets: Sequence[str] | None = None,

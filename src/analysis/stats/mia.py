@@ -19,6 +19,7 @@ import numpy as np
 from scipy.stats import rankdata
 from sklearn.metrics import roc_curve
 
+from analysis.core.cache import memoized
 from analysis.stats.auc import auc_test
 from analysis.stats.lines import percentile_interval
 from analysis.stats.result import Estimate, StatsError
@@ -94,6 +95,9 @@ def bootstrap_metrics(y, score, n_boot: int = 1000, seed: int = 0, fpr: float = 
     return aucs, tprs
 
 
+# computed once per labels, scores and settings, then read from the artifact cache
+@memoized("mia-metrics", code=("analysis.stats.auc", "analysis.stats.lines", "analysis.stats.result"),
+          packages=("scipy", "scikit-learn"))
 def attack_metrics(y, score, n_boot: int = 1000, seed: int = 0, fpr: float = LOW_FPR
                    ) -> dict[str, Estimate]:
     """``auc`` (with its two-sided Mann–Whitney p of AUC = 0.5) and ``tpr`` (the TPR
