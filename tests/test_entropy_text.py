@@ -304,3 +304,30 @@ def test_the_membership_inference_panel_in_words():
                           "tpr lo": [np.nan], "tpr hi": [np.nan]})
     shown = T.panel_display(panel)
     assert shown.iloc[0].tolist() == ["all", "Min-K%++", 3, 2, "0.75 [0.50, 1.00]", "—"]
+
+
+def test_copy_designs_sentence_reads_its_record_and_says_when_it_is_missing(tmp_path):
+    import json
+
+    from analysis.entropy.text import copy_designs_sentence
+
+    record = {"profile": "default", "run": "pert-l2x", "commit": "abc1234", "date": "2026-12-02",
+              "designs": [
+        {"design": "geometric 2-64 (the lab)", "r": 0.66, "pairs_by_score": [2800, 27, 8, 20, 11, 13, 10]},
+        {"design": "geometric 2-8", "r": 0.82, "pairs_by_score": [176, 9, 2, 13, 18, 12, 6, 9, 33]},
+        {"design": "Zipf s=1.0 max=16", "r": 0.81, "pairs_by_score": [182, 6, 4, 10, 8, 4, 8, 4, 18]},
+        {"design": "no line", "r": None, "pairs_by_score": [0] * 9},
+    ]}
+    path = tmp_path / "designs.json"
+    path.write_text(json.dumps(record))
+    text = copy_designs_sentence("default", "pert-l2x", path)
+    # two other designs with a line; r from the lowest (0.66) to the best (0.82, geometric 2-8),
+    # whose e = 1..7 counts run from 2 to 18
+    assert "as 2 other designs" in text and "ranges from 0.66 to 0.82" in text
+    assert "The best, geometric 2-8, still has 176 verbatim answers against 2 to 18" in text
+    assert "resampled: 0.66" in text and "`abc1234`" in text
+    assert copy_designs_sentence("default", "deep-40", path).startswith("**Not computed for `deep-40`")
+    other = copy_designs_sentence("smoke", "pert-l2x", path)
+    assert other.startswith("**Not computed for `pert-l2x` of the smoke")
+    missing = copy_designs_sentence("default", "pert-l2x", tmp_path / "none.json")
+    assert missing.startswith("**Not computed yet**")
