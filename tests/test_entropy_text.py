@@ -309,7 +309,7 @@ def test_the_membership_inference_panel_in_words():
 def test_copy_designs_sentence_reads_its_record_and_says_when_it_is_missing(tmp_path):
     import json
 
-    from analysis.entropy.text import copy_designs_sentence
+    from analysis.entropy.copy_designs import copy_designs_sentence
 
     record = {"profile": "default", "run": "pert-l2x", "commit": "abc1234", "date": "2026-12-02",
               "designs": [

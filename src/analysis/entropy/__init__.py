@@ -20,7 +20,9 @@ The modules, by role:
 * :mod:`.candidates`: the candidate sets of dataset inference;
 * :mod:`.run`: querying models (:func:`discoverable`) and reading a lab run's stream;
 * :mod:`.claims` and :mod:`.claims_mia`: the chapter's verdicts as claims; :mod:`.text`: its English
-  and :func:`render`.
+  and :func:`render`;
+* :mod:`.copy_designs`: what another spread of copies would do to the lab's line (the record of
+  ``scripts/entropy_copy_designs.py``).
 
 This module re-exports the steps the notebook (and the book's other pages) call.
 """
@@ -41,6 +43,7 @@ from analysis.entropy.claims import (
     strategy_claims,
 )
 from analysis.entropy.claims_mia import baseline_claim, mia_claims
+from analysis.entropy.copy_designs import copy_designs_sentence
 from analysis.entropy.method import (
     bootstrap_fits,
     fit_levels,
@@ -87,7 +90,6 @@ from analysis.entropy.text import (
     agreement_sentence,
     baseline_sentence,
     claim_value,
-    copy_designs_sentence,
     correct_count,
     di_calls_sentence,
     end_entropy_sentence,

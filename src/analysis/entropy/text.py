@@ -9,17 +9,14 @@ sentences describe numbers (the stream, the filter, the setup) without a verdict
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from analysis.core.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, Claim
 from analysis.core.fmt import fmt_p, fmt_pct
-from analysis.core.paths import REPO_ROOT
 from analysis.entropy.method import stronger
 from analysis.entropy.method_sets import (
     Inference,
@@ -346,40 +343,6 @@ def verbatim_sentence(scored_by_decoding: Mapping[str, pd.DataFrame]) -> str:
                      f"median score is {k['score'].median():.0f} edits out of "
                      f"|s| = {len(k['suffix'].iloc[0])}")
     return f"The lab model reproduces {lead} of its training stream verbatim: " + "; ".join(parts) + "."
-
-
-#: what ``scripts/entropy_copy_designs.py`` writes: the level-set line under other
-#: spreads of the popular excerpts' copies, by reweighting the lab model's answers
-COPY_DESIGNS = REPO_ROOT / "bench" / "results" / "entropy_copy_designs.json"
-
-
-def copy_designs_sentence(profile: str, run: str, path=COPY_DESIGNS) -> str:
-    """What another spread of copies would do to the level-set line, from the record
-    ``scripts/entropy_copy_designs.py`` writes; says so visibly when the record is
-    missing or was computed for another lab profile or run."""
-    path = Path(path)
-    script = "`scripts/entropy_copy_designs.py`"
-    if not path.exists():
-        return (f"**Not computed yet**: {script} asks whether another spread of copies would give the "
-                f"source's regime; its record ({path.name}) is not in this checkout.")
-    record = json.loads(path.read_text())
-    if (record.get("profile"), record.get("run")) != (profile, run):
-        return (f"**Not computed for `{run}` of the {profile} lab**: {script}'s record is for "
-                f"`{record.get('run')}` of the {record.get('profile')} lab.")
-    designs = [d for d in record["designs"] if d["r"] is not None]
-    best = max(designs, key=lambda d: d["r"])
-    lab = designs[0]
-    middle = best["pairs_by_score"][1:8]
-    return (
-        f"Would another spread of copies give the source's regime? {script} keeps every answer of this "
-        f"sample and reweights the popular excerpts' pairs as {len(designs) - 1} other designs would weigh "
-        f"them (geometric spreads capped at fewer copies, Zipf spreads), with the model not retrained. "
-        f"Pearson r of the level-set line then ranges from {min(d['r'] for d in designs):.2f} to "
-        f"{best['r']:.2f} (the lab's own spread, resampled: {lab['r']:.2f}). The best, {best['design']}, "
-        f"still has {best['pairs_by_score'][0]:,} verbatim answers against {min(middle)} to {max(middle)} "
-        f"at each score from 1 to 7: with this model's answers no spread of copies alone reaches "
-        f"r = {PAPER_MIN_R:g} (record of commit `{record['commit']}`, {record['date']})."
-    )
 
 
 def fit_value(fit: Fit | None, field: str, digits: int = 3) -> str:
