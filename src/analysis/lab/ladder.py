@@ -252,9 +252,10 @@ PROFILES = {
     # 12-40, 0.06M-0.32M parameters) is smaller than every 2-layer one (widths 56-128,
     # 0.33M-1.05M): the family that memorizes more per parameter is also the larger,
     # so that failure cannot occur by design (the lab page lists it among what holds
-    # by design). The small 6-layer family also costs less: the ten ladder runs take
-    # about 22 minutes on 2 cores against Lab v2's 31.
-    # The ladder stops at about 2M parameters: in trial runs on 1M tokens a 2-layer
+    # by design). The small 6-layer family also costs less: the whole lab trained in
+    # 40.9 minutes in one cold process on 2 cores (bench/results/lab_cold.json), against
+    # 59.1 minutes of training for Lab v2 with its ablations.
+    # The ladder stops at width 128 (1.05M parameters): in trial runs on 1M tokens a 2-layer
     # model of width 256 (3.1M) reached no lower loss than width 128, at the width's
     # learning rate or at 0.7 of it. Batches of 8 rows rather than 16: in trial runs
     # on 1M tokens wide-128 reached a training-document loss of 4.73 nats at batch 8
