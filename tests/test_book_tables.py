@@ -78,3 +78,6 @@ def test_cost_table_reads_the_recorded_whole_book_runs(tmp_path):
     assert notes[0] == ("The cold run: commit 0123456789, 2026-12-01 21:00 UTC, 2 cores (2 torch threads); "
                         "load average 0.1 before and 2.5 after (above the core count, other work shared "
                         "the machine).")
+    # the warm run's load (0.5, 0.6) stayed within its 2 cores
+    assert notes[1] == ("The warm run: commit 0123456789, 2026-12-01 22:00 UTC, 2 cores (— torch threads); "
+                        "load average 0.5 before and 0.6 after (within the core count).")

@@ -147,10 +147,15 @@ def cost_table(root: Path) -> tuple[pd.DataFrame | None, list[str]]:
     for kind, r in runs.items():
         load = r.get("load_before"), r.get("load_after")
         threads = r.get("torch_threads", "—")
+        ones = [x[0] for x in load if x]
+        cores = r.get("cores")
+        busy = ("" if not ones or not isinstance(cores, int) else
+                " (above the core count, other work shared the machine)" if max(ones) > cores else
+                " (within the core count)")
         notes.append(f"The {kind} run: commit {str(r.get('commit', '—'))[:10]}, {_when(r.get('date'))} UTC, "
-                     f"{r.get('cores', '—')} cores ({threads} torch threads); load average "
-                     f"{load[0][0] if load[0] else '—'} before and {load[1][0] if load[1] else '—'} after "
-                     f"(above the core count, other work shared the machine).")
+                     f"{cores if cores is not None else '—'} cores ({threads} torch threads); load average "
+                     f"{load[0][0] if load[0] else '—'} before and {load[1][0] if load[1] else '—'} "
+                     f"after{busy}.")
     return pd.DataFrame(rows), notes
 
 
