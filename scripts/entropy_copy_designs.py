@@ -43,10 +43,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 
-def designs(n_texts: int, lo: int, hi: int) -> dict[str, np.ndarray]:
-    """Copies per popular text: the lab's geometric spread with lower caps, and Zipf
-    spreads (the text of rank k gets ``max · k^-s`` copies, at least ``lo``)."""
-    out = {f"geometric {lo}-{hi} (the lab)": np.geomspace(lo, hi, n_texts).round()}
+def designs(lab: np.ndarray, lo: int, hi: int) -> dict[str, np.ndarray]:
+    """Copies per popular text: the lab's own (``lab``, a geometric spread from ``lo``
+    to ``hi``), that spread with lower caps, and Zipf spreads (the text of rank k
+    gets ``max · k^-s`` copies, at least ``lo``)."""
+    n_texts = len(lab)
+    out = {f"geometric {lo}-{hi} (the lab)": lab}
     for cap in (16, 12, 8):
         out[f"geometric {lo}-{cap}"] = np.geomspace(lo, cap, n_texts).round()
     for s in (0.5, 0.75, 1.0):
@@ -80,11 +82,10 @@ def main() -> None:
     popular = source == "popular"
     texts = {c: len(set(scored["doc_id"][popular & (copies == c)])) for c in sorted(set(copies[popular]))}
     have = np.array(sorted(texts))
-    n_texts = sum(d.kind == "popular" for d in lab.corpus.documents)
-    lab_design = np.geomspace(cfg.popular_copies, cfg.popular_max_copies, n_texts).round()
+    lab_design = np.sort([d.copies for d in lab.corpus.documents if d.kind == "popular"])
 
     rows = []
-    for name, design in designs(n_texts, cfg.popular_copies, cfg.popular_max_copies).items():
+    for name, design in designs(lab_design, cfg.popular_copies, cfg.popular_max_copies).items():
         nearest = Counter(int(have[np.argmin(abs(np.log(have) - np.log(c)))]) for c in design)
         w = np.ones(len(scored))
         for c, k in texts.items():

@@ -149,6 +149,10 @@ def test_design_facts_are_computed_from_the_profile():
     assert facts["copies_per_row"] == "3"
     assert facts["quarter_share"] == f"{10074 / (0.25 * 2441 * 8 * 3):.0%}" == "69%"
     assert facts["popular_copies"] == "2 to 64"
+    # V·d + L·(16d² + 2d) + d at V = 4096: deep-12 63,132 to deep-40 317,960;
+    # wide-56 330,008 to wide-128 1,049,216
+    assert facts["family_ranges"] == "deep 0.06M to 0.32M; wide 0.33M to 1.05M"
+    assert facts["families_disjoint"] == "do not overlap"
 
 
 def test_a_profile_sets_weight_decay_per_ladder_width_and_the_other_runs_keep_the_default():

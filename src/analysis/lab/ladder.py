@@ -60,6 +60,7 @@ from analysis.lab.train import (
     check_injections,
     flops_per_token,
     init_distributed,
+    param_count,
     placement,
     run_folder,
     standard_twin,
@@ -746,6 +747,20 @@ def shared_twins_text(profile: str | LabProfile) -> str:
     return ", ".join(pairs) if pairs else "none"
 
 
+def family_ranges(profile: str | LabProfile) -> tuple[str, bool]:
+    """Each ladder family's parameter range in words, smallest family first
+    (``"deep 0.06M to 0.32M; wide 0.33M to 1.05M"``), and whether the ranges are
+    disjoint (each family starts above the one below it ends)."""
+    prof = get_profile(profile)
+    sizes: dict[str, list[int]] = {}
+    for r in prof.runs:
+        if r.family.startswith("ladder"):
+            sizes.setdefault(r.family, []).append(param_count(r.model, prof.vocab_size))
+    spans = sorted((min(v), max(v), fam.removeprefix("ladder-")) for fam, v in sizes.items())
+    text = "; ".join(f"{fam} {lo / 1e6:.2f}M to {hi / 1e6:.2f}M" for lo, hi, fam in spans)
+    return text, all(b[0] > a[1] for a, b in zip(spans, spans[1:]))
+
+
 def design_facts(profile: str | LabProfile) -> dict[str, str]:
     """The lab's design as the lab page states it, computed from the profile:
     duplicate levels, sequences per level, fact copies, the injection-range runs'
@@ -775,6 +790,8 @@ def design_facts(profile: str | LabProfile) -> dict[str, str]:
         "weight_decay": weight_decay_text(prof),
         "shared_twins": shared_twins_text(prof),
     }
+    ranges_text, disjoint = family_ranges(prof)
+    facts.update(family_ranges=ranges_text, families_disjoint="do not overlap" if disjoint else "overlap")
     if ranges:
         quarter = next((r for r in ranges if r.window == "q1"), ranges[0])
         in_window = sum(level * count * n_tasks for level, count in sizes
