@@ -242,20 +242,13 @@ PROFILES = {
     # On the corpus-5 lab (40 documents each, the lab page's comparison) training loss
     # falls at every step in both families (wide 5.25 to 4.11, deep 5.15 to 4.03), and
     # at one weight decay (0.1) held-out loss fell up to width 96, then rose by 0.005
-    # and 0.012 nats at width 128. Lab v2 therefore trained width 128 at weight decay
-    # 0.4; Lab v3 drops that per-width tuning: every run trains at 0.1, so the ladder's
-    # wide-128 is also std-l2x (one training), and a held-out loss that stops falling
-    # at the top is reported, not tuned away.
-    # Lab v3's families do not overlap in size. On Lab v2's ladder (widths 32-128 in
-    # both families) the 2-layer family memorized 1.22-1.67 times more per parameter
-    # than the 6-layer one, so two cross-family bounds failed where a 2-layer model was
-    # up to 1.22 times smaller than a 6-layer one. Here every 6-layer model (widths
-    # 12-40, 0.06M-0.32M parameters) is smaller than every 2-layer one (widths 56-128,
-    # 0.33M-1.05M): the family that memorizes more per parameter is also the larger,
-    # so that failure cannot occur by design (the lab page lists it among what holds
-    # by design). The small 6-layer family also costs less: the whole lab trained in
-    # 40.9 minutes in one cold process on 2 cores (bench/results/lab_cold.json), against
-    # 59.1 minutes of training for Lab v2 with its ablations.
+    # and 0.012 nats at width 128; Lab v2 trained width 128 at 0.4, Lab v3 trains every
+    # run at 0.1 (so wide-128 is also std-l2x) and reports what loss does.
+    # Lab v3's families do not overlap in size: on Lab v2's overlapping ladder the
+    # 2-layer family memorized 1.22-1.67 times more per parameter and two cross-family
+    # bounds failed, so here every 6-layer model (0.06M-0.32M) is smaller than every
+    # 2-layer one (0.33M-1.05M), by design (the lab page says so). The whole lab trains
+    # in 40.9 minutes on 2 cores (bench/results/lab_cold.json; Lab v2: 59.1).
     # The ladder stops at width 128 (1.05M parameters): in trial runs on 1M tokens a 2-layer
     # model of width 256 (3.1M) reached no lower loss than width 128, at the width's
     # learning rate or at 0.7 of it. Batches of 8 rows rather than 16: in trial runs
