@@ -2,6 +2,7 @@
 
     python scripts/bench_book.py --cache /tmp/cold-cache            # cold: the folder must be empty
     python scripts/bench_book.py --cache ~/.cache/membook --warm    # a warm re-run of every chapter
+    python scripts/bench_book.py --cache ~/.cache/membook --warm --jobs 2   # two chapters at a time
 
 Runs what ``nox -s book`` runs after its install step, in one process each:
 ``scripts/execute_chapters.py --profile default`` (every chapter, the lab first)
@@ -11,11 +12,14 @@ failed step is recorded and the run goes on), the minutes of each chapter (from 
 run's ``book/chapters/_timings.json``, with its queries and model calls), the
 build's minutes, the commit, the date, the cores and torch threads, and the load
 average before and after (a loaded machine shows there), in
-``bench/results/book_cold.json`` (``book_warm.json`` with ``--warm``).
+``bench/results/book_cold.json`` (``book_warm.json`` with ``--warm``,
+``book_warm-jobs2.json`` with ``--warm --jobs 2``).
 
 A cold run writes ``results/*.json`` and ``book/chapters/`` like any default
 execution: run it in a clean worktree of the commit to measure
-(``git worktree add``), then copy the figures back.
+(``git worktree add``), then copy the figures back. With ``--jobs N`` the chapters
+after the lab page run N at a time, so the chapters' minutes overlap and add up to
+more than the execution's.
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", type=Path, required=True, help="the MEMBOOK_CACHE of the run")
     ap.add_argument("--warm", action="store_true", help="time a warm re-run (the cache must hold the book)")
     ap.add_argument("--chapters", nargs="*", default=None, help="default: every chapter")
+    ap.add_argument("--jobs", type=int, default=1, help="execute_chapters.py --jobs (default 1)")
     args = ap.parse_args(argv)
     cache = args.cache.expanduser().resolve()
     if not args.warm and cache.exists() and any(cache.iterdir()):
@@ -72,9 +77,10 @@ def main(argv=None) -> int:
 
     record = {"kind": "warm" if args.warm else "cold", "commit": commit(),
               "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-              "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+              "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(), "jobs": args.jobs,
               "load_before": [round(x, 2) for x in os.getloadavg()]}
-    execute = [sys.executable, str(ROOT / "scripts" / "execute_chapters.py"), "--profile", "default"]
+    execute = [sys.executable, str(ROOT / "scripts" / "execute_chapters.py"), "--profile", "default",
+               "--jobs", str(args.jobs)]
     if args.chapters:
         execute += ["--chapters", *args.chapters]
     t0 = time.time()
@@ -91,7 +97,7 @@ def main(argv=None) -> int:
     record["chapters"] = {name: {"minutes": round(t["seconds"] / 60, 1), **t.get("usage", {})}
                           for name, t in timings.items() if not args.chapters or name in args.chapters}
     OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / f"book_{record['kind']}.json"
+    path = OUT / f"book_{record['kind']}{f'-jobs{args.jobs}' if args.jobs > 1 else ''}.json"
     path.write_text(json.dumps(record, indent=1) + "\n")
     print(json.dumps(record, indent=1))
     return int(bool(record["execute_status"] or record["build_status"]))

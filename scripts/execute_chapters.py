@@ -21,6 +21,10 @@ an error. A default-profile
 execution writes each chapter's glued values, with its profile, parameters and
 commit, to results/<chapter>.json. Wall times go to book/chapters/_timings.json.
 
+``--jobs N`` runs the lab page first, then the other chapters N at a time, each
+kernel on cores / N threads: a warm re-run takes about half the time on two cores
+(see ``run`` for what it can change in a cold one).
+
 ``--plan`` executes nothing: it prints, per selected chapter, the queries the
 execution would send to each model, their prompt and completion tokens, and with
 ``--price IN,OUT`` (US dollars per million tokens) the cost of the API queries
@@ -286,6 +290,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=OUT, help="where the executed notebooks go")
     ap.add_argument("--results", type=Path, default=RESULTS,
                     help="where a default execution writes its values")
+    ap.add_argument("--jobs", type=int, default=1, metavar="N",
+                    help="execute N chapters at a time after the lab page (default 1: one after the other)")
     ap.add_argument("--plan", action="store_true",
                     help="execute nothing: print the queries and tokens each chapter would send")
     ap.add_argument("--price", metavar="IN,OUT",
@@ -295,6 +301,9 @@ def main(argv=None) -> int:
         price = parse_price(args.price)
         if price is not None and not args.plan:
             raise ParameterError("--price goes with --plan")
+        if not 1 <= args.jobs <= available_cores():
+            raise ParameterError(f"--jobs takes a whole number from 1 to {available_cores()} (the cores "
+                                 f"this process may use), got {args.jobs}")
         if args.list_params:
             print(declaration(args.list_params).describe())
             return 0
@@ -329,43 +338,99 @@ def main(argv=None) -> int:
         return 2
 
 
+#: chapters that run alone, before any other, when chapters run in parallel: the lab
+#: page builds every lab run the other chapters load, so none of them trains one
+RUN_FIRST = ("lab",)
+
+
+def _job(name: str, params: dict, out_dir: Path, threads: int | None = None):
+    """Execute one chapter (in this process, or in a worker of ``--jobs``): its wall
+    seconds and None, or None and the error of a failed cell. With ``threads`` the
+    chapter's kernel sees ``OMP_NUM_THREADS``/``MKL_NUM_THREADS`` = ``threads``, so
+    that parallel kernels share the cores instead of each taking all of them."""
+    if threads:
+        os.environ.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    try:
+        return execute(name, params, out_dir), None
+    except pm.PapermillExecutionError as err:
+        return None, f"{err.ename}: {err.evalue}"
+
+
+def available_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
 def run(names: list[str], args, per_chapter: dict) -> int:
-    """Execute the selected chapters in order; print the summary; the exit code."""
+    """Execute the selected chapters; print the summary; the exit code.
+
+    With ``--jobs 1`` (the default) the chapters run one after the other in the
+    book's order. With ``--jobs N`` the lab page runs first, alone, then the other
+    chapters run N at a time, the longest of their last executions first, each
+    kernel with cores / N torch threads. A warm re-run (every answer cached) gives
+    the same values either way. A cold one may not: a model's floating-point sums can
+    depend on its number of threads, so an answer generated on 1 thread can differ
+    from one generated on 2 (the query cache keeps whichever came first)."""
     timings_file = args.out / "_timings.json"
     timings = json.loads(timings_file.read_text()) if timings_file.exists() else {}
-    rows, failed = [], False
-    for name in names:
-        params = {"profile": args.profile, **per_chapter[name]}
+    rows: dict[str, dict] = {}
+    failed = False
+
+    def finish(name: str, params: dict, commit: str, seconds: float | None, error: str | None) -> None:
+        nonlocal failed
         row = {"chapter": name}
-        commit = _commit()  # the code this execution runs, read before it starts
-        try:
-            seconds = execute(name, params, args.out)
-        except pm.PapermillExecutionError as err:
+        if error is not None:
             failed = True
-            rows.append({**row, "status": f"failed: {err.ename}"})
-            print(f"{name}: failed: {err.ename}: {err.evalue}", file=sys.stderr)
-            continue
+            rows[name] = {**row, "status": f"failed: {error.split(':')[0]}"}
+            print(f"{name}: failed: {error}", file=sys.stderr)
+            return
         values = glued_values(args.out / f"{name}.ipynb")
         dead = measured_nothing(values)
         row.update(status="failed: measured nothing" if dead else "ok", seconds=f"{seconds:.1f}",
                    **{k.removeprefix("run_"): values.get(k, "—") for k in USAGE_KEYS})
-        rows.append(row)
+        rows[name] = row
         if dead:
             # a run that measured nothing is a failure, with or without --strict, and
             # it never replaces the chapter's committed results
             failed = True
             for line in dead:
                 print(f"{name}: failed: {line}", file=sys.stderr)
-            continue
+            return
         timings[name] = {"profile": args.profile, "seconds": round(seconds, 1), "params": params,
                          "usage": {k: row[k] for k in ("queries", "calls", "hits", "errors")},
                          "commit": commit, "executed": _now()}
+        if args.jobs > 1:
+            timings[name]["jobs"] = args.jobs
         timings_file.write_text(json.dumps(timings, indent=1))
         if args.profile == "default":
             write_results(name, args.profile, params, seconds, values, commit, args.results)
         print(f"{name}: {seconds:.1f} s", file=sys.stderr)
-    print(summary_table(rows))
-    errors = sum(int(r["errors"]) for r in rows if str(r.get("errors", "")).isdigit())
+
+    def params_of(name: str) -> dict:
+        return {"profile": args.profile, **per_chapter[name]}
+
+    alone = names if args.jobs == 1 else [n for n in names if n in RUN_FIRST]
+    for name in alone:
+        commit = _commit()  # the code this execution runs, read before it starts
+        finish(name, params_of(name), commit, *_job(name, params_of(name), args.out))
+    rest = sorted((n for n in names if n not in alone),
+                  key=lambda n: -timings.get(n, {}).get("seconds", 0.0))
+    if rest:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        threads = max(1, available_cores() // args.jobs)
+        fork = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=args.jobs, mp_context=fork) as pool:
+            commit = _commit()
+            futures = {pool.submit(_job, n, params_of(n), args.out, threads): n for n in rest}
+            for future in as_completed(futures):
+                name = futures[future]
+                finish(name, params_of(name), commit, *future.result())
+    print(summary_table([rows[n] for n in names if n in rows]))
+    errors = sum(int(r["errors"]) for r in rows.values() if str(r.get("errors", "")).isdigit())
     if failed:
         return 1
     if args.strict and errors:

@@ -81,3 +81,19 @@ def test_cost_table_reads_the_recorded_whole_book_runs(tmp_path):
     # the warm run's load (0.5, 0.6) stayed within its 2 cores
     assert notes[1] == ("The warm run: commit 0123456789, 2026-12-01 22:00 UTC, 2 cores (— torch threads); "
                         "load average 0.5 before and 0.6 after (within the core count).")
+
+
+def test_cost_table_shows_a_run_of_two_chapters_at_a_time_as_its_own_column(tmp_path):
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    (tmp_path / "bench" / "results" / "book_warm-jobs2.json").write_text(json.dumps({
+        "kind": "warm", "jobs": 2, "commit": "0123456789abcdef", "date": "2026-12-02T12:00:00Z",
+        "cores": 2, "torch_threads": 2, "load_before": [0.2], "load_after": [1.9],
+        "build_minutes": 0.3, "total_minutes": 2.1,
+        "chapters": {"lab": {"minutes": 0.4, "calls": "0"}, "entropy": {"minutes": 1.3, "calls": "0"}}}))
+    table, [note] = cost_table(tmp_path)
+    assert list(table.columns) == ["", "warm, 2 at a time (min)", "warm, 2 at a time: model calls"]
+    assert table["warm, 2 at a time (min)"].tolist() == ["0.4", "1.3", "0.3", "2.1"]
+    assert note == ("The warm, 2 at a time run: commit 0123456789, 2026-12-02 12:00 UTC, 2 cores (2 torch "
+                    "threads); load average 0.2 before and 1.9 after (within the core count). It executed "
+                    "the lab page alone, then 2 chapters at a time (`--jobs 2`), so its chapters' minutes "
+                    "overlap.")

@@ -3,6 +3,7 @@ one output folder is written by one execution at a time, and a failed run never
 replaces the committed results."""
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -83,3 +84,55 @@ def test_a_second_execution_into_the_same_folder_is_refused(tmp_path, capsys):
         holder.wait()
     with X.hold_output(out):  # the lock goes with the process that held it
         pass
+
+
+def glued_notebook(out_dir: Path, name: str) -> None:
+    nb = {"cells": [{"cell_type": "code", "outputs": [
+        {"output_type": "display_data", "metadata": {"scrapbook": {"name": k, "mime_prefix": ""}},
+         "data": {"text/plain": repr(v)}} for k, v in {"run_queries": "2", "run_calls": "0",
+                                                       "run_hits": "2", "run_errors": "0",
+                                                       "threads": os.environ.get("OMP_NUM_THREADS", "-"),
+                                                       "pid": str(os.getpid())}.items()]}]}
+    (out_dir / f"{name}.ipynb").write_text(json.dumps(nb))
+
+
+def test_jobs_run_the_lab_alone_first_then_the_rest_in_parallel_workers(tmp_path, monkeypatch):
+    """--jobs 2: the lab page in this process before any other chapter starts; the others
+    in worker processes, each kernel told to use cores / 2 threads; every chapter's results
+    written by this process, in the same form as a serial run's."""
+    log = tmp_path / "order.log"
+
+    def fake_execute(name, params, out_dir):
+        with open(log, "a") as f:
+            f.write(f"start {name}\n")
+        glued_notebook(out_dir, name)
+        with open(log, "a") as f:
+            f.write(f"end {name}\n")
+        return 1.0
+
+    monkeypatch.setattr(X, "execute", fake_execute)
+    monkeypatch.setattr(X, "available_cores", lambda: 2)
+    out, results = tmp_path / "out", tmp_path / "results"
+    code = X.main(["--chapters", "lab,predicting,phrases", "--jobs", "2", "--out", str(out),
+                   "--results", str(results)])
+    assert code == 0
+    lines = log.read_text().split("\n")
+    assert lines[:2] == ["start lab", "end lab"]
+    assert sorted(lines[2:-1]) == ["end phrases", "end predicting", "start phrases", "start predicting"]
+    values = {n: json.loads((results / f"{n}.json").read_text())["values"]
+              for n in ("lab", "predicting", "phrases")}
+    assert values["lab"]["pid"] == str(os.getpid()) and values["lab"]["threads"] == os.environ.get(
+        "OMP_NUM_THREADS", "-")
+    for name in ("predicting", "phrases"):
+        assert values[name]["pid"] != str(os.getpid()) and values[name]["threads"] == "1"
+    timings = json.loads((out / "_timings.json").read_text())
+    assert [timings[n].get("jobs") for n in ("lab", "predicting", "phrases")] == [2, 2, 2]
+
+
+def test_jobs_outside_the_cores_is_refused_before_anything_runs(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(X, "execute", lambda *a: pytest.fail("nothing may run"))
+    monkeypatch.setattr(X, "available_cores", lambda: 2)
+    for jobs in ("0", "3"):
+        assert X.main(["--chapters", "lab", "--jobs", jobs, "--out", str(tmp_path)]) == 2
+        assert f"--jobs takes a whole number from 1 to 2 (the cores this process may use), got {jobs}" \
+            in capsys.readouterr().err

@@ -69,8 +69,12 @@ def test_sample_positions_prefix_target_and_bounds():
 
 def test_sample_positions_deterministic_and_cells_independent():
     a = sz.sample_positions({"toy": TOY}, [3], n=5, seed=7)
-    b = sz.sample_positions({"toy": TOY}, [3], n=5, seed=7)
+    b = sz.sample_positions({"toy": TOY}, [3], n=5, seed=7)  # read back from the artifact cache
     pd.testing.assert_frame_equal(a, b)
+    pd.testing.assert_frame_equal(sz.sample_positions.compute({"toy": TOY}, [3], n=5, seed=7), a)
+    # the memo's key holds every argument: another window is another draw
+    w = sz.sample_positions({"toy": TOY}, [3], n=5, seed=7, windows={"toy": (2, 20)})
+    assert w["position"].min() >= 5 and w["position"].tolist() != a["position"].tolist()
     # adding another text and length leaves the toy cell's sample unchanged
     c = sz.sample_positions({"other": TOY, "toy": TOY}, [8, 3], n=5, seed=7)
     got = c[(c.text_id == "toy") & (c.prefix_len == 3)].reset_index(drop=True)

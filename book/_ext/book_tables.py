@@ -14,8 +14,9 @@
 ``{build-cost}``
     What a whole build of the book costs: the cold and warm runs that
     ``scripts/bench_book.py`` recorded in ``bench/results/book_cold.json`` and
-    ``book_warm.json``, minutes per chapter, with the commit, date, cores and the
-    load average the run saw.
+    ``book_warm.json`` (and ``book_warm-jobs2.json``, the warm re-run two chapters at
+    a time), minutes per chapter, with the commit, date, cores and the load average
+    the run saw.
 
 ``{scoreboard}``
     Every claim of every chapter, from the ``"claims"`` of ``results/*.json``
@@ -109,16 +110,26 @@ def status_tables(root: Path) -> tuple[pd.DataFrame | None, pd.DataFrame | None]
     return site, results
 
 
+#: the whole-book runs ``scripts/bench_book.py`` records, in the order the table shows them
+COST_RUNS = ("cold", "warm", "warm-jobs2")
+
+
+def _run_label(kind: str) -> str:
+    base, _, jobs = kind.partition("-jobs")
+    return f"{base}, {jobs} at a time" if jobs else kind
+
+
 def cost_table(root: Path) -> tuple[pd.DataFrame | None, list[str]]:
     """Minutes per chapter of the recorded cold and warm whole-book runs
-    (``bench/results/book_{cold,warm}.json``), with a total row and the build's
-    minutes, and one sentence per run saying where and when it ran; ``(None, [])``
-    when no run is recorded."""
+    (``bench/results/book_{cold,warm,warm-jobs2}.json``), with a total row and the
+    build's minutes, and one sentence per run saying where and when it ran;
+    ``(None, [])`` when no run is recorded. A run of several chapters at a time says
+    so: its chapters' minutes overlap, so they add up to more than its total."""
     runs = {}
-    for kind in ("cold", "warm"):
+    for kind in COST_RUNS:
         path = root / "bench" / "results" / f"book_{kind}.json"
         if path.is_file():
-            runs[kind] = json.loads(path.read_text())
+            runs[_run_label(kind)] = json.loads(path.read_text())
     if not runs:
         return None, []
     names = sorted({n for r in runs.values() for n in r.get("chapters", {})},
@@ -152,10 +163,13 @@ def cost_table(root: Path) -> tuple[pd.DataFrame | None, list[str]]:
         busy = ("" if not ones or not isinstance(cores, int) else
                 " (above the core count, other work shared the machine)" if max(ones) > cores else
                 " (within the core count)")
+        jobs = r.get("jobs", 1)
+        overlap = (f" It executed the lab page alone, then {jobs} chapters at a time "
+                   f"(`--jobs {jobs}`), so its chapters' minutes overlap." if jobs > 1 else "")
         notes.append(f"The {kind} run: commit {str(r.get('commit', '—'))[:10]}, {_when(r.get('date'))} UTC, "
                      f"{cores if cores is not None else '—'} cores ({threads} torch threads); load average "
                      f"{load[0][0] if load[0] else '—'} before and {load[1][0] if load[1] else '—'} "
-                     f"after{busy}.")
+                     f"after{busy}.{overlap}")
     return pd.DataFrame(rows), notes
 
 
@@ -202,7 +216,7 @@ class ExecutionStatus(_MarkdownDirective):
 
 class BuildCost(_MarkdownDirective):
     def run(self):
-        for kind in ("cold", "warm"):
+        for kind in COST_RUNS:
             self.env.note_dependency(str(self.root / "bench" / "results" / f"book_{kind}.json"))
         table, notes = cost_table(self.root)
         if table is None:

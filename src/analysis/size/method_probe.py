@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from analysis.core.cache import memoized
 from analysis.core.text import is_missing, normalize_word, strip_punct  # noqa: F401  (re-exported)
 from analysis.size.params import GROUPS, SizeError
 
@@ -165,6 +166,9 @@ def _eligible(tokens, spans, lens: list, n: int) -> dict:
     return eligible
 
 
+# drawn once per texts and settings, then read from the artifact cache: normalizing
+# every word of the texts takes seconds, in the chapter and in its --plan alike
+@memoized("size-positions", code=("analysis.core.text", "analysis.size.params"))
 def sample_positions(
     texts: Mapping[str, str],
     prefix_lens: Sequence[int],
