@@ -49,8 +49,6 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 from urllib.parse import urlsplit
 
-import openai
-
 from analysis.core.cache import QueryCache
 from analysis.models import API_PREFIX
 from analysis.models.base import Answer, Model, ModelError, Request
@@ -189,6 +187,7 @@ class _Endpoint:
 
     def record(self, answer: Answer, exc: Exception | None) -> None:
         """Count a finished request: an answer resets the connection-failure run."""
+        import openai  # heavy: loaded only when an API model is used
         with self.lock:
             if exc is None:
                 self.failures_in_a_row = 0
@@ -276,6 +275,7 @@ class OpenAIChatModel(Model):
         revision: str | None = None,
         **unexpected: Any,
     ):
+        import openai  # heavy: loaded only when an API model is used
         if "api_key" in unexpected:
             raise ModelError(
                 "the API key cannot be passed as an argument; set one of "
@@ -339,6 +339,7 @@ class OpenAIChatModel(Model):
         return f"{self.host}/{self.model_id}" + (f"@{self.revision}" if self.revision else "")
 
     def versions(self) -> dict[str, str]:
+        import openai  # heavy: loaded only when an API model is used
         return {"openai": openai.__version__}
 
     # -- the backend primitive ---------------------------------------------------
@@ -364,6 +365,7 @@ class OpenAIChatModel(Model):
 
     def _send(self, request: Request, stop: threading.Event) -> Answer:
         """One request with retries; failures come back as an error answer."""
+        import openai  # heavy: loaded only when an API model is used
         s = request.settings
         params: dict[str, Any] = {
             "model": self.model_id,
@@ -438,6 +440,7 @@ def _pool_limits(concurrency: int):
     worker keeps its connection alive between requests (the client's default keeps
     100 alive: above that, each request would open a new connection and, over
     https, do a new TLS handshake)."""
+    import openai  # heavy: loaded only when an API model is used
     default = openai.DEFAULT_CONNECTION_LIMITS
 
     def at_least(limit: int | None) -> int | None:
@@ -468,6 +471,7 @@ def retry_settings(max_retries: int | None = None, base_delay: float | None = No
 
 
 def _retryable(exc: Exception) -> bool:
+    import openai  # heavy: loaded only when an API model is used
     if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
         return True
     if isinstance(exc, openai.APIStatusError):

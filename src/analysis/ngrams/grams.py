@@ -18,11 +18,10 @@ Where the source (or its code) leaves a choice open, this module says what it do
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import numpy as np
-from nltk.tokenize import NLTKWordTokenizer
-from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 #: the n-gram sizes of the chapter (the issue's {2, 3, 5})
@@ -41,10 +40,16 @@ class NgramError(ValueError):
     """Bad input to the n-gram counting functions, raised before any work."""
 
 
-_PARAMS = PunktParameters()
-_PARAMS.abbrev_types = set(ABBREVIATIONS)
-_SENTENCES = PunktSentenceTokenizer(_PARAMS)
-_WORDS = NLTKWordTokenizer()
+@cache
+def _tokenizers():
+    """The sentence and word tokenizers of :func:`words`, made on first use (importing
+    nltk takes a second or more, and most chapters never count an n-gram)."""
+    from nltk.tokenize import NLTKWordTokenizer
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
+    params = PunktParameters()
+    params.abbrev_types = set(ABBREVIATIONS)
+    return PunktSentenceTokenizer(params), NLTKWordTokenizer()
 
 
 def check_n(n: Any) -> int:
@@ -75,7 +80,8 @@ def words(text: str) -> list[str]:
     """
     if not isinstance(text, str):
         raise NgramError(f"text must be a string, got {type(text).__name__}")
-    return [w for sent in _SENTENCES.tokenize(text) for w in _WORDS.tokenize(sent)]
+    sentences, word_tokenizer = _tokenizers()
+    return [w for sent in sentences.tokenize(text) for w in word_tokenizer.tokenize(sent)]
 
 
 def _filter(tokens: list[str], drop_stopwords: bool) -> list[str]:
