@@ -88,3 +88,33 @@ def test_a_plan_reads_the_gguf_tokenizer_alone(name, monkeypatch, tmp_path, isol
     # a later process reads the saved tokenizer, not the GGUF
     monkeypatch.setattr(local, "read_gguf_tokenizer", lambda gguf: pytest.fail("read the GGUF again"))
     assert LocalModel.from_name(name).tokenize(TEXTS) == reference.tokenize(TEXTS)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("forget_local_models", "isolated_cache")
+def test_prompts_encoded_together_are_each_prompt_encoded_alone():
+    """The model layer encodes a batch of prompts in one tokenizer call per kind, and a
+    plan counts a group of prompts the same way; each prompt's ids are those of the
+    tokenizer called on that prompt alone: a chat prompt rendered by its template (which
+    carries its special tokens), a completion prompt with the tokenizer's special tokens.
+    The estimate for an API model is each message encoded alone, plus the chat allowance."""
+    smol = _local("smollm2-135m-instruct")
+    tok = smol.tokenizer
+    settings = GenerationSettings(max_new_tokens=1)
+    prompts = [TEXTS[0], MESSAGES, TEXTS[2], [{"role": "user", "content": TEXTS[3]}], TEXTS[4], TEXTS[1]]
+    requests = [Request(p, chat=not isinstance(p, str), settings=settings) for p in prompts]
+    alone = [tok(tok.apply_chat_template(p, add_generation_prompt=True, tokenize=False),
+                 add_special_tokens=False)["input_ids"] if not isinstance(p, str)
+             else tok(p, add_special_tokens=True)["input_ids"] for p in prompts]
+    assert smol._encode_many(requests) == alone
+    assert plan.count_prompt_tokens("smollm2-135m-instruct", prompts) == ([len(x) for x in alone], "exact")
+
+    gemma = _local(plan.REFERENCE_MODEL).tokenizer
+    messages = [[p] if isinstance(p, str) else [m["content"] for m in p] for p in prompts]
+    expected = [sum(len(gemma(t, add_special_tokens=False)["input_ids"]) for t in ts)
+                + (0 if isinstance(p, str) else plan.CHAT_OVERHEAD * len(ts))
+                for p, ts in zip(prompts, messages)]
+    counts, how = plan.count_prompt_tokens("api:some/model", prompts)
+    assert counts == expected and how.startswith("estimate (gemma3-270m tokenizer")
+    assert counts[1] == sum(len(gemma(m["content"], add_special_tokens=False)["input_ids"])
+                            for m in MESSAGES) + 2 * plan.CHAT_OVERHEAD

@@ -85,18 +85,16 @@ def count_prompt_tokens(name: str, prompts: Sequence) -> tuple[list[int], str]:
     model = _local(name)
     if model is not None:
         settings = GenerationSettings(max_new_tokens=1)
-        return ([len(model._encode(Request(p, chat=not isinstance(p, str), settings=settings)))
-                 for p in prompts], "exact")
+        requests = [Request(p, chat=not isinstance(p, str), settings=settings) for p in prompts]
+        return [len(ids) for ids in model._encode_many(requests)], "exact"
     ref = _reference()
     if ref is not None:
-        tok = ref.tokenizer
         how = f"estimate ({REFERENCE_MODEL} tokenizer + {CHAT_OVERHEAD}/message)"
-        counts = []
-        for p in prompts:
-            texts = _text(p)
-            ids = tok(texts, add_special_tokens=False)["input_ids"]
-            counts.append(sum(map(len, ids)) + (0 if isinstance(p, str) else CHAT_OVERHEAD * len(texts)))
-        return counts, how
+        texts = [_text(p) for p in prompts]
+        # every message of every prompt in one call: a fast tokenizer encodes a list item by item
+        ids = iter(ref.tokenizer([t for ts in texts for t in ts], add_special_tokens=False)["input_ids"])
+        return ([sum(len(next(ids)) for _ in ts) + (0 if isinstance(p, str) else CHAT_OVERHEAD * len(ts))
+                 for p, ts in zip(prompts, texts)], how)
     how = f"estimate (UTF-8 bytes / 4 + {CHAT_OVERHEAD}/message)"
     return ([sum(-(-len(t.encode()) // 4) for t in _text(p)) + (0 if isinstance(p, str) else
              CHAT_OVERHEAD * len(p)) for p in prompts], how)

@@ -430,11 +430,24 @@ class LocalModel(Model):
         return request.prompt
 
     def _encode(self, request: Request) -> list[int]:
-        # a rendered chat template already carries its special tokens
-        return self.tokenizer(self._render(request), add_special_tokens=not request.chat)["input_ids"]
+        return self._encode_many([request])[0]
+
+    def _encode_many(self, requests: Sequence[Request]) -> list[list[int]]:
+        """The prompt ids of each request, in one tokenizer call per kind (a fast
+        tokenizer encodes a list as it encodes each item). A rendered chat template
+        already carries its special tokens; a completion prompt gets the tokenizer's."""
+        rendered = [self._render(r) for r in requests]
+        out: list[list[int]] = [[] for _ in requests]
+        for chat in (True, False):
+            rows = [i for i, r in enumerate(requests) if r.chat == chat]
+            if rows:
+                ids = self.tokenizer([rendered[i] for i in rows], add_special_tokens=not chat)["input_ids"]
+                for i, x in zip(rows, ids):
+                    out[i] = list(x)
+        return out
 
     def _generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Answer]]:
-        encoded = [self._encode(r) for r in requests]
+        encoded = self._encode_many(requests)
         seeds = [None if r.settings.greedy else r.seed for r in requests]
         yield from self._generate_encoded(encoded, [r.settings for r in requests], stop_at_eos=True,
                                           seeds=seeds)
