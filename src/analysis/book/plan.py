@@ -38,12 +38,13 @@ for the phrases chapter's sample and for the lab corpus's candidates; its LASSO 
 the same for both, is memoized and made once, about 10 s of CPU, and each selection
 scores its windows in a few seconds) and the lab corpus (whose documents hold the
 lab's phrases and excerpts). Gemma's GGUF is assembled from its package (a 250 MB
-copy, about 5 s), which its tokenizer is read from. A default-profile plan on an
-empty cache takes about 63 s of CPU (86 s wall on a shared two-core machine), against
-189 s (386 s wall, the same machine under more load) when each selection ran
-CountVectorizer over every document and window and fitted the model for itself; what
-is left is mostly loading the tokenizers (about 20 s), building the lab corpus
-(about 10 s), the fit and imports.
+copy, about 5 s), which its tokenizer is read from. On two idle cores
+(2026-12-02, ``/usr/bin/time``), a default-profile plan takes 59 s wall (48 s of
+CPU) on an empty cache and 22 s (21 s of CPU) once the cache holds the
+tokenizers, the selections and the size chapter's positions (an empty cache took
+63 s of CPU before prompts were encoded in one call per model and openai and nltk
+imported only when used, measured on a shared machine). What is left on a warm
+cache is imports, reading the tokenizers and encoding the 39,304 prompts.
 """
 
 from __future__ import annotations
