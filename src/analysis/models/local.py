@@ -423,24 +423,18 @@ class LocalModel(Model):
 
     # -- primitives -------------------------------------------------------------------
     def _render(self, request: Request) -> str:
-        if request.chat:
-            return self.tokenizer.apply_chat_template(
-                request.prompt, add_generation_prompt=True, tokenize=False
-            )
-        return request.prompt
+        tok = self.tokenizer
+        return tok.apply_chat_template(request.prompt, add_generation_prompt=True, tokenize=False) \
+            if request.chat else request.prompt
 
     def _encode(self, request: Request) -> list[int]:
         return self._encode_many([request])[0]
 
     def _encode_many(self, requests: Sequence[Request]) -> list[list[int]]:
-        """The prompt ids of each request, in one tokenizer call per kind (a fast
-        tokenizer encodes a list as it encodes each item). A rendered chat template
-        already carries its special tokens; a completion prompt gets the tokenizer's."""
-        rendered = [self._render(r) for r in requests]
-        out: list[list[int]] = [[] for _ in requests]
+        """Each request's prompt ids, one tokenizer call per kind (items encoded as alone)."""
+        rendered, out = [self._render(r) for r in requests], [[] for _ in requests]
         for chat in (True, False):
-            rows = [i for i, r in enumerate(requests) if r.chat == chat]
-            if rows:
+            if rows := [i for i, r in enumerate(requests) if r.chat == chat]:
                 ids = self.tokenizer([rendered[i] for i in rows], add_special_tokens=not chat)["input_ids"]
                 for i, x in zip(rows, ids):
                     out[i] = list(x)
