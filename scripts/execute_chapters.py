@@ -49,6 +49,7 @@ import papermill as pm
 ROOT = Path(__file__).resolve().parents[1]
 from analysis.book.plan import PlanError, chapter_plan, parse_price, totals  # noqa: E402
 from analysis.book.plan import table as plan_table  # noqa: E402
+from analysis.lab.train.devices import default_threads as available_cores  # noqa: E402
 from analysis.params import (  # noqa: E402
     PROFILE_NAMES,
     ParameterError,
@@ -345,7 +346,7 @@ RUN_FIRST = ("lab",)
 
 def _job(name: str, params: dict, out_dir: Path, threads: int | None = None):
     """Execute one chapter (in this process, or in a worker of ``--jobs``): its wall
-    seconds and None, or None and the error of a failed cell. With ``threads`` the
+    seconds and None, or None and the failed cell's ``(ename, evalue)``. With ``threads`` the
     chapter's kernel sees ``OMP_NUM_THREADS``/``MKL_NUM_THREADS`` = ``threads``, so
     that parallel kernels share the cores instead of each taking all of them."""
     if threads:
@@ -353,14 +354,7 @@ def _job(name: str, params: dict, out_dir: Path, threads: int | None = None):
     try:
         return execute(name, params, out_dir), None
     except pm.PapermillExecutionError as err:
-        return None, f"{err.ename}: {err.evalue}"
-
-
-def available_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
+        return None, (err.ename, err.evalue)
 
 
 def run(names: list[str], args, per_chapter: dict) -> int:
@@ -378,13 +372,14 @@ def run(names: list[str], args, per_chapter: dict) -> int:
     rows: dict[str, dict] = {}
     failed = False
 
-    def finish(name: str, params: dict, commit: str, seconds: float | None, error: str | None) -> None:
+    def finish(name: str, params: dict, commit: str, seconds: float | None,
+               error: tuple[str, str] | None) -> None:
         nonlocal failed
         row = {"chapter": name}
         if error is not None:
             failed = True
-            rows[name] = {**row, "status": f"failed: {error.split(':')[0]}"}
-            print(f"{name}: failed: {error}", file=sys.stderr)
+            rows[name] = {**row, "status": f"failed: {error[0]}"}
+            print(f"{name}: failed: {error[0]}: {error[1]}", file=sys.stderr)
             return
         values = glued_values(args.out / f"{name}.ipynb")
         dead = measured_nothing(values)
