@@ -68,6 +68,7 @@ from analysis.lab.train import (
     wait_for_run,
 )
 from analysis.lab.train.stream import cached_value, token_stream
+from analysis.lab.workers import SideJob, lab_workers, train_side_by_side
 from analysis.params import Declaration, Param, ParameterError
 
 RANGE_WINDOWS = ("q1", "q2", "q3", "q4", "early", "late")
@@ -229,43 +230,34 @@ PROFILES = {
         small=16, large=32, budgets=(80_000, 120_000), range_tokens=120_000, range_max_copies=None,
         range_width=16, batch=16, base_lr=3e-3, copies_per_row=2, ablation_width=32,
     ),
-    # The default lab (Lab v3), designed from the phenomena backwards (the lab page's
-    # table of phenomena shows each signal), sized from measured speeds on 2 cores. Every ladder model
-    # sees the same 2.5M tokens, about four passes over the corpus, at a learning rate
-    # set by its width and depth. On 1M tokens the 6-layer family's held-out loss did
-    # not fall at every step: deep-96 ended at 5.821 nats against deep-64's 5.778, an
-    # order that another init seed reversed (5.759 against 5.808), so the step was
-    # within seed noise (0.03-0.06 nats). On the corpus-4 lab, going from 1M to 2.5M
-    # tokens moved wide-64 and wide-128 on held-out text from 5.875 and 5.713 to 5.782
-    # and 5.641, and on training documents from 5.157 and 4.786 to 4.694 and 4.134: the larger model's
-    # lead on training text (what the size chapter reads) grows from 0.37 to 0.56 nats.
-    # On the corpus-5 lab (40 documents each, the lab page's comparison) training loss
-    # falls at every step in both families (wide 5.25 to 4.11, deep 5.15 to 4.03), and
-    # at one weight decay (0.1) held-out loss fell up to width 96, then rose by 0.005
-    # and 0.012 nats at width 128; Lab v2 trained width 128 at 0.4, Lab v3 trains every
-    # run at 0.1 (so wide-128 is also std-l2x) and reports what loss does.
-    # Lab v3's families do not overlap in size: on Lab v2's overlapping ladder the
-    # 2-layer family memorized 1.22-1.67 times more per parameter and two cross-family
-    # bounds failed, so here every 6-layer model (0.06M-0.32M) is smaller than every
-    # 2-layer one (0.33M-1.05M), by design (the lab page says so). The whole lab trains
-    # in 40.9 minutes on 2 cores (bench/results/lab_cold.json; Lab v2: 59.1).
-    # The ladder stops at width 128 (1.05M parameters): in trial runs on 1M tokens a 2-layer
-    # model of width 256 (3.1M) reached no lower loss than width 128, at the width's
-    # learning rate or at 0.7 of it. Batches of 8 rows rather than 16: in trial runs
-    # on 1M tokens wide-128 reached a training-document loss of 4.73 nats at batch 8
-    # against 5.14 at batch 16 (and 5.43 at twice the learning rate), while wide-32
-    # moved only from 5.44 to 5.36, so the extra steps buy the larger models most.
-    # Popular excerpts are short and graded from 2 to 64 copies. Injected sequences
-    # are 20 words (prefix and suffix of about 18 tokens), most of them at 16-48
-    # copies, the levels where extraction is partial for the lab's injected models
-    # (with 168 sequences, pert-s2x extracted 0%, 17% and 77% at 16, 32 and 48 copies,
-    # range-q4 and range-late 44% at 32): the predicting chapter's Experiment 2 pairs a
-    # sequence only where two runs disagree, about one in five of the sequences at such
-    # levels. Their 10,074 copies would not fit a quarter of a range run one to a row,
-    # so up to 3 copies share a row (copies_per_row). std-s2x is the ladder's
-    # wide-64 (one training for both). The injection-range runs are
-    # width 64, the small perturbed size: at width 128 every range run extracted all or
-    # nothing at 32-64 copies (q4 and late 100%, the others 0%). They fork from std-s2x.
+    # The default lab (Lab v3), designed from the phenomena backwards (the lab page's table of phenomena shows
+    # each signal), sized from measured speeds on 2 cores. Every ladder model sees the same 2.5M tokens, about
+    # four passes over the corpus, at a learning rate set by its width and depth. On 1M tokens the 6-layer
+    # family's held-out loss did not fall at every step: deep-96 ended at 5.821 nats against deep-64's 5.778,
+    # an order that another init seed reversed (5.759 against 5.808), so the step was within seed noise
+    # (0.03-0.06 nats). On the corpus-4 lab, going from 1M to 2.5M tokens moved wide-64 and wide-128 on
+    # held-out text from 5.875 and 5.713 to 5.782 and 5.641, and on training documents from 5.157 and 4.786 to
+    # 4.694 and 4.134: the larger model's lead on training text (what the size chapter reads) grows from 0.37
+    # to 0.56 nats. On the corpus-5 lab (40 documents each, the lab page's comparison) training loss falls at
+    # every step in both families (wide 5.25 to 4.11, deep 5.15 to 4.03), and at one weight decay (0.1)
+    # held-out loss fell up to width 96, then rose by 0.005 and 0.012 nats at width 128; Lab v2 trained width
+    # 128 at 0.4, Lab v3 trains every run at 0.1 (so wide-128 is also std-l2x) and reports what loss does. Lab
+    # v3's families do not overlap in size: on Lab v2's overlapping ladder the 2-layer family memorized
+    # 1.22-1.67 times more per parameter and two cross-family bounds failed, so here every 6-layer model
+    # (0.06M-0.32M) is smaller than every 2-layer one (0.33M-1.05M), by design (the lab page says so). The
+    # ladder stops at width 128 (1.05M parameters): in trial runs on 1M tokens a 2-layer model of width 256
+    # (3.1M) reached no lower loss than width 128, at the width's learning rate or at 0.7 of it. Batches of 8
+    # rows rather than 16: in trial runs on 1M tokens wide-128 reached a training-document loss of 4.73 nats
+    # at batch 8 against 5.14 at batch 16 (and 5.43 at twice the learning rate), while wide-32 moved only from
+    # 5.44 to 5.36, so the extra steps buy the larger models most. Popular excerpts are short and graded from
+    # 2 to 64 copies. Injected sequences are 20 words (prefix and suffix of about 18 tokens), most of them at
+    # 16-48 copies, the levels where extraction is partial for the lab's injected models (with 168 sequences,
+    # pert-s2x extracted 0%, 17% and 77% at 16, 32 and 48 copies, range-q4 and range-late 44% at 32): the
+    # predicting chapter's Experiment 2 pairs a sequence only where two runs disagree, about one in five of
+    # the sequences at such levels. Their 10,074 copies would not fit a quarter of a range run one to a row,
+    # so up to 3 copies share a row (copies_per_row). std-s2x is the ladder's wide-64 (one training for both).
+    # The injection-range runs are width 64, the small perturbed size: at width 128 every range run extracted
+    # all or nothing at 32-64 copies (q4 and late 100%, the others 0%). They fork from std-s2x.
     "default": _profile(
         CorpusConfig(background_words=100_000, popular_excerpt_words=200, popular_copies=2,
                      popular_max_copies=64, injection_words=20, per_task_per_level=4,
@@ -423,7 +415,7 @@ def _frame_fingerprint(frame: pd.DataFrame | None) -> str | None:
 
 def build_lab(profile: str | LabProfile = "default", progress: bool = True, family: str | None = None,
               runs: Sequence[str] | None = None, device: str | None = None,
-              wait_for_twins: bool = False) -> LabBuild:
+              wait_for_twins: bool = False, workers: int | None = None) -> LabBuild:
     """Build the corpus and tokenizer and train every run of ``profile``, or only
     the runs whose family starts with ``family`` (such as ``"ladder"``), or only the
     runs named in ``runs``.
@@ -456,11 +448,15 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
     share the runs of a profile (:func:`shard_runs`, ``python -m analysis.lab.build
     --shard I/N``, one a GPU): with ``wait_for_twins`` a run that forks from a
     standard twin another build is training waits for it rather than train from step 0.
+    On the CPU, one process, the runs missing from the cache train ``workers`` at a time
+    (default ``$MEMBOOK_LAB_WORKERS``, else every core), one thread each: the same weights,
+    sooner (:mod:`analysis.lab.workers`).
     """
     t0 = time.time()
     prof = get_profile(profile)
     chosen = _chosen_runs(prof, family, runs)
     place = lab_placement(prof, device)
+    workers = 1 if wait_for_twins else lab_workers(workers, place)
     if wait_for_twins and place.distributed:
         raise LabConfigError("wait_for_twins is for single-process builds that share a profile's runs "
                              "(--shard); under torchrun every process trains every run together")
@@ -476,7 +472,7 @@ def build_lab(profile: str | LabProfile = "default", progress: bool = True, fami
     if name is not None:
         _install_archive(name, prof, corpus, key, tokenizer, place)
     built = _train_runs(prof, chosen, injected, corpus, texts, key, tokenizer, place, progress, name,
-                        wait_for_twins)
+                        wait_for_twins, workers)
     results = {run.name: built[run.name] for run in chosen}
     return LabBuild(prof, corpus, tokenizer, results, time.time() - t0, name=name)
 
@@ -568,14 +564,19 @@ def _corpus_and_tokenizer(prof: LabProfile, place: Placement) -> tuple[Corpus, l
 
 def _train_runs(prof: LabProfile, runs: list[RunConfig], injected: dict, corpus: Corpus, texts: list[str],
                 key: str, tokenizer, place: Placement, progress: bool, name: str | None,
-                wait_for_twins: bool = False) -> dict[str, RunResult]:
-    """Train (or load) ``runs`` in :func:`training_order`, and register them under the
-    profile ``name`` (none when the profile has no name); only the first process
-    shows progress and registers. With ``wait_for_twins``, a run that forks from a
-    standard twin another process is training waits for it (:func:`analysis.lab.train.wait_for_run`)."""
+                wait_for_twins: bool = False, workers: int = 1) -> dict[str, RunResult]:
+    """Train (or load) ``runs`` in :func:`training_order` (the missing ones ``workers`` at a time first),
+    and register them under the profile ``name`` (if any); only the first process shows progress and
+    registers. With ``wait_for_twins``, a run that forks from a twin another process trains waits for it."""
     first = place.rank == 0
     progress = progress and first
     forked = fork_sources(prof)
+    fork = {run.name: run.inject or unlabelled(run) in forked for run in runs}
+    jobs = [SideJob(run, run_corpus_key(run, key), tuple(injected[run.name]), fork[run.name],
+                    run_folder(standard_twin(run), [], tokenizer, key, device="cpu") if _forks(run) else None)
+            for run in training_order(prof, runs)] if workers > 1 else []
+    train_side_by_side(jobs, {j.stream: run_texts(j.run, corpus, texts) for j in jobs}, tokenizer, workers,
+                       progress)
     built = {}
     for run in tqdm(training_order(prof, runs), desc=f"lab runs ({len(runs)})", disable=not progress,
                     leave=False):
@@ -586,8 +587,8 @@ def _train_runs(prof: LabProfile, runs: list[RunConfig], injected: dict, corpus:
                            "to fork from it")
             wait_for_run(twin)
         built[run.name] = train(run, run_texts(run, corpus, texts), injected[run.name], tokenizer,
-                                run_corpus_key(run, key), progress=progress,
-                                fork=run.inject or unlabelled(run) in forked, device=place.device)
+                                run_corpus_key(run, key), progress=progress, fork=fork[run.name],
+                                device=place.device)
         if name is not None and first:
             register(model_name(name, run.name).removeprefix("lab:"), built[run.name].path)
     return built

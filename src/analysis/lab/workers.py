@@ -1,0 +1,154 @@
+"""Training a lab's missing runs side by side on the CPU: one process a core, one thread each.
+
+The lab's models are small (0.06M-1.05M parameters in the default lab), so a training
+step is mostly per-operation overhead that a second thread does not share: deep-12
+trained in 100 s on two threads and in 121 s on one. Two runs on one thread each
+therefore finish sooner than the same two runs one after the other on two threads.
+A run's weights do not depend on how many threads trained it (eager CPU training is
+deterministic, and the lab's matmuls came out bit-identical on one thread and on two:
+``scripts/bench_lab.py --cold`` checks every run's fingerprint), so a run's key
+(:func:`analysis.lab.train.run_key`) is the same either way and a run trained here is
+the run a one-process build trains.
+
+:func:`train_side_by_side` trains :class:`SideJob`\\ s in ``workers`` processes
+started with ``spawn`` (no state forked from the caller, so a notebook kernel is safe),
+each holding the tokenizer and the token streams once. A job starts when a worker is
+free, in the order given (the runs others fork from first,
+:func:`analysis.lab.ladder.training_order`), except that a run which forks from a
+standard twin trained in the same call waits until the twin is done (it then starts
+from the twin's fork, as it would one process). Runs with one key train once. An error
+in a worker stops the others and is raised here; a stopped run resumes from its
+partial checkpoint on the next build. The caller then loads every run from the cache.
+
+``workers``: the argument, else ``$MEMBOOK_LAB_WORKERS``, else every core available
+(:func:`lab_workers`); 1 trains nothing here (the caller trains one run at a time on
+every core). Only a single-process CPU build trains side by side.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from analysis.lab.config import LabConfigError, RunConfig
+from analysis.lab.train import Placement, run_folder, train
+from analysis.lab.train.devices import default_threads
+
+__all__ = ["WORKERS_ENV", "SideJob", "lab_workers", "train_side_by_side"]
+
+WORKERS_ENV = "MEMBOOK_LAB_WORKERS"
+DONE = "DONE.json"
+
+
+@dataclass(frozen=True)
+class SideJob:
+    """One run to train: its config, the key of the token stream it trains on (its corpus
+    key), its injections, whether it forks (``train``'s ``fork``), and the folder of the
+    standard twin it starts from (None when it trains from step 0)."""
+
+    run: RunConfig
+    stream: str
+    injections: tuple
+    fork: bool
+    twin: Path | None = None
+
+
+def lab_workers(workers: int | None = None, place: Placement | None = None) -> int:
+    """How many runs train at once: ``workers``, else ``$MEMBOOK_LAB_WORKERS``, else every
+    core available; always 1 for a build on CUDA or under torchrun. Raises
+    :class:`LabConfigError`, naming the setting and the allowed range, outside 1..cores."""
+    cores = default_threads()
+    source = "workers"
+    if workers is None:
+        raw = os.environ.get(WORKERS_ENV, "").strip()
+        source = f"${WORKERS_ENV}"
+        try:
+            workers = int(raw) if raw else cores
+        except ValueError:
+            raise LabConfigError(f"{source} must be an integer from 1 to {cores} (the cores available), "
+                                 f"got {raw!r}") from None
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= cores:
+        raise LabConfigError(f"{source} must be an integer from 1 to {cores} (the cores available), "
+                             f"got {workers!r}")
+    if place is not None and (place.device != "cpu" or place.distributed):
+        return 1
+    return workers
+
+
+_WORKER: dict = {}
+
+
+def _start_worker(streams: Mapping[str, Sequence[str]], tokenizer) -> None:
+    """Each worker's initializer: keep the token streams and the tokenizer."""
+    _WORKER.update(streams=streams, tokenizer=tokenizer)
+
+
+def _train(job: SideJob) -> str:
+    """Train one job on one thread (a worker's task); its folder."""
+    result = train(job.run, _WORKER["streams"][job.stream], job.injections, _WORKER["tokenizer"], job.stream,
+                   progress=False, threads=1, fork=job.fork, device="cpu")
+    return str(result.path)
+
+
+def _folder(job: SideJob, tokenizer) -> Path:
+    return run_folder(job.run, job.injections, tokenizer, job.stream, device="cpu")
+
+
+def train_side_by_side(jobs: Sequence[SideJob], streams: Mapping[str, Sequence[str]], tokenizer,
+                       workers: int, progress: bool = True) -> list[str]:
+    """Train the ``jobs`` not yet in the cache, ``workers`` at a time, one thread each;
+    ``streams`` maps each job's ``stream`` to its training texts. Returns the names of
+    the runs trained, in the order they finished; trains nothing (and returns ``[]``)
+    when ``workers`` is 1 or fewer than two runs are missing."""
+    todo: dict[Path, SideJob] = {}
+    for job in jobs:
+        folder = _folder(job, tokenizer)
+        if not (folder / DONE).exists():
+            todo.setdefault(folder, job)
+    if workers < 2 or len(todo) < 2:
+        return []
+    waiting = list(todo.items())
+    running: dict[Future, tuple[Path, SideJob]] = {}
+    done_folders: set[Path] = set()
+    finished: list[str] = []
+    bar = tqdm(total=len(todo), desc=f"lab runs, {workers} at a time, one thread each", disable=not progress,
+               leave=False)
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_start_worker, initargs=(dict(streams), tokenizer))
+    try:
+        while waiting or running:
+            for item in list(waiting):
+                if len(running) >= workers:
+                    break
+                twin = item[1].twin
+                if twin in todo and twin not in done_folders:
+                    continue  # it forks from a twin still training here
+                waiting.remove(item)
+                running[pool.submit(_train, item[1])] = item
+            if not running:
+                raise LabConfigError("no run can start: " + ", ".join(j.run.name for _, j in waiting)
+                                     + " wait for standard twins that are not trained")
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                folder, job = running.pop(future)
+                future.result()  # a worker's error is raised here
+                done_folders.add(folder)
+                finished.append(job.run.name)
+                bar.update()
+            bar.set_postfix_str(", ".join(j.run.name for _, j in running.values()))
+    except BaseException:
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            process.terminate()  # a stopped run resumes from its partial checkpoint
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    finally:
+        bar.close()
+    pool.shutdown()
+    return finished
+
