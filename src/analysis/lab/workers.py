@@ -10,9 +10,10 @@ deterministic, and the lab's matmuls came out bit-identical on one thread and on
 (:func:`analysis.lab.train.run_key`) is the same either way and a run trained here is
 the run a one-process build trains.
 
-:func:`train_side_by_side` trains :class:`SideJob`\\ s in ``workers`` processes
-started with ``spawn`` (no state forked from the caller, so a notebook kernel is safe),
-each holding the tokenizer and the token streams once. A job starts when a worker is
+:func:`train_side_by_side` trains :class:`SideJob`\\ s in ``workers`` processes forked
+from the caller (so they share its tokenizer and token streams, and a script needs no
+``__main__`` guard), each training on one thread, as PyTorch's data-loader workers do
+after a fork. A job starts when a worker is
 free, in the order given (the runs others fork from first,
 :func:`analysis.lab.ladder.training_order`), except that a run which forks from a
 standard twin trained in the same call waits until the twin is done (it then starts
@@ -81,16 +82,12 @@ def lab_workers(workers: int | None = None, place: Placement | None = None) -> i
     return workers
 
 
+#: the token streams and the tokenizer, set by :func:`train_side_by_side` before its workers fork
 _WORKER: dict = {}
 
 
-def _start_worker(streams: Mapping[str, Sequence[str]], tokenizer) -> None:
-    """Each worker's initializer: keep the token streams and the tokenizer."""
-    _WORKER.update(streams=streams, tokenizer=tokenizer)
-
-
 def _train(job: SideJob) -> str:
-    """Train one job on one thread (a worker's task); its folder."""
+    """Train one job on one thread (a worker's task, in a forked process); its folder."""
     result = train(job.run, _WORKER["streams"][job.stream], job.injections, _WORKER["tokenizer"], job.stream,
                    progress=False, threads=1, fork=job.fork, device="cpu")
     return str(result.path)
@@ -119,8 +116,8 @@ def train_side_by_side(jobs: Sequence[SideJob], streams: Mapping[str, Sequence[s
     finished: list[str] = []
     bar = tqdm(total=len(todo), desc=f"lab runs, {workers} at a time, one thread each", disable=not progress,
                leave=False)
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_start_worker, initargs=(dict(streams), tokenizer))
+    _WORKER.update(streams=streams, tokenizer=tokenizer)  # the forked workers read them from here
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
     try:
         while waiting or running:
             for item in list(waiting):
@@ -149,6 +146,7 @@ def train_side_by_side(jobs: Sequence[SideJob], streams: Mapping[str, Sequence[s
         raise
     finally:
         bar.close()
+        _WORKER.clear()
     pool.shutdown()
     return finished
 
