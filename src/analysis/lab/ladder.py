@@ -568,13 +568,13 @@ def _train_runs(prof: LabProfile, runs: list[RunConfig], injected: dict, corpus:
     """Train (or load) ``runs`` in :func:`training_order` (the missing ones ``workers`` at a time first),
     and register them under the profile ``name`` (if any); only the first process shows progress and
     registers. With ``wait_for_twins``, a run that forks from a twin another process trains waits for it."""
-    first = place.rank == 0
+    first, forked = place.rank == 0, fork_sources(prof)
     progress = progress and first
-    forked = fork_sources(prof)
     fork = {run.name: run.inject or unlabelled(run) in forked for run in runs}
     jobs = [SideJob(run, run_corpus_key(run, key), tuple(injected[run.name]), fork[run.name],
-                    run_folder(standard_twin(run), [], tokenizer, key, device="cpu") if _forks(run) else None)
-            for run in training_order(prof, runs)] if workers > 1 else []
+                    run_folder(standard_twin(run), [], tokenizer, key, device="cpu") if _forks(run) else None,
+                    train_cost(run, prof.vocab_size)) for run in training_order(prof, runs)
+            if workers > 1 and len(runs) > 1]
     train_side_by_side(jobs, {j.stream: run_texts(j.run, corpus, texts) for j in jobs}, tokenizer, workers,
                        progress)
     built = {}

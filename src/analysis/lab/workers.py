@@ -14,7 +14,7 @@ the run a one-process build trains.
 from the caller (so they share its tokenizer and token streams, and a script needs no
 ``__main__`` guard), each training on one thread, as PyTorch's data-loader workers do
 after a fork. A job starts when a worker is
-free, in the order given (the runs others fork from first,
+free, the costliest first (ties in the order given: the runs others fork from first,
 :func:`analysis.lab.ladder.training_order`), except that a run which forks from a
 standard twin trained in the same call waits until the twin is done (it then starts
 from the twin's fork, as it would one process). Runs with one key train once. An error
@@ -50,14 +50,16 @@ DONE = "DONE.json"
 @dataclass(frozen=True)
 class SideJob:
     """One run to train: its config, the key of the token stream it trains on (its corpus
-    key), its injections, whether it forks (``train``'s ``fork``), and the folder of the
-    standard twin it starts from (None when it trains from step 0)."""
+    key), its injections, whether it forks (``train``'s ``fork``), the folder of the
+    standard twin it starts from (None when it trains from step 0) and what it costs
+    (:func:`analysis.lab.ladder.train_cost`: the costliest start first)."""
 
     run: RunConfig
     stream: str
     injections: tuple
     fork: bool
     twin: Path | None = None
+    cost: float = 0.0
 
 
 def lab_workers(workers: int | None = None, place: Placement | None = None) -> int:
@@ -110,7 +112,7 @@ def train_side_by_side(jobs: Sequence[SideJob], streams: Mapping[str, Sequence[s
             todo.setdefault(folder, job)
     if workers < 2 or len(todo) < 2:
         return []
-    waiting = list(todo.items())
+    waiting = sorted(todo.items(), key=lambda item: -item[1].cost)  # stable: ties keep the given order
     running: dict[Future, tuple[Path, SideJob]] = {}
     done_folders: set[Path] = set()
     finished: list[str] = []
@@ -128,6 +130,7 @@ def train_side_by_side(jobs: Sequence[SideJob], streams: Mapping[str, Sequence[s
                     continue  # it forks from a twin still training here
                 waiting.remove(item)
                 running[pool.submit(_train, item[1])] = item
+            bar.set_postfix_str(", ".join(j.run.name for _, j in running.values()))
             if not running:
                 raise LabConfigError("no run can start: " + ", ".join(j.run.name for _, j in waiting)
                                      + " wait for standard twins that are not trained")
@@ -138,7 +141,6 @@ def train_side_by_side(jobs: Sequence[SideJob], streams: Mapping[str, Sequence[s
                 done_folders.add(folder)
                 finished.append(job.run.name)
                 bar.update()
-            bar.set_postfix_str(", ".join(j.run.name for _, j in running.values()))
     except BaseException:
         for process in list((getattr(pool, "_processes", None) or {}).values()):
             process.terminate()  # a stopped run resumes from its partial checkpoint
