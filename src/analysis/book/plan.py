@@ -38,24 +38,27 @@ for the phrases chapter's sample and for the lab corpus's candidates; its LASSO 
 the same for both, is memoized and made once, about 10 s of CPU, and each selection
 scores its windows in a few seconds) and the lab corpus (whose documents hold the
 lab's phrases and excerpts). Gemma's GGUF is assembled from its package (a 250 MB
-copy, about 5 s), which its tokenizer is read from. On two idle cores
-(2026-12-02, ``/usr/bin/time``), a default-profile plan takes 59 s wall (48 s of
-CPU) on an empty cache and 22 s (21 s of CPU) once the cache holds the
-tokenizers, the selections and the size chapter's positions (an empty cache took
-63 s of CPU before prompts were encoded in one call per model and openai and nltk
-imported only when used, measured on a shared machine). What is left on a warm
-cache is imports, reading the tokenizers and encoding the 39,304 prompts.
+copy, about 5 s), which its tokenizer is read from. Each model's counts are then kept
+in the artifact cache (:func:`count_prompt_tokens`), so a plan run again loads no
+tokenizer: on 2026-12-02 a warm default-profile plan took 4.4 s of CPU (4.5 s wall,
+at ``nice 19`` beside a cold book run; ``/usr/bin/time``), where it took 21 s before
+(loading 14 tokenizers, 9 s; encoding 39,304 prompts, 3 s; opening the query cache,
+2 s; cleaning the texts for a phrase selection it then read from the cache, 2 s).
+What is left is imports (scikit-learn and SciPy among them) and building the
+prompts. An empty cache took 59 s wall (48 s of CPU) at ``c955df1``, on two idle cores.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
-from analysis.models import GenerationSettings, Request, check_model_name
+from analysis.core.cache import memo, stable_hash
+from analysis.models import GenerationSettings, Request, check_model_name, tokenizer_identity
 from analysis.models.queries import (  # noqa: F401  (re-exported: the plan's types)
     PlanError,
     QueryGroup,
@@ -82,7 +85,36 @@ def _text(prompt) -> list[str]:
 
 def count_prompt_tokens(name: str, prompts: Sequence) -> tuple[list[int], str]:
     """Prompt tokens of each prompt sent to model ``name``, and how they were counted
-    (``"exact"``, or ``"estimate (...)"`` naming the estimate)."""
+    (``"exact"``, or ``"estimate (...)"`` naming the estimate).
+
+    Kept in the artifact cache (``plan-tokens``) under the tokenizer's identity
+    (:func:`~analysis.models.tokenizer_identity`: a built-in model's package version,
+    a lab run's key; for an estimate, the reference tokenizer's), the transformers
+    version, the prompts and this module's and the model layer's code, so a plan run
+    again counts without loading a tokenizer. A model whose tokenizer has no such
+    identity (a hub id, a checkpoint folder) is counted afresh every time."""
+    ident = tokenizer_identity(name)
+    if ident is None and check_model_name(name) in ("api", "lab"):  # an estimate: the reference's
+        ref = tokenizer_identity(REFERENCE_MODEL)
+        ident = None if ref is None else f"estimate with {ref}"
+    if ident is None:
+        return _count(name, prompts)
+    key = {"tokenizer": ident, "transformers": _version("transformers"),
+           "prompts": stable_hash(list(prompts))}
+    counts, how = memo("plan-tokens", key, lambda: _count(name, prompts),
+                       code=("analysis.book.plan", "analysis.models.local"))
+    return list(counts), how
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _count(name: str, prompts: Sequence) -> tuple[list[int], str]:
+    """:func:`count_prompt_tokens`, counted: with the model's tokenizer, or estimated."""
     model = _local(name)
     if model is not None:
         settings = GenerationSettings(max_new_tokens=1)

@@ -422,13 +422,13 @@ def english_phrases(n_per_class: int, seed: int = 0) -> pd.DataFrame:
     The fitted model (step 2, the same for every ``n_per_class``) is memoized on its
     own (:func:`analysis.core.cache.memo`), so the phrases chapter's selection and the
     lab corpus's candidates fit it once."""
-    popular = {k: plain_prose(v) for k, v in data.popular_texts().items()}
-    baseline = {k: plain_prose(v) for k, v in data.baseline_texts().items()}
     texts = data.registry_fingerprint(["texts/popular/", "texts/baseline/"])
     key = {"n": n_per_class, "seed": seed, "stride": 5, "max_per_text": 4, "code": SELECTION_VERSION,
            "texts": texts}
 
-    def select() -> pd.DataFrame:
+    def select() -> pd.DataFrame:  # the texts are cleaned only when the selection is not cached
+        popular = {k: plain_prose(v) for k, v in data.popular_texts().items()}
+        baseline = {k: plain_prose(v) for k, v in data.baseline_texts().items()}
         fit_key = {"seed": seed, "C": 1.0, "doc_words": DOC_WORDS, "ngram_range": list(NGRAM_RANGE),
                    "code": SELECTION_VERSION, "texts": texts}
         terms, coef = memo("phrases-english-fit", fit_key, code=[__name__], compute=lambda: _fit(

@@ -22,6 +22,7 @@ Names are checked by :func:`check_model_name` before anything loads.
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,7 +38,8 @@ LAB_PREFIX = "lab:"
 
 __all__ = [
     "Answer", "GenerationSettings", "Model", "ModelError", "Request",
-    "BUILTIN_MODELS", "check_model_name", "describe_model_names", "load_model", "register_resolver", "usage",
+    "BUILTIN_MODELS", "check_model_name", "describe_model_names", "load_model", "register_resolver",
+    "tokenizer_identity", "usage",
 ]
 
 #: backend -> the function that turns the rest of a model name into a checkpoint folder;
@@ -92,6 +94,24 @@ def check_model_name(name: str) -> str:
         f"'{LAB_PREFIX}<run name>' for a model trained by the lab, "
         "a Hugging Face id such as 'EleutherAI/pythia-70m', or a local checkpoint folder"
     )
+
+
+def tokenizer_identity(name: str) -> str | None:
+    """What model ``name``'s tokenizer depends on, known without loading the model or
+    its tokenizer: a built-in model's package and its version (the tokenizer is read
+    from the GGUF the package ships), a trained lab run's folder (its run key); None
+    for an API model, a lab run not trained yet, a hub id or a checkpoint folder.
+    The cost preview keeps its token counts under it (:mod:`analysis.book.plan`)."""
+    backend = check_model_name(name)
+    try:
+        if backend == "lab":
+            return f"{LAB_PREFIX}{_resolve('lab', name[len(LAB_PREFIX):]).name}"
+        if name in BUILTIN_MODELS:
+            package = BUILTIN_MODELS[name]["package"]
+            return f"{name}@{package}=={importlib.metadata.version(package)}"
+    except (ModelError, OSError, importlib.metadata.PackageNotFoundError):
+        return None
+    return None
 
 
 def load_model(name: str, **kwargs) -> Model:
