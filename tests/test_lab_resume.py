@@ -210,9 +210,10 @@ def test_build_lab_trains_the_twin_first_and_forks_from_it(lab, monkeypatch):
     shapes = {(r.model, r.tokens, r.seed) for r in RANGE.values()}
     ladder_run = next(r for r in SMOKE.runs
                       if r.family.startswith("ladder") and (r.model, r.tokens, r.seed) not in shapes)
-    # the range run is named first: build_lab still trains its twin before it
+    # the range run is named first: build_lab still trains its twin before it (one run at a
+    # time here; tests/test_lab_workers.py forks a run from its twin side by side)
     names = [late.name, twin.name, ladder_run.name]
-    built = ladder.build_lab("smoke", runs=names, progress=False)
+    built = ladder.build_lab("smoke", runs=names, progress=False, workers=1)
     assert list(built.results) == names
     result = built.results[late.name]
     assert result.trained and result.forked_from_step == lt.window_steps("late", late.steps)[0] > 0
