@@ -43,8 +43,8 @@ def tiny_dir(tmp_path_factory):
 
 
 def local(tiny_dir, tmp_path, prefix_cache: bool, tag: str) -> LocalModel:
-    model = LocalModel("tiny", tiny_dir, batch_size=4, is_chat=True, prefix_cache=prefix_cache,
-                       cache=QueryCache(tmp_path / f"{tag}.sqlite"))
+    model = LocalModel("tiny", tiny_dir, batch_size=4, ids_batch_size=4, is_chat=True,
+                       prefix_cache=prefix_cache, cache=QueryCache(tmp_path / f"{tag}.sqlite"))
     model.tokenizer.chat_template = TEMPLATE
     return model
 

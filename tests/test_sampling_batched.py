@@ -38,8 +38,7 @@ def prompts(n: int, seed: int = 0) -> list[list[int]]:
 
 
 def test_batched_sampling_equals_one_request_at_a_time(tiny_dir, tmp_path):
-    model = LocalModel("tiny", tiny_dir, batch_size=16, is_chat=False,
-                       cache=QueryCache(tmp_path / "c.sqlite"))
+    model = LocalModel("tiny", tiny_dir, is_chat=False, cache=QueryCache(tmp_path / "c.sqlite"))
     ps = prompts(48)
     hf = model.model
     calls = []
@@ -56,8 +55,9 @@ def test_batched_sampling_equals_one_request_at_a_time(tiny_dir, tmp_path):
             compared += 1
         hf.generate = lambda *a, **kw: calls.append(kw["input_ids"].shape[0]) or generate(*a, **kw)
     assert compared == 240
-    # served in batches of 16 (48 prompts, 3 batches per decoding), not one request per call
-    assert calls == [16] * 15
+    # served at the book's settings: token-level prompts in batches of ids_batch_size (64), so the
+    # 48 prompts of each decoding in one call, not one request per call
+    assert model.ids_batch_size == 64 and calls == [48] * 5
 
 
 def test_the_row_generators_draw_what_the_global_generator_draws():

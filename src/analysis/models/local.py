@@ -48,6 +48,7 @@ from pathlib import Path
 from analysis.core.cache import artifact_path, stable_hash
 from analysis.models.base import Answer, Model, ModelError, Request, request_seed
 from analysis.models.hub import offline, split_revision  # noqa: F401  (split_revision: re-exported)
+from analysis.models.scoring import score_batches, score_stats_batches
 
 #: where each built-in model's GGUF comes from, and its generation batch size where it
 #: is not 16: Gemma 3's decoding is bound by its 262k-row output head, which a batch
@@ -275,6 +276,13 @@ class LocalModel(Model):
         from the tokenizer's chat template when not given.
     batch_size
         Prompts per forward pass; prompts are sorted by length first.
+    ids_batch_size
+        Rows per batch of ``generate_ids``: token-level prompts of one length (the
+        entropy chapter's), whose time goes to decoding, so a larger batch reads the
+        weights once for more rows. ``scripts/bench_batch_sizes.py`` on the chapter's
+        own requests, 64 rows against today's batch: 1.32x Gemma 3, 1.65x SmolLM2,
+        1.67x ``lab:pert-l2x``, every answer identical (no padding moves). Not part
+        of the cache key, as ``batch_size``.
     revision
         For a hub id: the branch, tag or commit to load (default ``main``); also
         written ``org/model@revision``.
@@ -295,6 +303,7 @@ class LocalModel(Model):
         *,
         is_chat: bool | None = None,
         batch_size: int = 16,
+        ids_batch_size: int = 64,
         fingerprint: str | None = None,
         revision: str | None = None,
         prefix_cache: bool = True,
@@ -303,7 +312,7 @@ class LocalModel(Model):
         super().__init__(name, **kw)
         self.path = str(path or name)
         self.revision = revision
-        self.batch_size = batch_size
+        self.batch_size, self.ids_batch_size = batch_size, ids_batch_size
         self.prefix_cache = prefix_cache
         self._is_chat = is_chat
         self._fingerprint = fingerprint
@@ -448,15 +457,15 @@ class LocalModel(Model):
 
     def _generate_ids(self, prompt_ids, settings, seeds=None) -> Iterator[tuple[int, Answer]]:
         yield from self._generate_encoded([list(p) for p in prompt_ids], [settings] * len(prompt_ids),
-                                          stop_at_eos=False, seeds=seeds)
+                                          stop_at_eos=False, seeds=seeds, rows=self.ids_batch_size)
 
     def _score_ids(self, sequences):
         pad = self.tokenizer.pad_token_id
-        yield from _score_batches(self.model, sequences, self.batch_size, pad, self.device)
+        yield from score_batches(self.model, sequences, self.batch_size, pad, self.device)
 
     def _score_ids_stats(self, sequences):
         pad = self.tokenizer.pad_token_id
-        yield from _score_stats_batches(self.model, sequences, self.batch_size, pad, self.device)
+        yield from score_stats_batches(self.model, sequences, self.batch_size, pad, self.device)
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         return [list(ids) for ids in self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]]
@@ -465,10 +474,11 @@ class LocalModel(Model):
         return self.tokenizer.batch_decode([list(map(int, x)) for x in ids], skip_special_tokens=False)
 
     def _generate_encoded(self, encoded: list[list[int]], settings: list, stop_at_eos: bool,
-                          seeds: list[int | None] | None = None) -> Iterator[tuple[int, Answer]]:
-        """Batched generation from token ids (left padding, batches grouped by
-        settings and sorted by length). With ``stop_at_eos=False`` every answer has
-        exactly ``max_new_tokens`` tokens and ``meta["ids"]``.
+                          seeds: list[int | None] | None = None, rows: int | None = None
+                          ) -> Iterator[tuple[int, Answer]]:
+        """Batched generation from token ids (left padding, batches of ``rows``,
+        default ``batch_size``, grouped by settings and sorted by length). With
+        ``stop_at_eos=False`` every answer has exactly ``max_new_tokens`` tokens and ``meta["ids"]``.
 
         **Sampling guarantee.** Sampled requests are batched too, but every row
         draws from its own ``torch.Generator`` seeded with ``seeds[i]`` (a hash of
@@ -510,10 +520,10 @@ class LocalModel(Model):
         if seeds is None:
             seeds = [None if s.greedy else request_seed({"ids": e, "settings": s.as_dict()})
                      for e, s in zip(encoded, settings)]
-        yield from self._generate_batched(encoded, settings, stop_at_eos, seeds)
+        yield from self._generate_batched(encoded, settings, stop_at_eos, seeds, rows or self.batch_size)
 
     def _generate_batched(self, encoded: list[list[int]], settings: list, stop_at_eos: bool,
-                          seeds: list[int | None]) -> Iterator[tuple[int, Answer]]:
+                          seeds: list[int | None], rows: int) -> Iterator[tuple[int, Answer]]:
         import torch  # heavy: loaded only when a model is used
         from transformers import LogitsProcessorList
 
@@ -524,8 +534,8 @@ class LocalModel(Model):
         # every prompt starts with the shared prefix and is longer than it: each group reuses its cache
         prefix = _shared_prefix(encoded) if self.prefix_cache and len(encoded) > 1 else []
         kv = _prefix_kv(model, prefix, self.device) if len(prefix) >= MIN_SHARED_PREFIX else None
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
+        for start in range(0, len(order), rows):
+            idx = order[start : start + rows]
             groups: dict[str, list[int]] = {}
             for i in idx:
                 groups.setdefault(str(settings[i]), []).append(i)
@@ -583,7 +593,7 @@ class LocalModel(Model):
             pairs.append((ctx, cont))
         seqs = [ctx + cont for ctx, cont in pairs]
         # position j of a sequence's scores is token j + 1: the continuation starts at len(ctx) - 1
-        for i, (lp, _top) in _score_batches(self.model, seqs, self.batch_size, tok.pad_token_id, self.device):
+        for i, (lp, _top) in score_batches(self.model, seqs, self.batch_size, tok.pad_token_id, self.device):
             start = len(pairs[i][0]) - 1
             yield i, lp[start : start + len(pairs[i][1])]
 
@@ -713,62 +723,6 @@ def _prefixed_batch(seqs: Sequence[Sequence[int]], n: int, pad: int, kv):
         cache = copy.deepcopy(kv)
         cache.batch_repeat_interleave(len(seqs))
     return input_ids, attention, cache
-
-
-def _padded_batches(sequences, batch_size: int, pad: int):
-    """Batches of token sequences sorted by length, right-padded with ``pad``: each
-    ``(indices, input_ids, attention_mask)``, the indices into ``sequences``."""
-    import torch  # heavy: loaded only when a model is used
-
-    order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
-    for start in range(0, len(order), batch_size):
-        idx = order[start : start + batch_size]
-        width = max(len(sequences[i]) for i in idx)
-        input_ids = torch.full((len(idx), width), pad, dtype=torch.long)
-        attention = torch.zeros((len(idx), width), dtype=torch.long)
-        for row, i in enumerate(idx):
-            input_ids[row, : len(sequences[i])] = torch.tensor(sequences[i])
-            attention[row, : len(sequences[i])] = 1
-        yield idx, input_ids, attention
-
-
-def _score_batches(model, sequences, batch_size: int, pad: int, device):
-    """Teacher-forced log-probabilities and argmax flags of each sequence's tokens
-    1..n-1, batched with right padding (sorted by length)."""
-    import torch  # heavy: loaded only when a model is used
-
-    for idx, input_ids, attention in _padded_batches(sequences, batch_size, pad):
-        with torch.inference_mode():
-            logits = model(input_ids=input_ids.to(device), attention_mask=attention.to(device)).logits.float()
-        logp = torch.log_softmax(logits, dim=-1).cpu()
-        top = logits.argmax(dim=-1).cpu()
-        for row, i in enumerate(idx):
-            n = len(sequences[i])
-            target = input_ids[row, 1:n]
-            lp = logp[row, : n - 1].gather(1, target[:, None])[:, 0]
-            yield i, (lp.tolist(), (top[row, : n - 1] == target).tolist())
-
-
-def _score_stats_batches(model, sequences, batch_size: int, pad: int, device):
-    """Teacher-forced log-probabilities of each sequence's tokens 1..n-1 with the mean
-    and standard deviation of log p over the vocabulary under each next-token
-    distribution (p-weighted), from the same forward pass; batched with right padding
-    (sorted by length). The moments are taken one row at a time, so a large
-    vocabulary never holds a whole batch of probabilities twice."""
-    import torch  # heavy: loaded only when a model is used
-
-    for idx, input_ids, attention in _padded_batches(sequences, batch_size, pad):
-        with torch.inference_mode():
-            logits = model(input_ids=input_ids.to(device), attention_mask=attention.to(device)).logits
-            for row, i in enumerate(idx):
-                n = len(sequences[i])
-                logp = torch.log_softmax(logits[row, : n - 1].float(), dim=-1)
-                p = logp.exp()
-                mu = (p * logp).sum(-1)
-                sigma = (p * (logp - mu[:, None]) ** 2).sum(-1).clamp_min(0).sqrt()
-                target = input_ids[row, 1:n].to(logp.device)
-                lp = logp.gather(1, target[:, None])[:, 0]
-                yield i, (lp.cpu().tolist(), mu.cpu().tolist(), sigma.cpu().tolist())
 
 
 def _eos_ids(tok, model) -> list[int]:
