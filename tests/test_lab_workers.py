@@ -58,3 +58,7 @@ def test_runs_trained_side_by_side_equal_runs_trained_one_at_a_time(tmp_path, mo
         (built[1].results["range-q2"].path / "DONE.json").read_text())["forked_from_step"]
     assert {d["threads"] for n, d in done.items()} == {1}
     assert built[2].results["wide-16"].path == built[2].results["std-s1x"].path
+    # each build trained the same three runs (wide-16 shares std-s1x's key and is loaded)
+    for n in (1, 2):
+        trained = built[n].runs_table().set_index("run")["trained now"]
+        assert trained.to_dict() == {"std-s2x": True, "range-q2": True, "std-s1x": True, "wide-16": False}, n

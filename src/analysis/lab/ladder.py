@@ -575,8 +575,8 @@ def _train_runs(prof: LabProfile, runs: list[RunConfig], injected: dict, corpus:
                     run_folder(standard_twin(run), [], tokenizer, key, device="cpu") if _forks(run) else None,
                     train_cost(run, prof.vocab_size)) for run in training_order(prof, runs)
             if workers > 1 and len(runs) > 1]
-    train_side_by_side(jobs, {j.stream: run_texts(j.run, corpus, texts) for j in jobs}, tokenizer, workers,
-                       progress)
+    side = set(train_side_by_side(jobs, {j.stream: run_texts(j.run, corpus, texts) for j in jobs}, tokenizer,
+                                  workers, progress))
     built = {}
     for run in tqdm(training_order(prof, runs), desc=f"lab runs ({len(runs)})", disable=not progress,
                     leave=False):
@@ -586,9 +586,10 @@ def _train_runs(prof: LabProfile, runs: list[RunConfig], injected: dict, corpus:
                 tqdm.write(f"{run.name}: waiting for its standard twin {twin.name}, trained elsewhere, "
                            "to fork from it")
             wait_for_run(twin)
-        built[run.name] = train(run, run_texts(run, corpus, texts), injected[run.name], tokenizer,
-                                run_corpus_key(run, key), progress=progress, fork=fork[run.name],
-                                device=place.device)
+        result = train(run, run_texts(run, corpus, texts), injected[run.name], tokenizer,
+                       run_corpus_key(run, key), progress=progress, fork=fork[run.name], device=place.device)
+        # a run the workers trained in this call is loaded here, but was trained now
+        built[run.name] = replace(result, trained=True) if run.name in side else result
         if name is not None and first:
             register(model_name(name, run.name).removeprefix("lab:"), built[run.name].path)
     return built
