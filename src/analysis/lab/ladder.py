@@ -588,8 +588,7 @@ def _train_runs(prof: LabProfile, runs: list[RunConfig], injected: dict, corpus:
             wait_for_run(twin)
         result = train(run, run_texts(run, corpus, texts), injected[run.name], tokenizer,
                        run_corpus_key(run, key), progress=progress, fork=fork[run.name], device=place.device)
-        # a run the workers trained in this call is loaded here, but was trained now
-        built[run.name] = replace(result, trained=True) if run.name in side else result
+        built[run.name] = replace(result, trained=True) if run.name in side else result  # workers trained it
         if name is not None and first:
             register(model_name(name, run.name).removeprefix("lab:"), built[run.name].path)
     return built
