@@ -249,6 +249,7 @@ class Model(ABC):
         settings: GenerationSettings | None = None,
         *,
         progress: bool | str = False,
+        bos: bool | None = None,
     ) -> list[Answer]:
         """Continue each prompt given as token ids, for exactly ``max_new_tokens`` tokens.
 
@@ -257,22 +258,40 @@ class Model(ABC):
         text and generation does not stop at an end-of-text token. Each answer's
         ``meta["ids"]`` holds the new token ids and ``text`` their decoding.
         Only backends that own their tokenizer (local models) support this.
+
+        A model whose tokenizer starts every text with a beginning-of-sequence
+        token (Gemma 3) reads it before each prompt, as it did in training
+        (:meth:`id_prefix`); ``bos=False`` leaves it out (to measure what it changes).
         """
         settings = settings or GenerationSettings()
-        reqs = [{"prompt_ids": [int(t) for t in ids], "settings": settings.as_dict()} for ids in prompt_ids]
+        prefix = self._bos_prefix(bos)
+        reqs = [{"prompt_ids": [int(t) for t in ids], "settings": settings.as_dict(), **_bos_field(prefix)}
+                for ids in prompt_ids]
         if any(not r["prompt_ids"] for r in reqs):
             raise ModelError("every prompt must have at least one token id")
         if settings.greedy:
             def send(todo):
-                return self._generate_ids([reqs[i]["prompt_ids"] for i in todo], settings)
+                return self._generate_ids([prefix + reqs[i]["prompt_ids"] for i in todo], settings)
         else:
             for r, k in zip(reqs, number_samples(reqs, greedy=False)):
                 r["sample"] = k
 
             def send(todo):
-                return self._generate_ids([reqs[i]["prompt_ids"] for i in todo], settings,
+                return self._generate_ids([prefix + reqs[i]["prompt_ids"] for i in todo], settings,
                                           seeds=[request_seed(reqs[i]) for i in todo])
         return self._cached("complete_ids", reqs, send, progress)
+
+    def id_prefix(self) -> list[int]:
+        """The special tokens the model's tokenizer puts before every text (a
+        beginning-of-sequence token, or nothing): what :meth:`score_ids`,
+        :meth:`score_ids_stats` and :meth:`generate_ids` read before the ids they
+        are given. Backends without a tokenizer have none."""
+        return []
+
+    def _bos_prefix(self, bos: bool | None) -> list[int]:
+        if bos not in (None, True, False):
+            raise ModelError(f"bos must be None (the tokenizer's rule), True or False, got {bos!r}")
+        return [] if bos is False else list(self.id_prefix())
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of each text in the model's own tokenizer, without special tokens."""
@@ -438,21 +457,28 @@ class Model(ABC):
                                desc=f"{self.name} logprobs", retry_errors=True)
         return [np.asarray(a.meta["logprobs"], dtype=float) for a in answers]
 
-    def score_ids(self, sequences: Sequence[Sequence[int]], *, progress: bool | str = False) -> list[dict]:
+    def score_ids(self, sequences: Sequence[Sequence[int]], *, progress: bool | str = False,
+                  bos: bool | None = None) -> list[dict]:
         """Teacher-forced scores of whole token sequences (given as ids).
 
         For each sequence of ``n`` tokens, returns a dict with ``logprobs`` (the
         log-probability of tokens ``1 .. n-1`` given all tokens before them) and
         ``argmax`` (whether each of those tokens was the model's top prediction),
         both arrays of length ``n - 1``. Cached per sequence like every answer.
-        Only backends that own their tokenizer (local models) support this.
+        Only backends that own their tokenizer (local models) support this. The
+        model reads its beginning-of-sequence token first where its tokenizer has
+        one (:meth:`id_prefix`; ``bos=False`` leaves it out); the scores are still
+        those of tokens ``1 .. n-1``.
         """
-        reqs = [{"ids": [int(t) for t in ids]} for ids in sequences]
+        prefix = self._bos_prefix(bos)
+        reqs = [{"ids": [int(t) for t in ids], **_bos_field(prefix)} for ids in sequences]
         if any(len(r["ids"]) < 2 for r in reqs):
             raise ModelError("every sequence must have at least two token ids")
+        skip = len(prefix)
 
         def send(todo):
-            for j, (lp, top) in self._score_ids([reqs[i]["ids"] for i in todo]):
+            for j, (lp, top) in self._score_ids([prefix + reqs[i]["ids"] for i in todo]):
+                lp, top = lp[skip:], top[skip:]
                 meta = {"logprobs": [float(x) for x in lp], "argmax": [bool(x) for x in top]}
                 yield j, Answer(None, meta=meta)
 
@@ -466,8 +492,8 @@ class Model(ABC):
         raise ModelError(f"backend {self.backend!r} cannot score token ids; "
                          "token-level studies need a local model")
 
-    def score_ids_stats(self, sequences: Sequence[Sequence[int]], *, progress: bool | str = False
-                        ) -> list[dict]:
+    def score_ids_stats(self, sequences: Sequence[Sequence[int]], *, progress: bool | str = False,
+                        bos: bool | None = None) -> list[dict]:
         """Teacher-forced scores of whole token sequences with the moments of each
         next-token distribution (what Min-K%++ needs).
 
@@ -476,14 +502,18 @@ class Model(ABC):
         :meth:`score_ids`), and ``mu`` and ``sigma``, the mean and standard deviation
         of log p(z) over the vocabulary under the model's own next-token distribution
         p(z | tokens before): ``mu = Σ_z p(z) log p(z)``, ``sigma² = Σ_z p(z) (log p(z) − mu)²``.
-        Cached per sequence under its own request kind (``score_ids_stats``).
+        Cached per sequence under its own request kind (``score_ids_stats``); the
+        beginning-of-sequence token is read first as in :meth:`score_ids`.
         """
-        reqs = [{"ids": [int(t) for t in ids]} for ids in sequences]
+        prefix = self._bos_prefix(bos)
+        reqs = [{"ids": [int(t) for t in ids], **_bos_field(prefix)} for ids in sequences]
         if any(len(r["ids"]) < 2 for r in reqs):
             raise ModelError("every sequence must have at least two token ids")
+        skip = len(prefix)
 
         def send(todo):
-            for j, (lp, mu, sigma) in self._score_ids_stats([reqs[i]["ids"] for i in todo]):
+            for j, (lp, mu, sigma) in self._score_ids_stats([prefix + reqs[i]["ids"] for i in todo]):
+                lp, mu, sigma = lp[skip:], mu[skip:], sigma[skip:]
                 meta = {"logprobs": [float(x) for x in lp], "mu": [float(x) for x in mu],
                         "sigma": [float(x) for x in sigma]}
                 yield j, Answer(None, meta=meta)
@@ -499,6 +529,13 @@ class Model(ABC):
 
     def _key(self, kind: str, request: dict) -> str:
         return QueryCache.key(self.backend, self.cache_identity(), kind, request)
+
+
+def _bos_field(prefix: list[int]) -> dict:
+    """The request field that names a prefix read before the ids (so a score with
+    and one without it have different keys); nothing when there is none, so the
+    keys of models without one are those of every earlier run."""
+    return {"prefix_ids": list(prefix)} if prefix else {}
 
 
 def _as_chat(prompt: Prompt) -> Messages:

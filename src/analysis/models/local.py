@@ -470,6 +470,16 @@ class LocalModel(Model):
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         return [list(ids) for ids in self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]]
 
+    def id_prefix(self) -> list[int]:
+        """The tokens the tokenizer adds before a text: Gemma 3's ``<bos>``; none for
+        SmolLM2 and the lab's models."""
+        tok = self.tokenizer
+        bos = tok.bos_token_id
+        if bos is None:
+            return []
+        ids = tok("a", add_special_tokens=True)["input_ids"]
+        return [int(bos)] if ids and ids[0] == bos else []
+
     def detokenize(self, ids) -> list[str]:
         return self.tokenizer.batch_decode([list(map(int, x)) for x in ids], skip_special_tokens=False)
 
