@@ -14,7 +14,7 @@ from analysis import distributional as D
 from analysis import entropy
 from analysis import phrases as ph
 from analysis.book import phenomena as phen
-from analysis.core.claims import NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED
+from analysis.core.claims import DOES_NOT_HOLD, HOLDS, NOT_TESTABLE
 from analysis.lab import ladder, probe
 from analysis.lab.corpus import Document
 
@@ -209,14 +209,16 @@ def test_the_membership_claim_decides_by_the_sets_loss_auc():
                          "documents": 1, "words": 10})
     # members 2.0, 2.5, 1.5 against non-members 3.0, 2.4: 5 of the 6 pairs ordered (2.5 > 2.4)
     mixed = phen.entropy_check(sets.assign(loss=[2.0, 2.5, 1.5, 3.0, 2.4]), "pert-l2x").claims[0]
-    assert (mixed.id, mixed.status, mixed.n) == ("lab_member_loss_below", NOT_REPRODUCED, 5)
-    assert mixed.value == pytest.approx(5 / 6) and mixed.by_design
+    assert (mixed.id, mixed.status, mixed.n) == ("lab_member_loss_below", DOES_NOT_HOLD, 5)
+    assert mixed.value == pytest.approx(5 / 6) and mixed.by_design and mixed.kind == "extension"
+    assert (mixed.unit, mixed.n_units) == ("candidate sets", 5)
+    assert "training documents" in mixed.by_design_reason
     # every member set below every non-member set: AUC 1
     apart = phen.entropy_check(sets.assign(loss=[2.0, 2.3, 1.5, 3.0, 2.4]), "pert-l2x").claims[0]
-    assert (apart.status, apart.value, apart.section) == (REPRODUCED, 1.0, "lab-phenomena")
+    assert (apart.status, apart.value, apart.section) == (HOLDS, 1.0, "lab-phenomena")
     # a tie is not below
     tied = phen.membership_claim(sets.assign(loss=[2.0, 2.4, 1.5, 3.0, 2.4]))
-    assert tied.status == NOT_REPRODUCED and tied.value == pytest.approx(5.5 / 6)
+    assert tied.status == DOES_NOT_HOLD and tied.value == pytest.approx(5.5 / 6)
     # no losses, or no non-member set: nothing to decide
     assert phen.entropy_check(sets).claims[0].status == NOT_TESTABLE
     members_only = sets.iloc[:3].assign(loss=[1.0, 2.0, 3.0])
@@ -226,9 +228,9 @@ def test_the_membership_claim_decides_by_the_sets_loss_auc():
 def test_the_ladder_claim_needs_every_family():
     one_of_two = phen.ladder_check(losses_fixture(), ladder.get_profile("smoke")).claims[0]
     assert (one_of_two.id, one_of_two.status, one_of_two.value, one_of_two.n) == (
-        "lab_ladder_losses_fall", NOT_REPRODUCED, 0.5, 2)
-    assert not one_of_two.by_design
-    assert phen.ladder_claim(2, 2).status == REPRODUCED and phen.ladder_claim(2, 2).value == 1.0
+        "lab_ladder_losses_fall", DOES_NOT_HOLD, 0.5, 2)
+    assert not one_of_two.by_design and (one_of_two.unit, one_of_two.n_units) == ("families", 2)
+    assert phen.ladder_claim(2, 2).status == HOLDS and phen.ladder_claim(2, 2).value == 1.0
     assert phen.ladder_claim(0, 0).status == NOT_TESTABLE
 
 
@@ -238,8 +240,8 @@ def test_claims_gather_in_order_and_render():
               phen.size_check(acc, manifest)]
     assert [c.id for c in phen.claims(checks)] == ["lab_ladder_losses_fall"]  # the size row only measures
     assert phen.render(phen.ladder_claim(2, 2)) == (
-        "training and held-out loss fall with every step up in parameters, in every ladder family: "
-        "*reproduced* (both fall in 2 of 2 families; |1 − 1| = 0 ≤ 0, n = 2).")
+        "Training and held-out loss fall with every step up in parameters, in every ladder family. "
+        "**Holds**: both fall in 2 of 2 families; |1 − 1| = 0 ≤ 0, 2 families.")
 
 
 def test_phrases_check_by_hand():
@@ -301,7 +303,7 @@ def test_the_smoke_lab_table_of_phenomena(smoke_lab, shared_artifacts):
     assert [c.id for c in phen.claims(checks)] == ["lab_ladder_losses_fall", "lab_member_loss_below"]
     member = checks[4].claims[0]
     assert member.n == len(sets) and ("not every" in values["phenomenon_entropy"]) == (
-        member.status != REPRODUCED)
+        member.status != HOLDS)
     assert table["measured"].str.len().gt(0).all()
     cfg = lab.profile.corpus
     # the signals are the smoke corpus's

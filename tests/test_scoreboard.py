@@ -1,9 +1,11 @@
-"""The scoreboard page's table: claims read back from results/*.json."""
+"""The scoreboard page: claims read back from results/*.json, the headline table, the
+counts of source claims per status, and per chapter a table of the source's claims
+and one of the book's extensions."""
 
 import json
 
 from analysis.book import scoreboard
-from analysis.core.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Claim
+from analysis.core.claims import EXTENSION, HOLDS, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Claim
 
 
 def _write(folder, chapter, claims):
@@ -12,49 +14,77 @@ def _write(folder, chapter, claims):
 
 
 def _claims():
-    auc = Claim(id="e3", chapter="predicting", statement="recency predicts extraction", status=NOT_REPRODUCED,
-                reason="the opposite direction, p = 0.01 < 0.05, n = 200", comparison="AUC > 0.5",
-                value=0.424, interval=(0.35, 0.5), n=200, p=0.01, source_value="0.61", section="pred-e3")
-    law = Claim(id="law", chapter="size", statement="the index tracks size", status=REPRODUCED,
-                reason="R² 0.93 ≥ 0.8", comparison="R² ≥ 0.8", value=0.93, n=10, section="size-ladder",
-                by_design=True)
-    few = Claim(id="sens", chapter="size", statement="Mem rises at every threshold", status=INCONCLUSIVE,
-                reason="n = 17 is below the minimum of 30", comparison="ρ rises", value=0.2, n=17)
-    return auc, law, few
+    e3 = Claim(id="e3_three_full", chapter="predicting", statement="recency predicts extraction",
+               status=NOT_REPRODUCED, reason="significant in the opposite direction",
+               comparison="AUC > null", value=0.424, interval=(0.35, 0.5), n=230, n_units=23, unit="cells",
+               p=0.01, source_value="0.61",
+               section="pred-e3", null_kind="permutation", null_value=0.39, control_value=0.41)
+    law = Claim(id="lab_law", chapter="size", statement="the index tracks size", status=REPRODUCED,
+                reason="R² 0.93 ≥ 0.8", comparison="R² ≥ 0.8", value=0.93, n=10, n_units=10, unit="models",
+                section="size-ladder", source_value="R² = 0.95", null_kind="permutation", null_value=0.1,
+                control_value=0.12, by_design=True, by_design_reason="forced by the ladder")
+    gap = Claim(id="gap_x", chapter="size", statement="a gap", status=INCONCLUSIVE, reason="covers 0",
+                comparison="gap > 0", value=0.2, n=17, n_units=17, unit="texts", source_value="+0.3",
+                control_reason="no signal-free twin", family="gaps", p=0.02, p_adjusted=0.06)
+    ext = Claim(id="sens", chapter="size", kind=EXTENSION, statement="Mem rises at every threshold",
+                status=HOLDS, reason="p < 0.05", comparison="ρ rises", value=0.2, n=17, n_units=17,
+                unit="thresholds", control_reason="none applies")
+    return e3, law, gap, ext
 
 
 def test_claims_table_reads_every_chapter_in_book_order(tmp_path):
-    auc, law, few = _claims()
-    _write(tmp_path, "predicting", [auc])
-    _write(tmp_path, "size", [law, few])
+    e3, law, gap, ext = _claims()
+    _write(tmp_path, "predicting", [e3])
+    _write(tmp_path, "size", [law, gap, ext])
     (tmp_path / "lab.json").write_text(json.dumps({"chapter": "lab", "values": {}}))  # no claims yet
     table = scoreboard.claims_table(tmp_path)
-    assert list(table["id"]) == ["law", "sens", "e3"]  # size comes before predicting in the book
-    assert table.loc[table["id"] == "e3", "interval"].item() == (0.35, 0.5)
-    assert scoreboard.status_counts(table) == {"reproduced": 1, "not reproduced": 1, "inconclusive": 1,
-                                               "not testable here": 0}
+    assert list(table["id"]) == ["lab_law", "gap_x", "sens", "e3_three_full"]  # size before predicting
+    assert scoreboard.status_counts(table, "source") == {"reproduced": 1, "not reproduced": 1,
+                                                         "inconclusive": 1, "not testable here": 0}
+    assert scoreboard.counts_sentence(table, "size") == (
+        "Of 2 claims a source makes, 1 reproduced, 0 not reproduced, 1 inconclusive, 0 not testable here; "
+        "besides, 1 of the book's own claims (extensions).")
 
 
-def test_this_run_prints_value_interval_n_and_p(tmp_path):
-    auc, _, few = _claims()
-    _write(tmp_path, "predicting", [auc, few.__class__(**{**few.to_dict(), "chapter": "predicting",
-                                                          "interval": None})])
+def test_cells_show_units_null_control_and_holm(tmp_path):
+    e3, law, gap, ext = _claims()
+    _write(tmp_path, "size", [law, gap])
+    _write(tmp_path, "predicting", [e3])
     table = scoreboard.claims_table(tmp_path)
-    assert scoreboard.this_run(table.iloc[0]) == "0.424 [0.35, 0.5]; n = 200; p = 0.01"
-    assert scoreboard.this_run(table.iloc[1]) == "0.2; n = 17"
+    row = table.set_index("id").loc
+    assert scoreboard.this_run(row["e3_three_full"]) == "0.424 [0.35, 0.5]; p = 0.01"
+    assert scoreboard.this_run(row["gap_x"]) == "0.2; p = 0.02 (Holm 0.06)"
+    assert scoreboard.units(row["e3_three_full"]) == "23 cells (230 rows)"
+    assert scoreboard.units(row["lab_law"]) == "10 models"
+    assert scoreboard.null(row["e3_three_full"]) == "permutation 0.39"
+    assert scoreboard.control(row["gap_x"]) == "none: no signal-free twin"
+    assert scoreboard.status_cell(row["lab_law"]) == "**reproduced** (by design: forced by the ladder)"
+    assert scoreboard.status_cell(row["gap_x"]) == "**inconclusive** [Holm: gaps]"
 
 
-def test_markdown_links_each_claim_to_its_section_and_marks_by_design(tmp_path):
-    auc, law, few = _claims()
-    _write(tmp_path, "size", [law, few])
-    _write(tmp_path, "predicting", [auc])
+def test_markdown_has_the_headlines_then_two_tables_per_chapter(tmp_path):
+    e3, law, gap, ext = _claims()
+    _write(tmp_path, "size", [law, gap, ext])
+    _write(tmp_path, "predicting", [e3])
     text = scoreboard.scoreboard_markdown(scoreboard.claims_table(tmp_path))
-    assert "{ref}`section <pred-e3>`" in text
-    assert "| recency predicts extraction (`e3`) | 0.61 |" in text
-    assert "**reproduced** (by design)" in text
-    assert text.count("\n### ") == 2
-    row = next(line for line in text.splitlines() if "Mem rises" in line)
+    head, rest = text.split("### Size", 1)
+    assert "### Each source's headline claims" in head
+    assert "`lab_law`" in head and "`e3_three_full`" in head and "`sens`" not in head
+    assert "{ref}`section <pred-e3>`" in rest
+    size = rest.split("### Predicting")[0]
+    assert size.index("**The source's claims**") < size.index("**The book's extensions**")
+    assert "| Mem rises at every threshold (`sens`) | extension |" in size
+    assert text.count("\n### ") == 3
+    row = next(line for line in size.splitlines() if "`sens`" in line)
     assert row.endswith("| — |")  # no section, no link
+
+
+def test_by_design_list_comes_from_the_flags(tmp_path):
+    e3, law, gap, ext = _claims()
+    _write(tmp_path, "size", [law, gap])
+    _write(tmp_path, "predicting", [e3])
+    text = scoreboard.by_design_markdown(scoreboard.claims_table(tmp_path))
+    assert text == ("- **Size**:\n  - the index tracks size (`lab_law`, reproduced): forced by the ladder")
 
 
 def test_no_claims_says_so(tmp_path):

@@ -20,8 +20,17 @@
 
 ``{scoreboard}``
     Every claim of every chapter, from the ``"claims"`` of ``results/*.json``
-    (:mod:`analysis.book.scoreboard`): the source's statement and value, this
-    run's value, the status and its reason, and a link to the section.
+    (:mod:`analysis.book.scoreboard`): each source's headline claims first, then
+    per chapter its source claims and its extensions, each with this run's value,
+    its unit and number of units, its null, its negative control, the status and
+    its reason, and a link to the section.
+
+``{claim-counts} [CHAPTER]``
+    How many of the sources' claims (of one chapter, or of the book) are
+    reproduced, not reproduced, inconclusive and not testable here.
+
+``{by-design}``
+    The claims marked by design, per chapter, with their rule's reason.
 
 Each renders Markdown that MyST parses into the page.
 """
@@ -234,9 +243,39 @@ class Scoreboard(_MarkdownDirective):
         return self.render(scoreboard_markdown(claims_table(self.root / "results")))
 
 
+class _ClaimsDirective(_MarkdownDirective):
+    def table(self):
+        from analysis.book.scoreboard import claims_table
+
+        for path in (self.root / "results").glob("*.json"):
+            self.env.note_dependency(str(path))
+        return claims_table(self.root / "results")
+
+
+class ClaimCounts(_ClaimsDirective):
+    optional_arguments = 1
+
+    def run(self):
+        from analysis.book.scoreboard import counts_sentence
+
+        table = self.table()
+        if table.empty:
+            return self.render("*No chapter has recorded claims in `results/` yet.*")
+        return self.render(counts_sentence(table, self.arguments[0] if self.arguments else None))
+
+
+class ByDesign(_ClaimsDirective):
+    def run(self):
+        from analysis.book.scoreboard import by_design_markdown
+
+        return self.render(by_design_markdown(self.table()))
+
+
 def setup(app):
     app.add_directive("chapter-parameters", ChapterParameters)
     app.add_directive("execution-status", ExecutionStatus)
     app.add_directive("build-cost", BuildCost)
     app.add_directive("scoreboard", Scoreboard)
+    app.add_directive("claim-counts", ClaimCounts)
+    app.add_directive("by-design", ByDesign)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -48,7 +48,17 @@ import pandas as pd
 
 from analysis import distributional, entropy, predicting, size
 from analysis import phrases as ph
-from analysis.core.claims import NOT_TESTABLE, REPRODUCED, Claim, not_testable, within
+from analysis.core.claim_text import verdict
+from analysis.core.claims import (
+    EXTENSION,
+    HOLDS,
+    NOT_TESTABLE,
+    REPRODUCED,
+    Claim,
+    as_kind,
+    not_testable,
+    within,
+)
 from analysis.core.fmt import fmt_pct
 from analysis.lab.ladder import model_name
 from analysis.lab.probe import monotone_families, popular_by_copies, run_loss
@@ -105,9 +115,8 @@ def claims(checks: Sequence[Check]) -> list[Claim]:
 
 def render(claim: Claim) -> str:
     """A claim of the table of phenomena in a sentence (Markdown): the statement,
-    its status (and whether the lab builds the signal in) and the reason."""
-    design = ", by design" if claim.by_design else ""
-    return f"{claim.statement}: *{claim.status}*{design} ({claim.reason})."
+    then its verdict in the book's one voice (:func:`analysis.core.claim_text.verdict`)."""
+    return f"{claim.statement[0].upper()}{claim.statement[1:]}. {verdict(claim)}"
 
 
 def glue_values(checks: Sequence[Check]) -> dict[str, str]:
@@ -204,13 +213,16 @@ def ladder_claim(monotone: int, families: int) -> Claim:
     both fall; reproduced when it is 1 (not by design: the lab builds the sizes,
     not the losses)."""
     share = monotone / families if families else None
-    status, reason = within(value=share, target=1.0, tolerance=0.0, n=families, min_n=1)
+    status, reason = within(value=share, target=1.0, tolerance=0.0, n=families, min_n=1, exact=True,
+                            unit="families")
     if status != NOT_TESTABLE:
         reason = f"both fall in {monotone} of {families} families; {reason}"
-    return Claim(id="lab_ladder_losses_fall", chapter="lab",
+    return Claim(id="lab_ladder_losses_fall", chapter="lab", kind=EXTENSION,
                  statement="training and held-out loss fall with every step up in parameters, "
                            "in every ladder family",
-                 status=status, reason=reason, value=share, n=families, min_n=1, section=SECTION,
+                 status=as_kind(status, EXTENSION), reason=reason, value=share, n=families, min_n=1,
+                 section=SECTION, unit="families", n_units=families, null_kind="target", null_value=1.0,
+                 control_reason="a property of the ladder's own training, with no signal to take away",
                  comparison="share of families where both losses fall at every step = 1")
 
 
@@ -483,7 +495,7 @@ def entropy_check(table: pd.DataFrame, run: str | None = None) -> Check:
     if "loss" in table and len(members) and len(non):
         m, n = float(members["loss"].mean()), float(non["loss"].mean())
         numbers.update(member_loss=f"{m:.2f}", nonmember_loss=f"{n:.2f}")
-        below = "every" if claim.status == REPRODUCED else "not every"
+        below = "every" if claim.status in (REPRODUCED, HOLDS) else "not every"
         who = f"{run}" if run else "the model"
         value += (f"; {who}'s loss {numbers['member_loss']} on members against "
                   f"{numbers['nonmember_loss']} nats/token on non-members (mean over sets), {below} member "
@@ -504,16 +516,22 @@ def membership_claim(table: pd.DataFrame, run: str | None = None) -> Claim:
     half), which is 1 exactly when every member set is below every non-member set;
     reproduced then. By design: the member sets are the model's training documents.
     Not testable without losses or without sets of both kinds."""
-    kw = dict(section=SECTION, by_design=True, extra={"run": run} if run else {})
+    kw = dict(section=SECTION, by_design=True, kind=EXTENSION, unit="candidate sets",
+              by_design_reason="forced by the lab's construction: the member sets are the model's "
+                               "training documents, so its loss on them is lower",
+              control_reason="the non-member sets are this comparison's control",
+              extra={"run": run} if run else {})
     scored = table.dropna(subset=["loss"]) if "loss" in table else table.iloc[:0]
     is_member = (scored["truth"] == "member").to_numpy(dtype=int)
     if not 0 < is_member.sum() < len(is_member):
         return not_testable("lab_member_loss_below", "lab", MEMBERSHIP_STATEMENT,
                             "no loss measured on sets of both kinds", **kw)
     value = auc(is_member, -scored["loss"].to_numpy(dtype=float))
-    status, reason = within(value=value, target=1.0, tolerance=0.0, n=len(scored), min_n=2)
+    status, reason = within(value=value, target=1.0, tolerance=0.0, n=len(scored), min_n=2, exact=True,
+                            unit="candidate sets")
     return Claim(id="lab_member_loss_below", chapter="lab", statement=MEMBERSHIP_STATEMENT,
-                 status=status, reason=f"loss AUC of the sets: {reason}", value=value, n=len(scored),
+                 status=as_kind(status, EXTENSION), reason=f"loss AUC of the sets: {reason}", value=value,
+                 n=len(scored), n_units=len(scored), null_kind="target", null_value=1.0,
                  min_n=2, comparison="AUC of member against non-member sets by lower loss = 1", **kw)
 
 

@@ -3,25 +3,46 @@
 A default execution writes each chapter's claims (:class:`analysis.core.claims.Claim`,
 glued by :func:`analysis.book.report.glue_claims`) to ``results/<chapter>.json``
 under ``"claims"``. :func:`claims_table` reads them all into one table and
-:func:`scoreboard_markdown` renders it, with a link to the section of each claim;
-the book's ``{scoreboard}`` directive (``book/_ext/book_tables.py``) puts it on
-the scoreboard page when the site is built.
+:func:`scoreboard_markdown` renders what a referee reads:
+
+1. per source, its headline claims (:data:`HEADLINES`) with their statuses;
+2. per chapter, the counts of its source claims per status, then two tables: the
+   source's claims and the book's extensions, each row with its unit and number of
+   units, its null (kind and value), its negative control, the by-design and
+   mechanical marks, the status and its reason, and a link to the section.
+
+:func:`counts_sentence` words a chapter's (or the book's) counts of source claims
+per status, for the introduction and the chapter summaries. The book's
+``{scoreboard}``, ``{claim-counts}`` and ``{by-design}`` directives
+(``book/_ext/book_tables.py``) put them on the pages when the site is built.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import math
 from pathlib import Path
 
 import pandas as pd
 
-from analysis.core.claims import STATUSES, Claim
+from analysis.core.claim_text import STATUS_WORDS
+from analysis.core.claims import EXTENSION_STATUSES, SOURCE, SOURCE_STATUSES, STATUSES, Claim
 from analysis.core.paths import RESULTS_DIR
 
 CHAPTER_ORDER = ("phrases", "lab", "size", "entropy", "predicting", "distributional")
-COLUMNS = ["chapter", "id", "statement", "source_value", "value", "interval", "n", "p", "status",
-           "by_design", "reason", "comparison", "section"]
+COLUMNS = ["chapter", "id", "kind", "statement", "source_value", "value", "interval", "n", "n_units",
+           "unit", "p", "p_adjusted", "family", "null_kind", "null_value", "control_value", "control_reason",
+           "status", "by_design", "by_design_reason", "mechanical", "reason", "comparison", "section"]
+#: each source's headline claims (claim-id patterns), the ones a referee reads first
+HEADLINES = {
+    "phrases": ("Chinese state-coordinated media phrases (Qiu et al.)", ("state_media_gap_*",)),
+    "size": ("model size from popular-text memorization", ("gap_*", "lab_law", "lab_loo_band")),
+    "entropy": ("set-level entropy and dataset inference", ("em_linearity", "di_lab", "pooling")),
+    "predicting": ("which injected sequences are memorized", ("e1_three", "e2_recency", "e3_three_full")),
+    "distributional": ("task-gram against ∞-gram memorization",
+                       ("mem3_significant", "mem3_above_infgram_knowledge", "mem3_reasoning_none")),
+}
 
 
 def claims_table(results_dir: Path = RESULTS_DIR) -> pd.DataFrame:
@@ -33,16 +54,34 @@ def claims_table(results_dir: Path = RESULTS_DIR) -> pd.DataFrame:
     for path in files:
         for data in json.loads(path.read_text()).get("claims", []):
             claim = Claim.from_dict(data)
-            row = {c: getattr(claim, c) for c in COLUMNS}
-            rows.append(row)
+            rows.append({c: getattr(claim, c) for c in COLUMNS})
     table = pd.DataFrame(rows, columns=COLUMNS).astype(object)
     return table.where(table.notna(), None)  # a missing field stays None, not NaN
 
 
-def status_counts(table: pd.DataFrame) -> dict[str, int]:
-    """How many claims have each status (every status present, zeros included)."""
+def status_counts(table: pd.DataFrame, kind: str | None = None) -> dict[str, int]:
+    """How many claims (of ``kind``, or all) have each status, every status of that
+    kind present, zeros included."""
+    if kind is not None and len(table):
+        table = table[table["kind"] == kind]
+    statuses = STATUSES if kind is None else (SOURCE_STATUSES if kind == SOURCE else EXTENSION_STATUSES)
     counts = table["status"].value_counts() if len(table) else pd.Series(dtype=int)
-    return {s: int(counts.get(s, 0)) for s in STATUSES}
+    return {s: int(counts.get(s, 0)) for s in statuses}
+
+
+def counts_sentence(table: pd.DataFrame, chapter: str | None = None) -> str:
+    """The counts of source claims per status in words (of one chapter, or all),
+    with how many of them are mechanical and how many extensions there are besides."""
+    if chapter is not None and len(table):
+        table = table[table["chapter"] == chapter]
+    source = table[table["kind"] == SOURCE] if len(table) else table
+    counts = status_counts(source, SOURCE)
+    text = (f"Of {len(source)} claims a source makes, " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    mech = int(source["mechanical"].sum()) if len(source) else 0
+    if mech:
+        text += f" ({mech} of the inconclusive ones mechanical: the negative control shows the same effect)"
+    ext = len(table) - len(source)
+    return text + (f"; besides, {ext} of the book's own claims (extensions)." if ext else ".")
 
 
 def _number(x) -> str:
@@ -52,18 +91,56 @@ def _number(x) -> str:
     return f"{x:.3g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.1e}"
 
 
+def _present(x) -> bool:
+    return x is not None and not (isinstance(x, float) and math.isnan(x))
+
+
 def this_run(row) -> str:
-    """This run's value as the scoreboard prints it: value [lo, hi], n, p."""
-    if row["value"] is None or (isinstance(row["value"], float) and math.isnan(row["value"])):
+    """This run's value as the scoreboard prints it: value [lo, hi]; p (Holm-adjusted p)."""
+    if not _present(row["value"]):
         return "—"
     text = _number(row["value"])
     if row["interval"]:
         lo, hi = row["interval"]
         text += f" [{_number(lo)}, {_number(hi)}]"
-    if row["n"] is not None and not (isinstance(row["n"], float) and math.isnan(row["n"])):
-        text += f"; n = {int(row['n'])}"
-    if row["p"] is not None and not (isinstance(row["p"], float) and math.isnan(row["p"])):
+    if _present(row["p"]):
         text += f"; p = {_number(row['p'])}"
+    if _present(row.get("p_adjusted")):
+        text += f" (Holm {_number(row['p_adjusted'])})"
+    return text
+
+
+def units(row) -> str:
+    """``n_units unit`` and, where the rows differ, ``(n rows)``."""
+    if not _present(row["n_units"]):
+        return f"— {row['unit']}"
+    text = f"{int(row['n_units']):,} {row['unit']}"
+    if _present(row["n"]) and int(row["n"]) != int(row["n_units"]):
+        text += f" ({int(row['n']):,} rows)"
+    return text
+
+
+def null(row) -> str:
+    if row["null_kind"] == "none":
+        return "—"
+    words = {"permutation": "permutation", "analytic": "exact", "target": "source's value"}[row["null_kind"]]
+    return words + (f" {_number(row['null_value'])}" if _present(row["null_value"]) else "")
+
+
+def control(row) -> str:
+    if _present(row["control_value"]):
+        return _number(row["control_value"])
+    return f"none: {row['control_reason']}"
+
+
+def status_cell(row) -> str:
+    text = f"**{STATUS_WORDS[row['status']].lower()}**"
+    if row["mechanical"]:
+        text += " (mechanical)"
+    if row["by_design"]:
+        text += f" (by design: {row['by_design_reason']})"
+    if row["family"]:
+        text += f" [Holm: {row['family']}]"
     return text
 
 
@@ -74,21 +151,74 @@ def _cell(value) -> str:
     return text.replace("\n", " ")
 
 
+def _link(row) -> str:
+    return f"{{ref}}`section <{row['section']}>`" if row["section"] else "—"
+
+
+def headline_markdown(table: pd.DataFrame) -> list[str]:
+    """Per source, its headline claims with their statuses (a list of lines)."""
+    parts = ["| source | headline claim | this run | status |", "|---|---|---|---|"]
+    any_row = False
+    for chapter, (title, patterns) in HEADLINES.items():
+        group = table[table["chapter"] == chapter]
+        for _, row in group.iterrows():
+            if any(fnmatch.fnmatch(row["id"], p) for p in patterns):
+                any_row = True
+                parts.append("| " + " | ".join([_cell(f"{chapter.capitalize()}: {title}"),
+                                                f"{_cell(row['statement'])} (`{row['id']}`)",
+                                                _cell(this_run(row)), status_cell(row)]) + " |")
+    return parts if any_row else []
+
+
+def chapter_markdown(group: pd.DataFrame) -> list[str]:
+    """One chapter's counts and its two tables (source claims, then extensions)."""
+    chapter = group["chapter"].iloc[0]
+    parts = [f"### {chapter.capitalize()}", "", counts_sentence(group), ""]
+    head = ("| claim | {src} | this run | units | null | control | status | reason | section |",
+            "|---|---|---|---|---|---|---|---|---|")
+    for kind, title, src in ((SOURCE, "The source's claims", "source"),
+                             ("extension", "The book's extensions", "kind")):
+        rows = group[group["kind"] == kind]
+        if not len(rows):
+            continue
+        parts += [f"**{title}**", "", head[0].format(src=src), head[1]]
+        for _, row in rows.iterrows():
+            first = _cell(row["source_value"] or "—") if kind == SOURCE else "extension"
+            parts.append("| " + " | ".join([f"{_cell(row['statement'])} (`{row['id']}`)", first,
+                                            _cell(this_run(row)), _cell(units(row)), _cell(null(row)),
+                                            _cell(control(row)), status_cell(row), _cell(row["reason"]),
+                                            _link(row)]) + " |")
+        parts.append("")
+    return parts
+
+
 def scoreboard_markdown(table: pd.DataFrame) -> str:
-    """The claims as Markdown tables, one per chapter, each claim linked to its
-    section with a ``{ref}`` role (a claim with no section gets no link)."""
+    """The headline table, the book's counts, then each chapter's counts and tables."""
     if table.empty:
         return "*No chapter has recorded claims in `results/` yet.*"
-    counts = status_counts(table)
-    parts = ["**" + "; ".join(f"{s}: {n}" for s, n in counts.items()) + f"** (of {len(table)} claims)", ""]
-    for chapter, group in table.groupby("chapter", sort=False):
-        parts += [f"### {chapter.capitalize()}", "",
-                  "| claim | source | this run | status | reason | section |", "|---|---|---|---|---|---|"]
-        for _, row in group.iterrows():
-            status = f"**{row['status']}**" + (" (by design)" if row["by_design"] else "")
-            link = f"{{ref}}`section <{row['section']}>`" if row["section"] else "—"
-            claim = f"{_cell(row['statement'])} (`{row['id']}`)"  # the id tells apart one model's claim
-            parts.append("| " + " | ".join([claim, _cell(row["source_value"] or "—"),
-                                            _cell(this_run(row)), status, _cell(row["reason"]), link]) + " |")
-        parts.append("")
+    parts = [f"**{counts_sentence(table)}**", ""]
+    headline = headline_markdown(table)
+    if headline:
+        parts += ["### Each source's headline claims", "", *headline, ""]
+    for _, group in table.groupby("chapter", sort=False):
+        parts += chapter_markdown(group)
     return "\n".join(parts)
+
+
+def by_design_markdown(table: pd.DataFrame) -> str:
+    """The claims marked by design, per chapter, each with its rule's reason (the
+    lab page's list, generated from the flags)."""
+    rows = table[table["by_design"].astype(bool)] if len(table) else table
+    if not len(rows):
+        return "*No claim of the last default execution is marked by design.*"
+    parts = []
+    for chapter, group in rows.groupby("chapter", sort=False):
+        parts.append(f"- **{chapter.capitalize()}**:")
+        for _, row in group.iterrows():
+            parts.append(f"  - {_cell(row['statement'])} (`{row['id']}`, "
+                         f"{STATUS_WORDS[row['status']].lower()}): {_cell(row['by_design_reason'])}")
+    return "\n".join(parts)
+
+
+__all__ = ["CHAPTER_ORDER", "COLUMNS", "HEADLINES", "by_design_markdown", "claims_table",
+           "counts_sentence", "scoreboard_markdown", "status_counts", "this_run"]

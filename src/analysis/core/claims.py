@@ -1,23 +1,42 @@
 """A claim is a value: what a source found, what this run found, and the verdict.
 
 Every verdict the book states is a :class:`Claim`, computed from the numbers by a
-chapter's ``claims.py`` and rendered to a sentence by its ``text.py``. A default
-execution writes the chapter's claims to ``results/<chapter>.json`` under
-``"claims"`` and the scoreboard page lists them all.
+chapter's ``claims.py`` and rendered to a sentence by :mod:`analysis.core.claim_text`
+(the one renderer). A default execution writes the chapter's claims to
+``results/<chapter>.json`` under ``"claims"`` and the scoreboard page lists them.
 
-The statuses:
+What a claim carries besides its number:
 
-* ``reproduced``: this run's value lies in the source's direction and passes the
-  comparison (significant where a test is named), with at least ``min_n`` items;
-* ``not reproduced``: enough evidence, and the comparison fails, or the value is
-  significant in the other direction;
-* ``inconclusive``: fewer items than ``min_n``, or a value not significantly
-  different from the null either way;
-* ``not testable here``: the run has no value for it (no such model, a part the
-  profile skips).
+* ``kind``: ``"source"`` (a source states it; ``source_value`` holds the source's
+  number) or ``"extension"`` (the book's own addition);
+* ``unit`` and ``n_units``: what is independent (texts, facts, problems, sequences,
+  models, level sets, candidate sets, phrases, ...) and how many of them the value
+  rests on. Intervals resample and permutations permute whole units; ``n`` stays
+  the row count;
+* ``null_kind`` and ``null_value``: how the null was had (:data:`NULL_KINDS`:
+  ``"permutation"`` computed by permuting labels through the same pipeline, its
+  median in ``null_value``; ``"analytic"`` where a closed form is exact;
+  ``"target"`` where the value is held against the source's number; ``"none"``
+  where there is no value to test);
+* ``control_value`` (the same statistic where the studied signal is absent by
+  construction: the standard twin, non-member sets, shuffled labels) or
+  ``control_reason`` (why no control applies);
+* ``family`` and ``p_adjusted``: a Holm-corrected family of tests;
+* ``by_design`` with ``by_design_reason``, and ``mechanical``.
 
-A claim that the lab could not have failed (its signal is built into the corpus)
-carries ``by_design=True`` and the page says so beside its status.
+The statuses follow from the evidence by one set of rules, :func:`decide`:
+
+* ``reproduced`` (an extension: ``holds``): the source's direction, significant
+  against the null (the adjusted p in a family), with at least ``min_n`` units,
+  and not shown by the negative control;
+* ``not reproduced`` (``does not hold``): evidence against the source only: the
+  value is significant in the opposite direction, or its interval excludes the
+  source's effect;
+* ``inconclusive``: everything else, a non-significant value on either side
+  included, and a claim whose control shows the same effect (``mechanical``: the
+  method, not the phenomenon);
+* ``not testable here``: no value; every arm at the measurement's floor or ceiling
+  (0 of n against 0 of n); or a claim about models this run does not have.
 """
 
 from __future__ import annotations
@@ -26,13 +45,33 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
 INCONCLUSIVE = "inconclusive"
 NOT_TESTABLE = "not testable here"
-STATUSES = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTABLE)
+HOLDS = "holds"
+DOES_NOT_HOLD = "does not hold"
+#: a source claim's statuses, then an extension's (the same rules, other words)
+SOURCE_STATUSES = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTABLE)
+EXTENSION_STATUSES = (HOLDS, DOES_NOT_HOLD, INCONCLUSIVE, NOT_TESTABLE)
+STATUSES = SOURCE_STATUSES + (HOLDS, DOES_NOT_HOLD)
+SOURCE, EXTENSION = "source", "extension"
+KINDS = (SOURCE, EXTENSION)
+#: how a claim's null was had
+NULL_KINDS = ("permutation", "analytic", "target", "none")
+#: what a claim's independent units can be
+UNITS = ("texts", "facts", "problems", "sequences", "models", "level sets", "candidate sets", "phrases",
+         "families", "replicates", "targets", "cells", "lengths", "strategies", "subsamples", "patterns",
+         "completions", "pairs of sets", "pairs of models", "copy levels", "thresholds", "tasks", "seeds",
+         "runs")
+#: a positive finding and a negative one, per kind
+_POSITIVE = {SOURCE: REPRODUCED, EXTENSION: HOLDS}
+_NEGATIVE = {SOURCE: NOT_REPRODUCED, EXTENSION: DOES_NOT_HOLD}
+#: the status words of one kind as the other's (a verdict computed once, worded per kind)
+_AS_KIND = {SOURCE: {HOLDS: REPRODUCED, DOES_NOT_HOLD: NOT_REPRODUCED},
+            EXTENSION: {REPRODUCED: HOLDS, NOT_REPRODUCED: DOES_NOT_HOLD}}
 
 
 class ClaimError(ValueError):
@@ -46,17 +85,25 @@ def _number(x: Any) -> float | None:
     return x if math.isfinite(x) else None
 
 
+def as_kind(status: str, kind: str) -> str:
+    """``status`` in the words of ``kind`` (``reproduced`` ↔ ``holds``, ``not
+    reproduced`` ↔ ``does not hold``; the other two are shared)."""
+    if kind not in KINDS:
+        raise ClaimError(f"kind must be one of {KINDS}, got {kind!r}")
+    return _AS_KIND[kind].get(status, status)
+
+
 @dataclass(frozen=True)
 class Claim:
     """One verdict of a chapter, with its evidence.
 
     ``id`` is unique in its chapter (``"e3_direction"``); ``statement`` is the
-    source's finding in a line; ``source_value`` the source's number as the
-    source prints it (a string, from ``data/*.csv`` or the source's text);
-    ``value`` this run's number, ``interval`` its (lo, hi) or None, ``n`` the
-    items it rests on, ``p`` its p-value where a test was run; ``comparison``
-    says how the status was decided; ``section`` is the page label the
-    scoreboard links to.
+    finding in a line; ``source_value`` the source's number as the source prints
+    it; ``value`` this run's number, ``interval`` its (lo, hi) or None, ``n`` the
+    rows it rests on and ``n_units`` the independent units among them, ``p`` its
+    p-value where a test was run (``p_adjusted`` after Holm in ``family``);
+    ``comparison`` says how the status was decided; ``section`` is the page label
+    the scoreboard links to. See the module for the rest.
     """
 
     id: str
@@ -65,35 +112,72 @@ class Claim:
     status: str
     reason: str
     comparison: str
+    unit: str
+    kind: str = SOURCE
     value: float | None = None
     interval: tuple[float, float] | None = None
     n: int | None = None
+    n_units: int | None = None
     p: float | None = None
+    p_adjusted: float | None = None
+    family: str | None = None
     min_n: int | None = None
+    null_kind: str = "none"
+    null_value: float | None = None
+    control_value: float | None = None
+    control_reason: str | None = None
+    mechanical: bool = False
     source_value: str | None = None
     section: str | None = None
     by_design: bool = False
+    by_design_reason: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
-        if self.status not in STATUSES:
-            raise ClaimError(f"claim {self.id!r}: status must be one of {STATUSES}, got {self.status!r}")
+        where = f"claim {self.id!r}"
+        if self.kind not in KINDS:
+            raise ClaimError(f"{where}: kind must be one of {KINDS}, got {self.kind!r}")
+        allowed = SOURCE_STATUSES if self.kind == SOURCE else EXTENSION_STATUSES
+        if self.status not in allowed:
+            raise ClaimError(f"{where}: a {self.kind} claim's status must be one of {allowed}, "
+                             f"got {self.status!r}")
+        if self.kind == SOURCE and not self.source_value:
+            raise ClaimError(f"{where}: a source claim needs the source's value (source_value)")
         if not self.reason:
-            raise ClaimError(f"claim {self.id!r}: a status needs its reason")
-        object.__setattr__(self, "value", _number(self.value))
-        object.__setattr__(self, "p", _number(self.p))
+            raise ClaimError(f"{where}: a status needs its reason")
+        if self.unit not in UNITS:
+            raise ClaimError(f"{where}: unit must be one of {UNITS}, got {self.unit!r}")
+        if self.null_kind not in NULL_KINDS:
+            raise ClaimError(f"{where}: null_kind must be one of {NULL_KINDS}, got {self.null_kind!r}")
+        if self.by_design and not self.by_design_reason:
+            raise ClaimError(f"{where}: by_design needs its rule's reason (by_design_reason)")
+        for name in ("value", "p", "p_adjusted", "null_value", "control_value"):
+            object.__setattr__(self, name, _number(getattr(self, name)))
+        if self.control_value is None and not self.control_reason:
+            raise ClaimError(f"{where}: a claim needs its negative control's value (control_value) "
+                             "or the reason none applies (control_reason)")
+        if self.mechanical and self.control_value is None:
+            raise ClaimError(f"{where}: a mechanical claim needs the control's value")
         if self.interval is not None:
             lo, hi = (_number(v) for v in self.interval)
             if lo is None or hi is None:
                 object.__setattr__(self, "interval", None)
             elif lo > hi:
-                raise ClaimError(f"claim {self.id!r}: interval ({lo}, {hi}) has lo > hi")
+                raise ClaimError(f"{where}: interval ({lo}, {hi}) has lo > hi")
             else:
                 object.__setattr__(self, "interval", (lo, hi))
-        if self.n is not None:
-            if int(self.n) < 0:
-                raise ClaimError(f"claim {self.id!r}: n must be ≥ 0, got {self.n}")
-            object.__setattr__(self, "n", int(self.n))
+        for name in ("n", "n_units"):
+            x = getattr(self, name)
+            if x is not None:
+                if int(x) < 0:
+                    raise ClaimError(f"{where}: {name} must be ≥ 0, got {x}")
+                object.__setattr__(self, name, int(x))
+
+    @property
+    def counts_as_evidence(self) -> bool:
+        """Whether the claim's status is evidence about the source (a mechanical
+        claim measured the method, not the phenomenon)."""
+        return not self.mechanical
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -109,59 +193,131 @@ class Claim:
         return cls(**data)
 
 
+class Verdict(NamedTuple):
+    """What :func:`decide` returns: the status (in a source claim's words; a
+    chapter words it for an extension with :func:`as_kind`, which :func:`claim`
+    does), its reason, and whether the control showed the same effect."""
+
+    status: str
+    reason: str
+    mechanical: bool = False
+
+
 def not_testable(id: str, chapter: str, statement: str, why: str, **kw) -> Claim:
     """A claim this run has no value for, and why (``why`` is the reason)."""
+    kw.setdefault("control_reason", "no value to control")
     return Claim(id=id, chapter=chapter, statement=statement, status=NOT_TESTABLE, reason=why,
                  comparison=kw.pop("comparison", "—"), **kw)
 
 
-def directional(*, value: float | None, null: float, p: float | None, n: int | None, min_n: int,
-                direction: int = 1, alpha: float = 0.05) -> tuple[str, str]:
-    """The status and reason of a directional claim: the source found ``value``
-    on the ``direction`` side of ``null`` (+1 above, −1 below).
+def _sig(p: float, alpha: float, adjusted: bool) -> str:
+    name = "Holm-adjusted p" if adjusted else "p"
+    return f"{name} = {p:.3g} {'<' if p < alpha else '≥'} {alpha:g}"
 
-    * no value, or n = 0: not testable here;
-    * n < ``min_n``: inconclusive, whatever the value;
-    * on the source's side with p < ``alpha``: reproduced;
-    * on the other side with p < ``alpha``: not reproduced;
-    * p ≥ ``alpha`` (or no test): inconclusive if on the source's side, not
-      reproduced if on the other side (a value against the source is never
-      evidence for it).
+
+def decide(*, value: float | None, null: float, n_units: int | None, min_n: int, p: float | None = None,
+           interval: tuple[float, float] | None = None, direction: int = 1, alpha: float = 0.05,
+           adjusted: bool = False, floor: str | None = None, control_value: float | None = None,
+           control_p: float | None = None, control_interval: tuple[float, float] | None = None,
+           source_effect: float | None = None, unit: str = "units") -> Verdict:
+    """The one set of rules that turns evidence into a status (see the module).
+
+    ``value`` lies on the ``direction`` side of ``null`` (+1 above, −1 below) in the
+    source's finding. Significance is ``p < alpha`` when ``p`` is given, else an
+    ``interval`` that excludes ``null``. ``floor`` names the floor or ceiling every
+    arm sits at (the claim is then not testable); ``control_*`` is the same
+    statistic on the negative control, which must not show the effect;
+    ``source_effect`` is the source's own value on the scale of ``value``, which a
+    non-significant interval can exclude (the only way a non-significant value is
+    evidence against the source).
     """
     if direction not in (1, -1):
         raise ClaimError(f"direction must be +1 or -1, got {direction!r}")
-    value = _number(value)
-    if value is None or not n:
-        return NOT_TESTABLE, "this run has no value for it"
-    if n < min_n:
-        return INCONCLUSIVE, f"n = {n} is below the minimum of {min_n}"
+    value, p = _number(value), _number(p)
+    if value is None or not n_units:
+        return Verdict(NOT_TESTABLE, "this run has no value for it")
+    if floor:
+        return Verdict(NOT_TESTABLE, f"every arm is at the measurement's {floor}, so the comparison "
+                                     "cannot show either direction")
+    count = f"{n_units:,} {unit}"
+    if n_units < min_n:
+        return Verdict(INCONCLUSIVE, f"{count}, below the minimum of {min_n}")
     side = (value - null) * direction
-    where = "the source's direction" if side > 0 else "the opposite direction"
-    if side == 0:
-        return NOT_REPRODUCED, f"the value equals the null {null:g}"
-    p = _number(p)
-    if p is None:
-        return INCONCLUSIVE if side > 0 else NOT_REPRODUCED, f"{where}, no significance test"
-    sig = f"p = {p:.3g} {'<' if p < alpha else '≥'} {alpha:g}"
-    if p < alpha:
-        return (REPRODUCED if side > 0 else NOT_REPRODUCED), f"{where}, {sig}, n = {n}"
-    return (INCONCLUSIVE if side > 0 else NOT_REPRODUCED), f"{where}, not significant ({sig}), n = {n}"
+    where = ("the source's direction" if side > 0 else
+             "the opposite direction" if side < 0 else "at the null")
+    if p is not None:
+        significant, test = p < alpha, _sig(p, alpha, adjusted)
+    elif interval is not None:
+        lo, hi = interval
+        significant = (lo - null) * direction > 0 or (hi - null) * direction < 0
+        if significant:  # the side is that of the whole interval
+            side = (lo - null) * direction if (lo - null) * direction > 0 else (hi - null) * direction
+        test = f"95% interval [{lo:.3g}, {hi:.3g}] {'excludes' if significant else 'covers'} {null:g}"
+    else:
+        significant, test = False, "no significance test"
+    if significant and side > 0:
+        if _control_shows(control_value, control_p, control_interval, null, direction, alpha):
+            return Verdict(INCONCLUSIVE, f"{where}, {test}, {count}; but the negative control shows the "
+                                         f"same effect ({control_value:.3g}), so this measures the method, "
+                                         "not the phenomenon", mechanical=True)
+        return Verdict(REPRODUCED, f"{where}, {test}, {count}")
+    if significant and side < 0:
+        return Verdict(NOT_REPRODUCED, f"significant in the opposite direction ({test}), {count}")
+    if source_effect is not None and interval is not None:
+        lo, hi = interval
+        if not (lo <= source_effect <= hi):
+            return Verdict(NOT_REPRODUCED, f"{where}, not significant, but the 95% interval "
+                                           f"[{lo:.3g}, {hi:.3g}] excludes the source's {source_effect:.3g}, "
+                                           f"{count}")
+    return Verdict(INCONCLUSIVE, f"{where}, not significant ({test}), {count}")
+
+
+def _control_shows(value, p, interval, null, direction, alpha) -> bool:
+    """Whether the negative control shows the effect: significant on the source's side."""
+    value = _number(value)
+    if value is None or (value - null) * direction <= 0:
+        return False
+    if _number(p) is not None:
+        return p < alpha
+    if interval is not None:
+        return (interval[0] - null) * direction > 0
+    return False
+
+
+def directional(*, value: float | None, null: float, p: float | None, n: int | None, min_n: int,
+                direction: int = 1, alpha: float = 0.05, unit: str = "units", **kw) -> tuple[str, str]:
+    """:func:`decide` for a value tested by ``p`` on ``n`` units: (status, reason)."""
+    v = decide(value=value, null=null, p=p, n_units=n, min_n=min_n, direction=direction, alpha=alpha,
+               unit=unit, **kw)
+    return v.status, v.reason
 
 
 def within(*, value: float | None, target: float, tolerance: float, n: int | None, min_n: int,
-           relative: bool = False) -> tuple[str, str]:
+           relative: bool = False, interval: tuple[float, float] | None = None, exact: bool = False,
+           unit: str = "units") -> tuple[str, str]:
     """The status and reason of a claim that this run's value matches a target:
-    reproduced when |value − target| ≤ tolerance (× |target| when ``relative``)."""
+    reproduced when |value − target| ≤ tolerance (× |target| when ``relative``).
+    A miss is "not reproduced" only with evidence: the value is ``exact`` (no
+    sampling error, such as a count over the whole design) or its ``interval``
+    lies wholly outside the tolerance band; otherwise it is inconclusive."""
     value = _number(value)
     if value is None or not n:
         return NOT_TESTABLE, "this run has no value for it"
     if n < min_n:
-        return INCONCLUSIVE, f"n = {n} is below the minimum of {min_n}"
+        return INCONCLUSIVE, f"{n:,} {unit}, below the minimum of {min_n}"
     bound = tolerance * abs(target) if relative else tolerance
     gap = abs(value - target)
-    ok = gap <= bound
-    return (REPRODUCED if ok else NOT_REPRODUCED,
-            f"|{value:.3g} − {target:.3g}| = {gap:.3g} {'≤' if ok else '>'} {bound:.3g}, n = {n}")
+    sign = "≤" if gap <= bound else ">"
+    text = f"|{value:.3g} − {target:.3g}| = {gap:.3g} {sign} {bound:.3g}, {n:,} {unit}"
+    if gap <= bound:
+        return REPRODUCED, text
+    if exact:
+        return NOT_REPRODUCED, text + " (an exact value, no sampling error)"
+    if interval is not None and (interval[1] < target - bound or interval[0] > target + bound):
+        lo, hi = interval
+        return NOT_REPRODUCED, text + f"; the 95% interval [{lo:.3g}, {hi:.3g}] lies outside"
+    return INCONCLUSIVE, text + ("; its 95% interval reaches the band" if interval is not None
+                                 else "; no interval to tell a miss from sampling error")
 
 
 def to_json(claims: Iterable[Claim]) -> str:
@@ -171,7 +327,7 @@ def to_json(claims: Iterable[Claim]) -> str:
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
         raise ClaimError(f"claim ids must be unique in a chapter, repeated: {dup}")
-    return json.dumps([c.to_dict() for c in claims], ensure_ascii=False)
+    return json.dumps([c.to_dict() for c in claims], ensure_ascii=False, allow_nan=False)
 
 
 def from_json(text: str) -> list[Claim]:

@@ -8,7 +8,9 @@
 * :mod:`.permutation`: the blocked sign-permutation test;
 * :mod:`.proportions`: differences of proportions (Newcombe interval, one-sided Fisher p);
 * :mod:`.fisher`: Fisher's z test of two correlations;
-* :mod:`.sizing`: samples sized by the half width of a difference's interval.
+* :mod:`.sizing`: samples sized by the half width of a difference's interval;
+* :mod:`.resampling`: whole units resampled and permuted (cluster bootstrap, computed
+  permutation nulls) and Holm's correction.
 
 A method module takes its statistics from here; nothing here knows a chapter.
 """
@@ -20,6 +22,14 @@ from analysis.stats.lines import Fit, fit_line, percentile_interval  # noqa: F40
 from analysis.stats.permutation import ALTERNATIVES, SignTestResult, sign_permutation_test  # noqa: F401
 from analysis.stats.proportions import greater_p, rate_difference, zero_rate_min_n  # noqa: F401
 from analysis.stats.ranks import finite_pairs, kendall_distance, rank_trend, sign_test, spearman  # noqa: F401
+from analysis.stats.resampling import (  # noqa: F401
+    MIN_PERMUTATIONS,
+    cluster_bootstrap,
+    holm,
+    permutation_null,
+    permutation_p,
+    permute_labels,
+)
 from analysis.stats.result import Estimate, StatsError  # noqa: F401
 from analysis.stats.sizing import (  # noqa: F401
     PLANNING_ASSURANCE,

@@ -14,7 +14,9 @@ class StatsError(ValueError):
 class Estimate:
     """A statistic with its evidence: ``value``, a (``lo``, ``hi``) interval
     (NaN when none), the p-value of ``method``'s test against its null (NaN when
-    none), and the ``n`` items it rests on."""
+    none), the ``n`` rows it rests on and the ``n_units`` independent units among
+    them (0 when the rows are the units), and for a computed null its median
+    ``null_value`` and the ``n_null`` draws it was computed from."""
 
     value: float
     lo: float = math.nan
@@ -22,6 +24,9 @@ class Estimate:
     p: float = math.nan
     n: int = 0
     method: str = ""
+    n_units: int = 0
+    null_value: float = math.nan
+    n_null: int = 0
 
     @property
     def interval(self) -> tuple[float, float] | None:
