@@ -6,10 +6,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.core.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, from_json, to_json
+from analysis.core.claims import (
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    NOT_TESTABLE,
+    REPRODUCED,
+    from_json,
+    to_json,
+)
 from analysis.predicting import claims as C
 from analysis.predicting import params as PA
 from analysis.predicting import text as X
+from analysis.stats.result import Estimate
 
 # -- labels ------------------------------------------------------------------------------------
 
@@ -27,33 +36,48 @@ def _long(reps=1):
 PAPER_CONTROLS = pd.DataFrame({"target": ["x", "y", "z"], "controls_pos": [0, 66, 497]})
 
 
-def test_controls_claim_needs_one_extracted_control_among_enough():
-    # 10 copies of the toy: 40 controls, none extracted
+def test_controls_claim_zero_extracted_is_inconclusive_unless_the_interval_excludes_the_source():
+    # 10 copies of the toy: 40 controls (rows are the units here: no seq_id), none extracted;
+    # Clopper-Pearson's 95% upper bound on 0 of 40 is 1 - 0.025 ** (1 / 40) = 0.0881
     c = C.controls_claim(_long(10), PAPER_CONTROLS)
-    assert (c.status, c.value, c.n, c.min_n) == (NOT_REPRODUCED, 0.0, 40, 30)
+    assert (c.status, c.value, c.n, c.n_units, c.min_n) == (INCONCLUSIVE, 0.0, 40, 40, 30)
+    assert c.interval == pytest.approx((0.0, 1 - 0.025 ** (1 / 40)), abs=1e-6)
     assert c.source_value == "563 controls extracted in 2 of 3 sets" and c.section == "predicting-labels"
+    assert c.control_reason and c.null_kind == "analytic" and c.unit == "sequences"
+    # the source's rate, estimated from its table (1b-100b: 301 / (301 + 1798 * 76978 / 3526)), is held
+    # against the interval: 0 of 4,000 controls (upper bound 0.00092) excludes the smallest, 0.0017
+    paper = PA.load_paper_table("exp1_dataset")
+    assert C.source_control_rate(paper.iloc[:1]) == pytest.approx(301 / (301 + 1798 * 76978 / 3526))
+    many = C.controls_claim(_long(1000), paper)
+    assert many.status == NOT_REPRODUCED and "excludes the source's" in many.reason
+    # 0 of 40 does not exclude 0.0017: inconclusive, not "not reproduced"
+    assert C.controls_claim(_long(10), paper).status == INCONCLUSIVE
     leaky = _long(10)
     leaky.loc[[0, 1], "extract"] = 1
     c = C.controls_claim(leaky, PAPER_CONTROLS)
     assert (c.status, c.value, c.extra["extracted"]) == (REPRODUCED, 2 / 40, 2)
-    # 4 controls, none extracted: too few to say the lab extracts none
-    assert C.controls_claim(_long(), PAPER_CONTROLS).status == INCONCLUSIVE
+    # the control sequences are the units: 4 sequences scored under 10 targets are 4 units
+    per_seq = _long(10).assign(seq_id=lambda f: "s" + (f.index % 12).astype(str))
+    assert C.controls_claim(per_seq, PAPER_CONTROLS).n_units == 4
     assert C.controls_claim(_long().query("copies > 0"), PAPER_CONTROLS).status == NOT_TESTABLE
 
 
-def test_partial_learning_is_a_one_sided_mann_whitney_test():
-    # cells with nothing extracted: suffix accuracy {0.5, 0.6, 0.4, 0.7}, mean 0.55; controls
-    # {0, 0.05, 0.1, 0.15}, mean 0.075; every cell value is above every control, so the one-sided
-    # p is 1 / C(8, 4) = 1/70, but 8 examples are below the minimum of 30
-    c = C.partial_learning_claim(_long())
-    assert c.value == pytest.approx(0.475) and c.p == pytest.approx(1 / 70) and c.n == 8
-    assert c.status == INCONCLUSIVE and c.extra["n_cells"] == 2
-    # four times as many: 16 cell values above 16 controls (tied, so scipy's normal approximation)
+def test_partial_learning_is_an_extension_against_a_permutation_null_and_the_twin_control():
+    # 4 reps: 16 unextracted-cell values {0.4..0.7} all above 16 control values {0..0.15}; rows are
+    # the units (no seq_id). Difference of means 0.55 - 0.075 = 0.475, above every permuted draw:
+    # the two-sided p is 2 / 201
     c = C.partial_learning_claim(_long(4))
-    assert c.status == REPRODUCED and c.n == 32 and c.p < 1e-5
-    # the same accuracies on both sides: the difference equals the null
-    flat = _long(4).assign(suffix_acc=[0.1, 0.2, 0.1, 0.2, 1.0, 0.9, 0.1, 0.2, 0.1, 0.2, 1.0, 1.0] * 4)
-    assert C.partial_learning_claim(flat).status == NOT_REPRODUCED
+    assert c.kind == "extension" and c.status == HOLDS and c.value == pytest.approx(0.475)
+    assert c.p == pytest.approx(2 / 201) and c.null_kind == "permutation" and abs(c.null_value) < 0.2
+    assert (c.n, c.n_units) == (32, 32) and c.control_reason
+    # two reps: 16 units, below the minimum of 30
+    assert C.partial_learning_claim(_long(2)).status == INCONCLUSIVE
+    # a standard twin with the same accuracies shows the same effect: mechanical
+    twin = _long(4).assign(twin_suffix_acc=lambda f: f["suffix_acc"])
+    m = C.partial_learning_claim(twin)
+    assert m.status == INCONCLUSIVE and m.mechanical and m.control_value == pytest.approx(0.475)
+    flat = _long(4).assign(twin_suffix_acc=0.3)
+    assert C.partial_learning_claim(flat).status == HOLDS
     assert C.partial_learning_claim(_long().query("copies != 4")).status == NOT_TESTABLE
     assert C.partial_learning_claim(_long().query("copies != 0")).status == NOT_TESTABLE
 
@@ -65,36 +89,44 @@ def _wide(rows: dict, targets):
     return pd.DataFrame(rows, index=targets, dtype=float).T
 
 
-def test_exp1_three_tests_the_main_target_against_chance_on_its_test_set():
+def _null(value, median, p, n=300, n_units=None):
+    return Estimate(value, median - 0.05, median + 0.05, p=p, n=n, n_units=n_units or n, method="permutation",
+                    null_value=median, n_null=200)
+
+
+def test_exp1_three_is_held_against_its_permutation_null_with_the_random_baseline_as_control():
     paper = PA.load_paper_table("exp1_random").set_index("features")
-    lab = _wide({PA.THREE: [0.907]}, ["8b-500b"])
+    lab = _wide({PA.THREE: [0.907], "random baseline": [0.52]}, ["8b-500b"])
     data = pd.DataFrame({"target": ["8b-500b"], "test_n": [46], "test_pos": [23]})
-    c = C.exp1_three_claim(lab, paper, data, "8b-500b")
-    # null sd sqrt(47 / (12 * 23 * 23)) = 0.0860; z = 0.407 / 0.0860 = 4.73
-    assert c.status == REPRODUCED and c.n == 46 and c.p == pytest.approx(2.2e-6, rel=0.1)
-    assert c.source_value == "0.883 (8b-500b)"
-    # 0.40 on 100 + 100: z = 0.1 / sqrt(201 / 120000) = 2.44, p = 0.0146, below chance
-    low = C.exp1_three_claim(_wide({PA.THREE: [0.40]}, ["8b-500b"]), paper,
-                             data.assign(test_n=200, test_pos=100), "8b-500b")
-    assert low.status == NOT_REPRODUCED and low.p == pytest.approx(0.0146, abs=5e-4)
-    few = C.exp1_three_claim(lab, paper, data.assign(test_n=20, test_pos=10), "8b-500b")
+    c = C.exp1_three_claim(lab, paper, data, "8b-500b", _null(0.907, 0.5, 2 / 201))
+    assert (c.status, c.n, c.n_units, c.null_kind, c.null_value) == (REPRODUCED, 46, 46, "permutation", 0.5)
+    assert c.source_value == "0.883 (8b-500b)" and c.control_value == pytest.approx(0.52)
+    # a random baseline far above chance (0.95 on 23 + 23: p < 1e-6) shows the effect: mechanical
+    leaky = C.exp1_three_claim(lab.assign(**{"8b-500b": [0.907, 0.95]}), paper, data, "8b-500b",
+                               _null(0.907, 0.5, 2 / 201))
+    assert leaky.status == INCONCLUSIVE and leaky.mechanical
+    # below the null but not significant: inconclusive, not "not reproduced"
+    low = C.exp1_three_claim(_wide({PA.THREE: [0.45]}, ["8b-500b"]), paper, data, "8b-500b",
+                             _null(0.45, 0.5, 0.3))
+    assert low.status == INCONCLUSIVE
+    few = C.exp1_three_claim(lab, paper, data.assign(test_n=20, test_pos=10), "8b-500b",
+                             _null(0.9, 0.5, 0.01))
     assert few.status == INCONCLUSIVE
-    assert C.exp1_three_claim(None, paper, data, "8b-500b").status == NOT_TESTABLE
+    assert C.exp1_three_claim(None, paper, data, "8b-500b", None).status == NOT_TESTABLE
 
 
 def test_exp1_inserted_claim_tests_the_source_direction_without_a_source_number():
     paper = PA.load_paper_table("exp1_random").set_index("features")
     lab = _wide({PA.THREE: [0.60]}, ["8b-500b"])
     data = pd.DataFrame({"target": ["8b-500b"], "test_n": [200], "test_pos": [100]})
-    c = C.exp1_inserted_claim(lab, paper, data, "8b-500b")
-    # 0.60 on 100 + 100: z = 0.1 / sqrt(201 / 120000) = 2.44, p = 0.0146, above chance
+    c = C.exp1_inserted_claim(lab, paper, data, "8b-500b", _null(0.6, 0.5, 0.01))
     assert (c.id, c.status, c.n) == ("e1_inserted_three", REPRODUCED, 200)
-    assert c.p == pytest.approx(0.0146, abs=5e-4) and c.extra["src_all"] == pytest.approx(0.883)
+    assert c.extra["src_all"] == pytest.approx(0.883) and c.control_reason
     assert c.source_value == ("not printed (the source's out/fit_balanced_report.txt (subset=inserted)); "
                               "with every sequence 0.883 (8b-500b)")
-    assert C.exp1_inserted_claim(_wide({PA.THREE: [0.45]}, ["8b-500b"]), paper, data,
-                                 "8b-500b").status == NOT_REPRODUCED
-    assert C.exp1_inserted_claim(None, paper, data, "8b-500b").status == NOT_TESTABLE
+    assert C.exp1_inserted_claim(_wide({PA.THREE: [0.40]}, ["8b-500b"]), paper, data, "8b-500b",
+                                 _null(0.4, 0.5, 0.01)).status == NOT_REPRODUCED
+    assert C.exp1_inserted_claim(None, paper, data, "8b-500b", None).status == NOT_TESTABLE
 
 
 def test_exp1_freq_claim_is_a_sign_test_over_targets():
@@ -107,7 +139,10 @@ def test_exp1_freq_claim_is_a_sign_test_over_targets():
     assert c.source_value == "2 of 3 targets" and c.extra["wins"] == 6
     one = C.exp1_freq_claim(lab.assign(t0=[0.5, 0.6], t1=[0.5, 0.6], t2=[0.5, 0.6], t3=[0.5, 0.6],
                                        t4=[0.5, 0.6]), paper)
-    assert one.status == NOT_REPRODUCED and one.value == pytest.approx(1 / 6)  # 1 of 6, the other side
+    # 1 of 6 lies on the other side, but p = 14 / 64 = 0.22 is not significant: inconclusive
+    assert one.status == INCONCLUSIVE and one.value == pytest.approx(1 / 6)
+    assert one.p == pytest.approx(14 / 64)
+    assert (one.null_kind, one.unit, one.n_units) == ("analytic", "targets", 6)
     # four targets with numbers, two without: below the minimum of 5
     some = lab.assign(t4=np.nan, t5=np.nan)
     assert C.exp1_freq_claim(some, paper).status == INCONCLUSIVE
@@ -142,24 +177,29 @@ def _exp2_data(n_pairs):
 def test_exp2_recency_and_the_log_freq_claim_by_design():
     paper = PA.paper_exp2_tables()
     lab = {"quarters": _wide({"recency": [1.0], "log_freq": [0.5]}, ["pooled"])}
-    rec = C.exp2_recency_claim(lab, paper, _exp2_data(54))
-    assert (rec.status, rec.value, rec.n, rec.source_value) == (REPRODUCED, 1.0, 108, "0.996")
-    assert C.exp2_recency_claim(lab, paper, _exp2_data(10)).status == INCONCLUSIVE  # 20 examples
-    assert C.exp2_recency_claim({}, paper, _exp2_data(54)).status == NOT_TESTABLE
+    null = {"recency": _null(1.0, 0.5, 2 / 201, n=108, n_units=54), "log_freq": _null(0.5, 0.5, 1.0, n=108)}
+    rec = C.exp2_recency_claim(lab, paper, _exp2_data(54), null)
+    assert (rec.status, rec.value, rec.n, rec.n_units) == (REPRODUCED, 1.0, 108, 54)
+    assert rec.source_value == "0.996"
+    assert rec.control_value == 0.5 and rec.null_kind == "permutation"
+    small = {"recency": _null(1.0, 0.5, 2 / 201, n=20, n_units=10)}
+    assert C.exp2_recency_claim(lab, paper, _exp2_data(10), small).status == INCONCLUSIVE  # 10 sequences
+    assert C.exp2_recency_claim({}, paper, _exp2_data(54), null).status == NOT_TESTABLE
     freq = C.exp2_freq_claim(lab, paper, _exp2_data(54))
     assert (freq.status, freq.value, freq.by_design) == (REPRODUCED, 0.5, True)
+    assert "constant within every pair" in freq.by_design_reason and freq.null_kind == "target"
     lab["quarters"].loc["log_freq", "pooled"] = 0.6
-    assert C.exp2_freq_claim(lab, paper, _exp2_data(54)).status == NOT_REPRODUCED
+    assert C.exp2_freq_claim(lab, paper, _exp2_data(54)).status == NOT_REPRODUCED  # exact: no sampling error
 
 
 def test_exp2_top_level_claim_needs_the_level_in_the_lab_plan():
     paper = PA.paper_exp2_tables()
     lab = {"quarters": _wide({"recency": [0.70]}, ["copies_256"])}
     data = pd.DataFrame({"pool": ["quarters"], "copies": ["256"], "n_pos": [50], "n_neg": [50]})
-    # 0.70 on 50 + 50: null sd sqrt(101 / 30000) = 0.05802, z = 3.447, p = 5.7e-4
-    c = C.exp2_top_level_claim(lab, paper, data, (0, 1, 4, 16, 64, 256))
-    assert (c.id, c.status, c.n, c.source_value) == ("e2_recency_256", REPRODUCED, 100, "1.000")
-    assert c.p == pytest.approx(5.67e-4, rel=0.02)
+    c = C.exp2_top_level_claim(lab, paper, data, (0, 1, 4, 16, 64, 256),
+                               null={"recency": _null(0.7, 0.5, 0.005, n=100, n_units=50)})
+    assert (c.id, c.status, c.n, c.n_units) == ("e2_recency_256", REPRODUCED, 100, 50)
+    assert c.source_value == "1.000"
     none = C.exp2_top_level_claim(lab, paper, data, (64, 0, 16, 1, 4))
     assert none.status == NOT_TESTABLE
     assert none.reason == "the lab's plan has no 256-copy level (its levels: 0, 1, 4, 16, 64)"
@@ -178,18 +218,26 @@ def _quarter_labels(extracting=("range-q4",), n=10, k=6):
 QUARTERS = ("range-q1", "range-q2", "range-q3", "range-q4")
 
 
-def test_exp2_order_claim_is_the_auc_of_the_window_end():
+def test_exp2_order_claim_is_the_auc_of_the_window_end_against_a_within_sequence_null():
+    from analysis.predicting.nulls import window_null
+
     source = PA.paper_pair_positives("quarters")
-    c = C.exp2_order_claim(_quarter_labels(), QUARTERS, source)
-    # positives: 6 at window end 1.0; negatives: 30 earlier and 4 at 1.0: (6 * 30 + 6 * 4 / 2) / (6 * 34)
-    assert c.value == pytest.approx(192 / 204) and c.n == 40 and c.status == REPRODUCED
-    assert c.extra["counts"] == [0, 0, 0, 6] and c.extra["rises"]
+    labels = _quarter_labels(n=40, k=24)
+    null = window_null(labels, QUARTERS)
+    c = C.exp2_order_claim(labels, QUARTERS, source, null)
+    # positives: 24 at window end 1.0; negatives: 120 earlier and 16 at 1.0:
+    # (24 * 120 + 24 * 16 / 2) / (24 * 136)
+    assert c.value == pytest.approx(3072 / 3264) and (c.n, c.n_units) == (160, 40) and c.status == REPRODUCED
+    assert c.null_kind == "permutation" and c.null_value < 0.6 and c.p == pytest.approx(2 / 201)
+    assert c.extra["counts"] == [0, 0, 0, 24] and c.extra["rises"]
     assert c.extra["src_counts"] == [1, 2, 48, 4561]
-    assert c.interval is not None and c.interval[0] < c.value < c.interval[1]
-    early = C.exp2_order_claim(_quarter_labels(("range-q1",)), QUARTERS, source)
-    assert early.status == NOT_REPRODUCED and early.value < 0.5 and not early.extra["rises"]
-    none = C.exp2_order_claim(_quarter_labels(()), QUARTERS, source)
-    assert none.status == INCONCLUSIVE and none.reason == "no quarter extracts anything"
+    assert c.interval is not None and c.interval[0] <= c.value <= c.interval[1]
+    assert "never-inserted" in c.control_reason
+    early = _quarter_labels(("range-q1",), n=40, k=24)
+    e = C.exp2_order_claim(early, QUARTERS, source, window_null(early, QUARTERS))
+    assert e.status == NOT_REPRODUCED and e.value < 0.5 and not e.extra["rises"]
+    none = C.exp2_order_claim(_quarter_labels(()), QUARTERS, source, None)
+    assert none.status == NOT_TESTABLE and none.reason == "no quarter extracts anything"
 
 
 def _late_counts(a, b):
@@ -222,24 +270,12 @@ def _paper3():
     return PA.load_paper_table("exp3_group").set_index(["features", "hardness"])
 
 
-def test_exp3_aucs_below_chance_are_not_reproduced():
-    full, sfx, cross, gap = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161, _paired())
-    # null sd sqrt(323 / (12 * 161**2)) = 0.03222: 0.424 is z = -2.36 (p = 0.018), 0.429 z = -2.20
-    # (p = 0.028), 0.528 z = 0.87 (p = 0.38)
-    assert (full.status, full.n, full.source_value) == (NOT_REPRODUCED, 322, "0.520")
-    assert full.p == pytest.approx(0.0184, abs=2e-4) and sfx.p == pytest.approx(0.0276, abs=2e-4)
-    assert sfx.status == NOT_REPRODUCED and sfx.source_value == "0.604"
-    assert cross.status == INCONCLUSIVE and cross.p == pytest.approx(0.385, abs=2e-3)
-    # an AUC of 0.42 with p = 0.01 (173 + 173: z = 0.08 / 0.03108 = 2.57) is not reproduced; the same
-    # AUC on 12 + 12 examples, below the minimum of 30, is inconclusive
-    low = C.exp3_auc_claim("e3_three_full", _exp3_table(0.42, 0.5, 0.5), _paper3(), 173, 173)
-    assert low.status == NOT_REPRODUCED and low.p == pytest.approx(0.0100, abs=3e-4)
-    small = C.exp3_auc_claim("e3_three_full", _exp3_table(0.42, 0.5, 0.5), _paper3(), 12, 12)
-    assert (small.status, small.n, small.min_n) == (INCONCLUSIVE, 24, 30)
-    above = C.exp3_auc_claim("e3_three_suffix", _exp3_table(0.5, 0.60, 0.5), _paper3(), 400, 400)
-    assert above.status == REPRODUCED and above.value == 0.60
-    assert C.exp3_auc_claim("e3_cross_model", None, _paper3(), 161, 161).status == NOT_TESTABLE
-    assert gap.id == "e3_suffix_gap"
+def _null3(full=(0.406, 0.39, 0.6), sfx=(0.424, 0.39, 0.4), cross=(0.541, 0.39, 0.02),
+           log_freq=(0.392, 0.39, 0.95), gap=(0.018, 0.0, 0.6), n=230, n_units=60):
+    out = {k: _null(*v, n=n, n_units=n_units) for k, v in
+           dict(full=full, suffix=sfx, cross=cross, log_freq=log_freq, gap=gap).items()}
+    out["n_cells"] = Estimate(10.0, n=n, n_units=n_units)
+    return out
 
 
 def _paired(gaps=(0.006, 0.004), se=(0.03, 0.04), sfx=(0.430, 0.428), n=322):
@@ -248,52 +284,118 @@ def _paired(gaps=(0.006, 0.004), se=(0.03, 0.04), sfx=(0.430, 0.428), n=322):
                          "gap": gaps, "se": se, "n": n})
 
 
-def test_exp3_gap_claim_is_a_paired_test_with_the_lab_gap_beside_the_source_gap():
-    *_, gap = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161, _paired())
-    # mean gap (0.006 + 0.004) / 2 = 0.005; se sqrt((0.03² + 0.04²) / 2) = 0.035355, z = 0.1414,
-    # p = 0.8875; interval 0.005 ± 1.96 × 0.035355 = -0.0643 to 0.0743: the source's 0.084 lies above it
+def _cells(n_seq=24, seed=1):
+    # two targets x two copy levels; log_freq is constant within every cell, the other features noise
+    rng = np.random.default_rng(seed)
+    rows = [dict(target=t, copies=c, seq_id=f"s{i}", task=f"k{i % 3}", extract=int(rng.random() < 0.5),
+                 last_step=int(rng.integers(0, 100)), T=100, log_freq=np.log1p(c), recency=rng.random(),
+                 hardness=rng.normal(), hardness_sfx=rng.normal(), cross_model=rng.random())
+            for t in ("A", "B") for i in range(n_seq) for c in [(16, 24)[i % 2]]]
+    return pd.DataFrame(rows)
+
+
+def test_a_constant_feature_lands_below_half_under_the_group_split_and_is_not_below_chance():
+    from analysis.predicting import nulls as N
+    from analysis.predicting import steps as ST
+
+    cells, bins = _cells(), {"A": 50, "B": 50}
+    # the fast matcher draws what match_cells draws
+    m = N._Matcher(cells, bins)
+    for s in (0, 1):
+        ref = ST.match_cells(cells, bins, s)
+        got = m.cells.iloc[m.rows(cells["extract"].to_numpy(), s)]
+        assert list(ref["seq_id"] + ref["target"]) == list(got["seq_id"] + got["target"])
+    null = N.exp3_null(cells, bins, seeds=[0])
+    table = ST.exp3_aucs(cells, bins, [0], splits=("group",))["group"]["pooled"]
+    table = table.set_index(["features", "hardness"])
+    # the observed statistics are the table's
+    assert null["full"].value == pytest.approx(table.loc[(PA.THREE, "full sequence"), "auc"])
+    assert null["log_freq"].value == pytest.approx(table.loc[("log_freq", "—"), "auc"])
+    # log_freq carries no signal within a balanced cell, yet its pooled out-of-fold AUC and its null sit
+    # below 0.5: the folds of a balanced set are unbalanced the other way
+    assert null["log_freq"].value < 0.5 and null["log_freq"].null_value < 0.5
+    assert null["full"].null_value < 0.5
+    assert null["full"].n_null == 200
+    assert null["full"].n_units == ST.match_cells(cells, bins, 0)["seq_id"].nunique()
+    # a claim at log_freq's value is held against the null's median, not 0.5: not "below chance"
+    lf = null["log_freq"]
+    as_full = dict(null, full=Estimate(lf.value, lf.lo, lf.hi, p=lf.p, n=lf.n, n_units=30,
+                                       method="permutation",
+                                       null_value=lf.null_value, n_null=lf.n_null))
+    c = C.exp3_auc_claim("e3_three_full", _exp3_table(lf.value, 0.5, 0.5), _paper3(), as_full)
+    assert lf.p > 0.05 and c.status == INCONCLUSIVE and c.null_value == lf.null_value
+    assert c.status != NOT_REPRODUCED and "below chance" not in X.render(c)
+
+
+def test_exp3_aucs_are_held_against_their_permutation_null():
+    full, sfx, cross, gap = C.exp3_claims(_exp3_table(0.406, 0.424, 0.541), _paper3(), _paired(), _null3())
+    # 0.406 and 0.424 lie above a null of 0.39, not significantly: inconclusive, not "below chance"
+    assert (full.status, full.n, full.n_units, full.source_value) == (INCONCLUSIVE, 230, 60, "0.520")
+    assert full.null_kind == "permutation" and full.null_value == 0.39 and full.control_value == 0.392
+    assert sfx.status == INCONCLUSIVE and sfx.source_value == "0.604"
+    assert "below chance" not in X.render(full) and "not told from its permutation null" in X.render(full)
+    # 0.541 with p = 0.02: above its null; log_freq (0.392, p = 0.95) does not show it
+    assert cross.status == REPRODUCED and not cross.mechanical
+    # a control significantly above the null in the same direction makes the claim mechanical
+    mech = C.exp3_auc_claim("e3_cross_model", _exp3_table(0.5, 0.5, 0.541), _paper3(),
+                            _null3(log_freq=(0.47, 0.39, 0.01)))
+    assert mech.status == INCONCLUSIVE and mech.mechanical and mech.control_value == 0.47
+    below = C.exp3_auc_claim("e3_three_full", _exp3_table(0.30, 0.5, 0.5), _paper3(),
+                             _null3(full=(0.3, 0.39, 0.01)))
+    assert below.status == NOT_REPRODUCED
+    small = C.exp3_auc_claim("e3_three_full", _exp3_table(0.6, 0.5, 0.5), _paper3(), _null3(n_units=12))
+    assert (small.status, small.n_units, small.min_n) == (INCONCLUSIVE, 12, 30)
+    assert C.exp3_auc_claim("e3_cross_model", None, _paper3(), _null3()).status == NOT_TESTABLE
+    assert gap.id == "e3_suffix_gap"
+
+
+def test_exp3_gap_claim_is_against_its_permutation_null_with_delong_beside_it():
+    *_, gap = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), _paired(), _null3())
+    # mean gap (0.006 + 0.004) / 2 = 0.005; DeLong: se sqrt((0.03² + 0.04²) / 2) = 0.035355, interval
+    # 0.005 ± 1.96 × 0.035355 = -0.0643 to 0.0743, shown but not held against the source's 0.084
     assert gap.value == pytest.approx(0.005) and gap.extra["src_gap"] == pytest.approx(0.084)
-    assert gap.status == INCONCLUSIVE and gap.p == pytest.approx(0.8875, abs=2e-4) and gap.n == 322
-    assert gap.interval == pytest.approx((-0.06430, 0.07430), abs=1e-4)
+    assert gap.status == INCONCLUSIVE and gap.p == 0.6 and gap.null_value == 0.0 and gap.n_units == 60
+    assert (gap.extra["delong_lo"], gap.extra["delong_hi"]) == pytest.approx((-0.06430, 0.07430), abs=1e-4)
     assert gap.extra["src_side"] == "above" and gap.extra["sfx"] == pytest.approx(0.429)
     assert gap.source_value == "+0.084 (0.604 against 0.520)"
-    # a wide gap of a fit above chance is reproduced (z = 5); a reversed one is not
-    big = C.exp3_gap_claim(_paired((0.10, 0.10), (0.02, 0.02), (0.60, 0.60)), _paper3())
-    assert big.status == REPRODUCED and big.extra["src_side"] == "inside"
-    low = C.exp3_gap_claim(_paired((-0.10, -0.10), (0.02, 0.02), (0.45, 0.45)), _paper3())
-    assert low.status == NOT_REPRODUCED and low.p == pytest.approx(5.7e-7, rel=0.01)
-    # the same significant gap between two fits below chance is no evidence for the source
-    under = C.exp3_gap_claim(_paired((0.10, 0.10), (0.02, 0.02), (0.45, 0.45)), _paper3())
-    assert under.status == INCONCLUSIVE and "not above chance" in under.reason
-    tiny = C.exp3_gap_claim(_paired(n=20), _paper3())
-    assert tiny.status == INCONCLUSIVE and tiny.reason == "n = 20 is below the minimum of 30"
-    assert C.exp3_gap_claim(_paired().iloc[:0], _paper3()).status == NOT_TESTABLE
-    assert C.exp3_gap_claim(None, _paper3()).status == NOT_TESTABLE
+    big = C.exp3_gap_claim(_paired((0.10, 0.10), (0.02, 0.02), (0.60, 0.60)), _paper3(),
+                           _null3(gap=(0.1, 0.0, 0.005)))
+    assert big.status == REPRODUCED
+    low = C.exp3_gap_claim(_paired((-0.10, -0.10), (0.02, 0.02), (0.45, 0.45)), _paper3(),
+                           _null3(gap=(-0.1, 0.0, 0.005)))
+    assert low.status == NOT_REPRODUCED
+    assert C.exp3_gap_claim(_paired(), _paper3(), _null3(n_units=20)).status == INCONCLUSIVE
+    assert C.exp3_gap_claim(_paired().iloc[:0], _paper3(), _null3()).status == NOT_TESTABLE
+    assert C.exp3_gap_claim(None, _paper3(), None).status == NOT_TESTABLE
 
 
-def test_exp3_outcome_fails_when_a_claim_of_the_finding_fails():
-    claims = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161, _paired())
-    assert C.exp3_outcome(claims) == NOT_REPRODUCED  # the suffix fit is below chance, p = 0.028
-    ok = C.exp3_claims(_exp3_table(0.5, 0.60, 0.5), _paper3(), 400, 400,
-                       _paired((0.10, 0.10), (0.02, 0.02), (0.60, 0.60)))
+def test_exp3_outcome_and_the_source_counts():
+    claims = C.exp3_claims(_exp3_table(0.30, 0.30, 0.5), _paper3(), _paired(),
+                           _null3(sfx=(0.30, 0.39, 0.01)))
+    assert C.exp3_outcome(claims) == NOT_REPRODUCED
+    ok = C.exp3_claims(_exp3_table(0.5, 0.60, 0.5), _paper3(),
+                       _paired((0.10, 0.10), (0.02, 0.02), (0.60, 0.60)),
+                       _null3(sfx=(0.6, 0.39, 0.005), gap=(0.1, 0.0, 0.005)))
     assert C.exp3_outcome(ok) == REPRODUCED
-    open_ = C.exp3_claims(_exp3_table(0.5, 0.60, 0.5), _paper3(), 400, 400, _paired(sfx=(0.6, 0.6)))
-    assert C.exp3_outcome(open_) == INCONCLUSIVE
-    assert C.exp3_outcome(C.exp3_claims(None, _paper3(), 0, 0, None)) == NOT_TESTABLE
+    assert C.exp3_outcome(C.exp3_claims(_exp3_table(0.406, 0.424, 0.541), _paper3(), _paired(), _null3())) \
+        == INCONCLUSIVE
+    assert C.exp3_outcome(C.exp3_claims(None, _paper3(), None, None)) == NOT_TESTABLE
+    counts = C.source_counts(ok + [C.partial_learning_claim(_long(4))])  # the extension is not counted
+    assert counts == {REPRODUCED: 3, NOT_REPRODUCED: 0, INCONCLUSIVE: 1, NOT_TESTABLE: 0}
+    assert X.counts_sentence(counts) == ("Of the chapter's 4 claims from the source, 3 reproduced, 0 not "
+                                         "reproduced, 1 inconclusive and 0 not testable here.")
 
 
-def test_every_claim_has_a_statement_a_section_and_survives_json():
+def test_every_claim_has_a_statement_a_section_a_unit_and_survives_json():
     claims = [
         *C.labels_claims(_long(10), PAPER_CONTROLS),
-        *C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161, _paired()),
+        *C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), _paired(), _null3()),
         C.exp2_late_claim(_late_counts(3, 48), PA.paper_pair_positives("late")),
         C.exp2_order_claim(_quarter_labels(), QUARTERS, PA.paper_pair_positives("quarters")),
     ]
     assert all(c.statement == X.STATEMENTS[c.id] and c.section.startswith("predicting-") for c in claims)
+    assert all(c.unit and (c.control_value is not None or c.control_reason) for c in claims)
     assert from_json(to_json(claims)) == claims
-    # the undecided order (nothing extracted) keeps plain values in its extra, too
-    none = C.exp2_order_claim(_quarter_labels(()), QUARTERS, PA.paper_pair_positives("quarters"))
-    assert from_json(to_json([none])) == [none]
     assert set(X.STATEMENTS) == {
         "controls_extracted", "partial_learning", "e1_three", "e1_freq_beats_hardness", "e1_seed_spread",
         "e2_recency", "e2_log_freq_constant", "e2_window_order", "e2_late_pool", *C.EXP3_ROWS,

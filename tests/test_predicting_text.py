@@ -10,6 +10,7 @@ from analysis.predicting import params as PA
 from analysis.predicting import tables as TB
 from analysis.predicting import text as X
 from analysis.predicting.checks import PredictingError
+from analysis.stats.result import Estimate
 
 
 def _exp3_table(full, sfx, cross):
@@ -30,28 +31,42 @@ def _paired():
 # -- claims: exact wording of three renderings ----------------------------------------------------
 
 
-def test_render_an_auc_below_chance():
-    full, *_ = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161, _paired())
+def _est(value, median, p, n=322, n_units=80):
+    return Estimate(value, median - 0.05, median + 0.05, p=p, n=n, n_units=n_units, method="permutation",
+                    null_value=median, n_null=200)
+
+
+def _null3(full=0.424, sfx=0.429, cross=0.528, p=(0.5, 0.4, 0.03)):
+    out = {"full": _est(full, 0.39, p[0]), "suffix": _est(sfx, 0.39, p[1]), "cross": _est(cross, 0.39, p[2]),
+           "log_freq": _est(0.392, 0.39, 0.9), "gap": _est(0.005, 0.0, 0.8)}
+    out["n_cells"] = Estimate(10.0, n=322, n_units=80)
+    return out
+
+
+def test_render_an_auc_against_its_permutation_null_not_against_half():
+    full, *_ = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), _paired(), _null3())
     assert X.render(full) == (
-        "The whole-sequence fit ranks the pooled matched set at 0.424, below chance, where the source's "
-        "reaches 0.520. **Not reproduced**: the opposite direction, p = 0.0184 < 0.05, n = 322."
+        "The whole-sequence fit ranks the pooled matched set at 0.424, not told from its permutation null "
+        "(0.390), where the source's reaches 0.520. **Inconclusive**: the source's direction, not "
+        "significant (p = 0.5 ≥ 0.05), 80 sequences."
     )
 
 
 def test_render_the_suffix_gap_beside_the_source_gap():
-    claims = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161, _paired())
+    claims = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), _paired(), _null3())
     assert X.render(claims[3]) == (
         "Once frequency and recency are fixed, the source's feature sets reach AUC 0.44 to 0.62, with the "
         "suffix hardness ahead of the whole-sequence one by +0.084 (0.604 against 0.520 pooled). The lab's "
-        "gap is +0.005 (0.429 against 0.424, mean over 2 seeds of 322 examples), 95% interval -0.064 to "
-        "+0.074 (DeLong's paired test), so the source's gap lies above that interval: the lab's set rules "
-        "out a gap as large as the source's. **Inconclusive**: the source's direction, not significant "
-        "(p = 0.888 ≥ 0.05), n = 322."
+        "gap is +0.005 (0.429 against 0.424, mean over 2 seeds of 322 examples from 80 sequences), against "
+        "a permutation null of +0.000 (p = 0.8). DeLong's paired 95% interval, -0.064 to +0.074, takes the "
+        "rows as independent though a sequence is a row of several cells, so the source's gap, above that "
+        "interval, is not held against it. **Inconclusive**: the source's direction, not significant "
+        "(p = 0.8 ≥ 0.05), 80 sequences."
     )
     assert X.exp3_outcome_sentence(C.exp3_outcome(claims), claims) == (
-        "**The reproduction of Experiment 3 failed on this lab**: the suffix fit's AUC is 0.429 against the "
-        "source's 0.604 (not reproduced); the suffix hardness's lead over the whole-sequence one is +0.005 "
-        "against the source's +0.084 (inconclusive)."
+        "**This lab neither shows the source's Experiment 3 finding nor rules it out**: the suffix fit's AUC "
+        "is 0.429 against the source's 0.604 (inconclusive); the suffix hardness's lead over the "
+        "whole-sequence one is +0.005 against the source's +0.084 (inconclusive)."
     )
 
 
@@ -63,8 +78,8 @@ def test_render_the_late_pool():
         "Of the lab's 51 late pairs, range-q4 is the positive of 3 and range-late of 48, where the source's "
         "two runs are the positive of 907 and 780 of its 1,687 pairs (binomial p = 0.0021). In the lab, "
         "copies spread over the second half of training are extracted more often than the same copies "
-        "crowded into its last quarter. **Not reproduced**: the opposite direction, p = 1.97e-11 < 0.05, "
-        "n = 51."
+        "crowded into its last quarter. **Not reproduced**: significant in the opposite direction "
+        "(p = 1.97e-11 < 0.05), 51 sequences."
     )
 
 
@@ -72,29 +87,28 @@ def test_render_the_late_pool():
 
 
 def test_renderings_read_the_status_and_the_numbers_of_the_claim():
-    claims = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161, _paired())
+    claims = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), _paired(), _null3())
     text = X.evidence_text(claims[:3])
-    assert text.startswith("With 161 positives and 161 negatives, an AUC above 0.563 ranks memorized "
-                           "sequences above chance, the source's direction, and one below 0.437 ranks them "
-                           "below chance, against it")
-    assert "told from chance" not in text.split(".")[0].split(";")[0]
-    assert text.count("**Not reproduced**") == 2
-    assert "0.528, above chance" in text and "**Inconclusive**" in text
-    none = C.exp3_claims(None, _paper3(), 0, 0, None)
+    assert text.startswith("The matched set holds 322 examples of 10 cells from 80 sequences. Chance on it "
+                           "is not 0.5")
+    assert "log_freq alone, constant within every cell, scores 0.392" in text
+    assert "below chance" not in text and text.count("**Inconclusive**") == 2
+    assert "0.528, above its permutation null (0.390)" in text and "**Reproduced**" in text
+    none = C.exp3_claims(None, _paper3(), None, None)
     assert X.evidence_text(none[:3]) == (
         "The matched set does not hold both classes, so these AUCs are not computed.")
     assert X.render(none[3]).endswith(
         "The lab's matched set does not hold both classes, so it cannot test this.")
-    # a claim by design says so beside its status
+    # a claim by design says so beside its status, in the one voice (with its rule)
     lab = {"quarters": pd.DataFrame({"pooled": [0.5]}, index=["log_freq"])}
     data = pd.DataFrame({"pool": ["quarters"], "copies": ["all"], "n_pos": [54], "n_neg": [54]})
     freq = C.exp2_freq_claim(lab, PA.paper_exp2_tables(), data)
-    assert "**Reproduced**, by design in this lab:" in X.render(freq)
+    assert "**Reproduced** (by design: a feature constant within every pair" in X.render(freq)
 
 
 def test_every_claim_id_has_a_rendering_and_a_fallback_exists():
     assert set(X._RENDER) == set(X.STATEMENTS)
-    claims = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), 161, 161, _paired())
+    claims = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), _paired(), _null3())
     other = claims[0].__class__(**{**claims[0].to_dict(), "id": "elsewhere", "interval": None})
     assert X.render(other).startswith(other.statement)
     assert "Source: 0.520; this run: 0.424." in X.render(other)
@@ -223,12 +237,13 @@ def test_render_the_inserted_only_and_top_level_claims():
     paper = PA.load_paper_table("exp1_random").set_index("features")
     lab = pd.DataFrame({"8b-500b": [0.912]}, index=[PA.THREE])
     data = pd.DataFrame({"target": ["8b-500b"], "test_n": [46], "test_pos": [23]})
-    c = C.exp1_inserted_claim(lab, paper, data, "8b-500b")
+    c = C.exp1_inserted_claim(lab, paper, data, "8b-500b", _est(0.912, 0.5, 2 / 201))
     assert X.render(c).startswith(
         "With the never-inserted controls removed before balancing, the three features rank the lab's "
-        "stand-in for 8b-500b at 0.912 on the random split, above chance. The source prints no numbers for "
-        "its inserted-only tables (they are in its out/fit_balanced_report.txt (subset=inserted)); with "
-        "every sequence it finds 0.883 for 8b-500b. **Reproduced**:")
+        "stand-in for 8b-500b at 0.912 on the random split, above its permutation null (0.500). The "
+        "source prints no numbers for its inserted-only tables (they are in its "
+        "out/fit_balanced_report.txt (subset=inserted)); with every sequence it finds 0.883 for 8b-500b. "
+        "**Reproduced**:")
     top = C.exp2_top_level_claim({}, PA.paper_exp2_tables(), pd.DataFrame(), (0, 1, 64))
     assert X.render(top) == (
         "Recency alone ranks the source's quarters pairs at 256 copies at 1.000; this run cannot test that: "

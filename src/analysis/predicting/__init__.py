@@ -16,6 +16,7 @@ package re-runs its three experiments on the lab's models (``analysis.lab``):
   target's frame of examples;
 * :mod:`.steps` and :mod:`.tables`: the chapter's steps and the tables it shows;
   :mod:`.memo`: the costly steps (the experiments' fits), computed once per input;
+* :mod:`.nulls`: the permutation nulls of the AUCs that follow a fit, split or selection;
 * :mod:`.claims`: every verdict of the chapter as a claim;
 * :mod:`.text`: the only English, :func:`render` of a claim and the captions.
 
@@ -35,13 +36,18 @@ from analysis.predicting.claims import (
     exp3_claims,
     exp3_outcome,
     labels_claims,
+    source_counts,
 )
 from analysis.predicting.memo import (
     exp1_aucs,
+    exp1_null,
     exp2_aucs,
+    exp2_null,
     exp3_aucs,
     exp3_gap_tests,
+    exp3_null,
     pool_pairs,
+    window_null,
 )
 from analysis.predicting.method_sampling import (
     matched_cells,
@@ -102,6 +108,7 @@ from analysis.predicting.tables import (
     pair_counts,
     run_extraction_rates,
     setup_table,
+    twin_suffix_acc,
     wide_auc,
     window_share,
 )
@@ -112,6 +119,7 @@ from analysis.predicting.text import (
     bins_text,
     cells_text,
     computed_sentence,
+    counts_sentence,
     empty_cells_sentence,
     evidence_text,
     exp2_notes_markdown,
@@ -146,6 +154,13 @@ __all__ = [
     "cells_text",
     "check_pools",
     "computed_sentence",
+    "counts_sentence",
+    "exp1_null",
+    "exp2_null",
+    "exp3_null",
+    "window_null",
+    "source_counts",
+    "twin_suffix_acc",
     "counterfactual",
     "empty_cells",
     "empty_cells_sentence",

@@ -5,42 +5,63 @@ One function per claim, grouped by the section that shows it
 :func:`exp3_claims`). The source's value of each claim comes from its
 transcribed tables (``data/predicting_*.csv``, passed in as frames); the
 statement it makes is in :data:`analysis.predicting.text.STATEMENTS`, and
-:func:`analysis.predicting.text.render` words the claim.
+:func:`analysis.predicting.text.render` words the claim (its status through
+:func:`analysis.core.claim_text.verdict`).
 
-Tests of an AUC against chance use the chapter's normal approximation of the
-Mann–Whitney null (:func:`analysis.predicting.method_eval.chance_p`), on the
-seed-0 set's class sizes, or :func:`analysis.stats.auc.auc_test` where the
-scores are at hand; an AUC on the other side of 0.5 from the source's is never
-evidence for it (:func:`analysis.core.claims.directional`). Experiment 3's gap
-between two fits of the same examples is tested paired, by DeLong's variance
-(:func:`exp3_gap_claim`), and a gap between fits below chance is no evidence either.
+Every status comes from :func:`analysis.core.claims.decide` (or ``within`` /
+``not_testable``). What each claim rests on:
+
+* an AUC after a fit, a split or a selection (Experiments 1 to 3, and the window
+  order, whose rows repeat each sequence) is compared with its **permutation null**
+  (:mod:`analysis.predicting.nulls`: the labels permuted within the design's strata
+  and pushed through the same sampling, split, fit and pooling; ``null_kind`` is
+  ``"permutation"``, ``null_value`` its median, ``p`` two-sided);
+* a count of targets or pairs tested by a binomial is an **exact** null
+  (``"analytic"``); a value held against the source's number is ``"target"``;
+* the **negative control** is the same statistic where the signal is absent by
+  construction: the random baseline's scores (Experiment 1), log_freq, constant
+  within every Experiment 2 pair and every Experiment 3 cell, the standard twin
+  that never saw the injected sequences (partial learning); or a stated reason.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest, mannwhitneyu, norm
+from scipy.stats import binomtest, norm
 
 from analysis.core.claims import (
+    EXTENSION,
     INCONCLUSIVE,
     NOT_REPRODUCED,
     NOT_TESTABLE,
     REPRODUCED,
+    SOURCE,
+    SOURCE_STATUSES,
     Claim,
-    directional,
+    as_kind,
+    decide,
     not_testable,
     within,
 )
 from analysis.predicting.checks import require
-from analysis.predicting.method_eval import chance_band, chance_p
-from analysis.predicting.params import FEATURE_SETS, PAPER_INSERTED_ONLY, PAPER_TOP_LEVEL, THREE
+from analysis.predicting.method_eval import chance_p
+from analysis.predicting.nulls import group_null
+from analysis.predicting.params import (
+    FEATURE_SETS,
+    PAPER_INSERTED_ONLY,
+    PAPER_N_SEQUENCES,
+    PAPER_TOP_LEVEL,
+    THREE,
+)
 from analysis.predicting.tables import computed_columns, extracted_per_run
 from analysis.predicting.text import STATEMENTS
-from analysis.stats.auc import auc_test
+from analysis.stats.auc import auc
+from analysis.stats.resampling import cluster_bootstrap
+from analysis.stats.result import Estimate
 
 CHAPTER = "predicting"
 #: the level of every test
@@ -53,16 +74,27 @@ MIN_TARGETS = 5
 #: the notebook's section of each group of claims (its MyST label)
 SECTIONS = {"labels": "predicting-labels", "exp1": "predicting-exp1", "exp2": "predicting-exp2",
             "exp3": "predicting-exp3", "compare": "predicting-compare"}
-#: the comparison of an AUC with chance, on the seed-0 set's class sizes
-CHANCE_TEST = "AUC against 0.5, two-sided normal approximation of the Mann–Whitney null (seed-0 class sizes)"
+#: how a permutation null is had, per experiment (the claims' ``comparison``)
+PERM_TESTS = {
+    "exp1": "AUC against its permutation null: the target's labels permuted among its sequences, then "
+            "balanced, split and fit per seed as in the table (200 draws, two-sided)",
+    "exp2": "AUC against its permutation null: the label swapped at random within each pair, then fit "
+            "under the group split per seed as in the table (200 draws, two-sided)",
+    "exp3": "AUC against its permutation null: the labels permuted within each matching stratum of every "
+            "cell, then matched, fit under the group split and pooled per seed as in the table (200 "
+            "draws, two-sided)",
+}
 
 
 def _claim(id: str, section: str, status: str, reason: str, comparison: str, **kw) -> Claim:
+    if kw.get("kind") == EXTENSION:
+        status = as_kind(status, EXTENSION)
     return Claim(id=id, chapter=CHAPTER, statement=STATEMENTS[id], status=status, reason=reason,
                  comparison=comparison, section=SECTIONS[section], **kw)
 
 
 def _untestable(id: str, section: str, why: str, **kw) -> Claim:
+    kw.setdefault("unit", "sequences")
     return not_testable(id, CHAPTER, STATEMENTS[id], why, section=SECTIONS[section], **kw)
 
 
@@ -80,65 +112,122 @@ def _cell(table: pd.DataFrame | None, row, col) -> float:
     return float(table.loc[row, col])
 
 
+def _null_p(est: Estimate | None) -> float | None:
+    return None if est is None or not _finite(est.p) else float(est.p)
+
+
+def _null_median(est: Estimate | None, default: float = 0.5) -> float:
+    return float(est.null_value) if est is not None and _finite(est.null_value) else default
+
+
 # -- labels --------------------------------------------------------------------------------------
+
+
+def source_control_rate(paper_dataset: pd.DataFrame, n_sequences: int = PAPER_N_SEQUENCES) -> float:
+    """The smallest share of never-inserted controls the source's targets extract, estimated from
+    its Experiment 1 dataset table: ``controls_pos`` over ``controls_pos`` plus the controls among
+    all of a target's negatives, the seed-0 draw's ``controls_neg`` scaled from its ``n_neg`` drawn
+    negatives to the ``n_sequences - n_pos`` a target has (every target sees every sequence)."""
+    need = ("controls_pos", "controls_neg", "n_pos", "n_neg")
+    if not set(need) <= set(paper_dataset.columns):
+        return float("nan")
+    d = paper_dataset
+    neg_controls = d["controls_neg"] * (n_sequences - d["n_pos"]) / d["n_neg"]
+    return float((d["controls_pos"] / (d["controls_pos"] + neg_controls)).min())
 
 
 def controls_claim(long: pd.DataFrame, paper_dataset: pd.DataFrame) -> Claim:
     """Does any lab target extract a never-inserted control (0 copies), as the source's targets do?
 
-    ``long`` has ``copies`` and ``extract`` per (target, sequence); ``paper_dataset``
-    is the source's ``exp1_dataset`` table (``controls_pos`` per target). Reproduced
-    when at least one control is extracted, not reproduced when none of at least
-    :data:`MIN_EXAMPLES` is.
+    ``long`` has ``copies`` and ``extract`` per (target, sequence) (and ``seq_id``: the unit is
+    the control sequence, scored under every target); ``paper_dataset`` is the source's
+    ``exp1_dataset`` table. The value is the share of (sequence, target) examples extracted; the
+    interval is Clopper–Pearson's over the control sequences (extracted by any target), the
+    units. A count of 0 is no floor: the measurement can see extraction, which the inserted
+    sequences show. It is evidence against the source only if the interval excludes the source's
+    rate (:func:`source_control_rate`).
     """
     require(long, ("copies", "extract"), "the long frame")
     require(paper_dataset, ("target", "controls_pos"), "the source's dataset table")
     src = paper_dataset["controls_pos"]
     extra = dict(src_total=int(src.sum()), src_sets=int((src > 0).sum()), src_n_sets=len(src),
                  src_lo=int(src.min()), src_hi=int(src.max()))
+    rate = source_control_rate(paper_dataset)
+    extra["src_rate"] = rate if _finite(rate) else None
     source = f"{extra['src_total']:,} controls extracted in {extra['src_sets']} of {len(src)} sets"
-    ctrl = long.loc[long["copies"] == 0, "extract"]
-    k, n = int(ctrl.sum()), len(ctrl)
-    comparison = "at least one never-inserted (sequence, target) example extracted"
+    ctrl = long[long["copies"] == 0]
+    k, n = int(ctrl["extract"].sum()), len(ctrl)
+    comparison = ("share of never-inserted (sequence, target) examples extracted; Clopper–Pearson interval "
+                  "over the control sequences")
+    why = "the examples are themselves the never-inserted control"
     if n == 0:
         return _untestable("controls_extracted", "labels", "the lab's targets have no never-inserted "
                            "controls", source_value=source, extra=extra)
-    if n < MIN_EXAMPLES and k == 0:
-        status, reason = INCONCLUSIVE, f"n = {n} is below the minimum of {MIN_EXAMPLES}"
-    else:
-        status = REPRODUCED if k else NOT_REPRODUCED
-        reason = f"{k} of {n} never-inserted (sequence, target) examples extracted"
-    return _claim("controls_extracted", "labels", status, reason, comparison, value=k / n, n=n,
-                  min_n=MIN_EXAMPLES, source_value=source, extra=dict(extra, extracted=k))
+    units = ctrl.groupby("seq_id")["extract"].max() if "seq_id" in ctrl else ctrl["extract"]
+    k_u, n_u = int(units.sum()), len(units)
+    ci = binomtest(k_u, n_u).proportion_ci(0.95)
+    interval = (float(ci.low), float(ci.high))
+    src_rate = extra["src_rate"]
+    v = decide(value=k / n, null=0.0, n_units=n_u, min_n=MIN_EXAMPLES, interval=interval,
+               source_effect=src_rate, unit="control sequences")
+    return _claim("controls_extracted", "labels", v.status, v.reason, comparison, value=k / n,
+                  interval=interval, n=n, n_units=n_u, unit="sequences",
+                  min_n=MIN_EXAMPLES, null_kind="analytic", null_value=0.0, control_reason=why,
+                  source_value=source, extra=dict(extra, extracted=k, units_extracted=k_u))
+
+
+def _unit_means(rows: pd.DataFrame, column: str) -> pd.Series:
+    key = "seq_id" if "seq_id" in rows else None
+    return rows.groupby(key)[column].mean() if key else rows[column].reset_index(drop=True)
 
 
 def partial_learning_claim(long: pd.DataFrame, alpha: float = ALPHA) -> Claim:
     """Do inserted sequences that no target extracts have more of their suffix right than the controls?
 
-    Compares the per-sequence suffix accuracy in the inserted (target, copies)
-    cells where nothing is extracted with that of the never-inserted controls
-    (copies 0), by a one-sided Mann–Whitney test (``alternative="greater"``); the
-    value is the difference of the means.
+    The book's own check (an extension). Compares the suffix accuracy of the inserted sequences
+    in the (target, copies) cells where nothing is extracted with that of the never-inserted
+    controls (copies 0), per sequence (the mean over its targets: the unit), by the difference
+    of the means against its permutation null (the group permuted among the sequences). The
+    negative control is the same difference under each target's standard twin
+    (``twin_suffix_acc``, :func:`analysis.predicting.tables.twin_suffix_acc`), which never saw
+    the inserted sequences either: a difference it shows too is the sequences', not learning.
     """
     require(long, ("target", "copies", "extract", "suffix_acc"), "the long frame")
     rate = long.groupby(["target", "copies"])["extract"].transform("mean")
     cells = long[(long["copies"] >= 1) & (rate == 0)]
-    ctrl = long.loc[long["copies"] == 0, "suffix_acc"]
+    ctrl = long[long["copies"] == 0]
+    kw = dict(kind=EXTENSION)
     if cells.empty:
         return _untestable("partial_learning", "labels",
-                           "every inserted (target, copies) cell extracts some sequence")
+                           "every inserted (target, copies) cell extracts some sequence", **kw)
     extra = dict(n_cells=cells.groupby(["target", "copies"]).ngroups, acc=float(cells["suffix_acc"].mean()))
     if ctrl.empty:
         return _untestable("partial_learning", "labels", "no never-inserted controls to compare with",
-                           extra=extra)
-    extra["ctrl_acc"] = float(ctrl.mean())
-    p = float(mannwhitneyu(cells["suffix_acc"], ctrl, alternative="greater").pvalue)
-    n = len(cells) + len(ctrl)
-    status, reason = directional(value=extra["acc"] - extra["ctrl_acc"], null=0.0, p=p, n=n,
-                                 min_n=MIN_EXAMPLES, alpha=alpha)
-    return _claim("partial_learning", "labels", status, reason,
-                  "mean suffix accuracy, unextracted inserted cells minus controls; one-sided Mann–Whitney",
-                  value=extra["acc"] - extra["ctrl_acc"], p=p, n=n, min_n=MIN_EXAMPLES, extra=extra)
+                           extra=extra, **kw)
+    extra["ctrl_acc"] = float(ctrl["suffix_acc"].mean())
+
+    def null_of(column):
+        a, b = _unit_means(cells, column), _unit_means(ctrl, column)
+        return group_null(np.concatenate([a.to_numpy(), b.to_numpy()]),
+                          np.r_[np.ones(len(a), bool), np.zeros(len(b), bool)])
+
+    est = null_of("suffix_acc")
+    control = dict(control_reason="no standard twin's scores in the frame")
+    c_est = None
+    if "twin_suffix_acc" in long:
+        c_est = null_of("twin_suffix_acc")
+        control = dict(control_value=c_est.value)
+        extra["twin_p"] = c_est.p
+    v = decide(value=est.value, null=_null_median(est, 0.0), p=_null_p(est), n_units=est.n,
+               min_n=MIN_EXAMPLES,
+               alpha=alpha, unit="sequences", control_value=c_est.value if c_est else None,
+               control_p=_null_p(c_est))
+    return _claim("partial_learning", "labels", v.status, v.reason,
+                  "mean suffix accuracy per sequence, unextracted inserted cells minus controls, against its "
+                  "permutation null (groups permuted among sequences, 200 draws, two-sided)",
+                  value=est.value, p=est.p, n=len(cells) + len(ctrl), n_units=est.n, unit="sequences",
+                  min_n=MIN_EXAMPLES, null_kind="permutation", null_value=est.null_value,
+                  mechanical=v.mechanical, extra=extra, **control, **kw)
 
 
 def labels_claims(long: pd.DataFrame, paper_dataset: pd.DataFrame) -> list[Claim]:
@@ -150,13 +239,16 @@ def labels_claims(long: pd.DataFrame, paper_dataset: pd.DataFrame) -> list[Claim
 
 
 def exp1_three_claim(lab: pd.DataFrame | None, paper: pd.DataFrame, dataset: pd.DataFrame,
-                     target: str, id: str = "e1_three") -> Claim:
+                     target: str, null: Estimate | None, id: str = "e1_three") -> Claim:
     """Do the three features rank ``target``'s memorized sequences above chance (random split)?
 
-    ``lab`` and ``paper`` are wide AUC tables (rows ``features``, one column per
-    target by the source's name), ``dataset`` the lab's :func:`exp1_stats` (its
-    seed-0 test set gives the class sizes of the test). With ``id="e1_inserted_three"``
-    ``lab`` and ``dataset`` are the inserted-only run's (:func:`exp1_inserted_claim`).
+    ``lab`` and ``paper`` are wide AUC tables (rows ``features``, one column per target by the
+    source's name), ``dataset`` the lab's :func:`exp1_stats` (its seed-0 test set: the sequences
+    the AUC rests on), ``null`` the AUC's permutation null
+    (:func:`analysis.predicting.nulls.exp1_null`). The negative control is the random baseline's
+    AUC on the same split (random scores: no signal by construction; its exact Mann–Whitney
+    null, as a fixed score on held-out labels). With ``id="e1_inserted_three"`` ``lab``,
+    ``dataset`` and ``null`` are the inserted-only run's (:func:`exp1_inserted_claim`).
     """
     value = _cell(lab, THREE, target)
     source = f"{paper.loc[THREE, target]:.3f} ({target})" if target in paper.columns else None
@@ -164,37 +256,41 @@ def exp1_three_claim(lab: pd.DataFrame | None, paper: pd.DataFrame, dataset: pd.
         source = (f"not printed (the source's {PAPER_INSERTED_ONLY}); with every sequence "
                   f"{source or '—'}")
     row = dataset[dataset["target"] == target] if "target" in dataset else dataset.iloc[:0]
-    if not _finite(value) or row.empty or pd.isna(row["test_n"].iloc[0]):
+    if not _finite(value) or row.empty or pd.isna(row["test_n"].iloc[0]) or null is None:
         return _untestable(id, "exp1", f"no AUC for {target} on this lab", source_value=source,
                            extra={"target": target})
     n, n_pos = int(row["test_n"].iloc[0]), int(row["test_pos"].iloc[0])
-    p = chance_p(value, n_pos, n - n_pos)
-    status, reason = directional(value=value, null=0.5, p=p, n=n, min_n=MIN_EXAMPLES, alpha=ALPHA)
-    extra = {"target": target}
+    rnd = _cell(lab, "random baseline", target)
+    rnd_p = chance_p(rnd, n_pos, n - n_pos) if _finite(rnd) else None
+    control = dict(control_value=rnd) if _finite(rnd) else dict(control_reason="no random baseline computed")
+    v = decide(value=value, null=_null_median(null), p=_null_p(null), n_units=n, min_n=MIN_EXAMPLES,
+               alpha=ALPHA, unit="sequences", control_value=rnd if _finite(rnd) else None, control_p=rnd_p)
+    extra = {"target": target, "control_p": rnd_p}
     if id == "e1_inserted_three" and _finite(_cell(paper, THREE, target)):
         extra["src_all"] = float(paper.loc[THREE, target])
-    return _claim(id, "exp1", status, reason, CHANCE_TEST + "; n = the random split's test set",
-                  value=value, p=p, n=n, min_n=MIN_EXAMPLES, source_value=source, extra=extra)
+    return _claim(id, "exp1", v.status, v.reason, PERM_TESTS["exp1"] + "; n = the seed-0 test set",
+                  value=value, p=null.p, n=n, n_units=n, unit="sequences", min_n=MIN_EXAMPLES,
+                  null_kind="permutation", null_value=null.null_value, mechanical=v.mechanical,
+                  source_value=source, extra=extra, **control)
 
 
 def exp1_inserted_claim(lab: pd.DataFrame | None, paper: pd.DataFrame, dataset: pd.DataFrame,
-                        target: str) -> Claim:
+                        target: str, null: Estimate | None) -> Claim:
     """Do the three features still rank ``target``'s memorized sequences above chance once the
     never-inserted controls are removed before balancing (the source's inserted-only tables)?
 
     The source prints no numbers for those tables (:data:`PAPER_INSERTED_ONLY`), so the claim
     tests the direction of its table with every sequence (``paper``, random split) on the lab's
-    inserted-only run (``lab`` and its ``dataset``).
+    inserted-only run (``lab``, its ``dataset`` and ``null``).
     """
-    return exp1_three_claim(lab, paper, dataset, target, id="e1_inserted_three")
+    return exp1_three_claim(lab, paper, dataset, target, null, id="e1_inserted_three")
 
 
 def exp1_freq_claim(lab: pd.DataFrame | None, paper: pd.DataFrame) -> Claim:
     """Does log_freq alone rank better than hardness alone for most targets, as in the source?
 
-    Counts the targets with numbers where the ``log_freq`` row beats the
-    ``hardness`` row; the value is their share, tested against one half by a
-    two-sided binomial (sign) test.
+    Counts the targets with numbers where the ``log_freq`` row beats the ``hardness`` row; the
+    value is their share, tested against one half by a two-sided binomial (sign) test, exact.
     """
     src_wins = int((paper.loc["log_freq"] > paper.loc["hardness"]).sum())
     extra = dict(src_wins=src_wins, src_n=paper.shape[1], src_hard_lo=float(paper.loc["hardness"].min()),
@@ -203,25 +299,28 @@ def exp1_freq_claim(lab: pd.DataFrame | None, paper: pd.DataFrame) -> Claim:
     cols = computed_columns(lab)
     if not cols:
         return _untestable("e1_freq_beats_hardness", "exp1", "no target has enough positives for "
-                           "Experiment 1", source_value=source, extra=extra)
+                           "Experiment 1", source_value=source, extra=extra, unit="targets")
     wins = int(sum(lab.loc["log_freq", c] > lab.loc["hardness", c] for c in cols))
     p = float(binomtest(wins, len(cols), 0.5).pvalue)
-    status, reason = directional(value=wins / len(cols), null=0.5, p=p, n=len(cols), min_n=MIN_TARGETS,
-                                 alpha=ALPHA)
-    return _claim("e1_freq_beats_hardness", "exp1", status, reason,
-                  "share of targets where log_freq beats hardness, against 1/2: two-sided sign test",
-                  value=wins / len(cols), p=p, n=len(cols), min_n=MIN_TARGETS, source_value=source,
-                  extra=dict(extra, wins=wins))
+    v = decide(value=wins / len(cols), null=0.5, p=p, n_units=len(cols), min_n=MIN_TARGETS, alpha=ALPHA,
+               unit="targets")
+    return _claim("e1_freq_beats_hardness", "exp1", v.status, v.reason,
+                  "share of targets where log_freq beats hardness, against 1/2: two-sided exact sign test",
+                  value=wins / len(cols), p=p, n=len(cols), n_units=len(cols), unit="targets",
+                  min_n=MIN_TARGETS, null_kind="analytic", null_value=0.5,
+                  control_reason="two features compared on the same examples: no arm without the signal",
+                  source_value=source, extra=dict(extra, wins=wins))
 
 
 def exp1_spread_claim(lab: pd.DataFrame | None, paper: pd.DataFrame, lab_dataset: pd.DataFrame,
                       paper_dataset: pd.DataFrame) -> Claim:
     """Does the 3-feature AUC move as little between seeds as in the source?
 
-    Compares the medians over targets of the ``"sd (3 features)"`` rows:
-    reproduced when the lab's is at most twice the source's. ``extra["relation"]``
-    words the ratio: "far more than" (over twice), "less than" (under half) or
-    "about as much as".
+    Compares the medians over targets of the ``"sd (3 features)"`` rows: reproduced when the
+    lab's is at most twice the source's; a miss is "not reproduced" only when the 95% interval
+    of the lab's median (a bootstrap over the targets, the units) lies wholly outside that band.
+    ``extra["relation"]`` words the ratio: "far more than" (over twice), "less than" (under half)
+    or "about as much as".
     """
     src_sd = float(paper.loc["sd (3 features)"].median())
     cols = computed_columns(lab)
@@ -231,21 +330,30 @@ def exp1_spread_claim(lab: pd.DataFrame | None, paper: pd.DataFrame, lab_dataset
                  lab_size=float(np.median(sizes)) if len(sizes) else None)
     if not _finite(lab_sd):
         why = "no target has both classes" if not len(sizes) else "no sd over seeds (one seed)"
-        return _untestable("e1_seed_spread", "exp1", why, source_value=f"{src_sd:.3f}", extra=extra)
+        return _untestable("e1_seed_spread", "exp1", why, source_value=f"{src_sd:.3f}", extra=extra,
+                           unit="targets")
     extra["relation"] = ("far more than" if lab_sd > 2 * src_sd
                          else "less than" if lab_sd < src_sd / 2 else "about as much as")
+    sds = lab.loc["sd (3 features)", cols].to_numpy(float)
+    interval = None
+    if len(cols) >= 2:
+        est = cluster_bootstrap(lambda idx: float(np.median(sds[idx])), list(cols), n_boot=2000, seed=0)
+        interval = est.interval
     status, reason = within(value=lab_sd, target=src_sd, tolerance=1.0, relative=True, n=len(cols),
-                            min_n=MIN_TARGETS)
+                            min_n=MIN_TARGETS, interval=interval, unit="targets")
     return _claim("e1_seed_spread", "exp1", status, reason,
-                  "median sd over targets at most twice the source's", value=lab_sd, n=len(cols),
-                  min_n=MIN_TARGETS, source_value=f"{src_sd:.3f}", extra=extra)
+                  "median sd over targets at most twice the source's; 95% bootstrap interval over targets",
+                  value=lab_sd, interval=interval, n=len(cols), n_units=len(cols), unit="targets",
+                  min_n=MIN_TARGETS, null_kind="target", null_value=src_sd,
+                  control_reason="a spread over seeds, not an effect: no arm without it",
+                  source_value=f"{src_sd:.3f}", extra=extra)
 
 
 def exp1_claims(lab: pd.DataFrame | None, paper: pd.DataFrame, lab_dataset: pd.DataFrame,
-                paper_dataset: pd.DataFrame, target: str) -> list[Claim]:
-    """The claims of Experiment 1 (random split): :func:`exp1_three_claim` for ``target``,
-    :func:`exp1_freq_claim` and :func:`exp1_spread_claim`."""
-    return [exp1_three_claim(lab, paper, lab_dataset, target), exp1_freq_claim(lab, paper),
+                paper_dataset: pd.DataFrame, target: str, null: Estimate | None) -> list[Claim]:
+    """The claims of Experiment 1 (random split): :func:`exp1_three_claim` for ``target`` (with its
+    permutation ``null``), :func:`exp1_freq_claim` and :func:`exp1_spread_claim`."""
+    return [exp1_three_claim(lab, paper, lab_dataset, target, null), exp1_freq_claim(lab, paper),
             exp1_spread_claim(lab, paper, lab_dataset, paper_dataset)]
 
 
@@ -260,39 +368,54 @@ def _pool_classes(dataset: pd.DataFrame, pool: str) -> tuple[int, int]:
     return (int(row["n_pos"].iloc[0]), int(row["n_neg"].iloc[0])) if len(row) else (0, 0)
 
 
-def exp2_recency_claim(tables: dict, paper: dict, dataset: pd.DataFrame, pool: str = "quarters") -> Claim:
+def exp2_recency_claim(tables: dict, paper: dict, dataset: pd.DataFrame, null: Mapping[str, Estimate] | None,
+                       pool: str = "quarters") -> Claim:
     """Does recency alone rank the pairs of ``pool`` (pooled over copy levels) above chance?
 
-    ``tables`` and ``paper`` map a pool to its wide AUC table (the lab's and the
-    source's), ``dataset`` is the lab's :func:`exp2_stats` of seed 0.
+    ``tables`` and ``paper`` map a pool to its wide AUC table (the lab's and the source's),
+    ``dataset`` is the lab's :func:`exp2_stats` of seed 0, ``null`` the pool's
+    :func:`analysis.predicting.nulls.exp2_null` (``"recency"``, and ``"log_freq"``: the negative
+    control, constant within every pair by construction). The unit is the pair's sequence.
     """
     value = _cell(tables.get(pool), "recency", "pooled")
     source = f"{paper[pool].loc['recency', 'pooled']:.3f}"
     n_pos, n_neg = _pool_classes(dataset, pool)
-    if not _finite(value) or not (n_pos and n_neg):
+    if not _finite(value) or not (n_pos and n_neg) or not null or "recency" not in null:
         return _untestable("e2_recency", "exp2", f"no pairs to rank in the {pool} pool", source_value=source)
-    p = chance_p(value, n_pos, n_neg)
-    status, reason = directional(value=value, null=0.5, p=p, n=n_pos + n_neg, min_n=MIN_EXAMPLES, alpha=ALPHA)
-    return _claim("e2_recency", "exp2", status, reason, CHANCE_TEST, value=value, p=p, n=n_pos + n_neg,
-                  min_n=MIN_EXAMPLES, source_value=source, extra={"pool": pool})
+    est, ctrl = null["recency"], null.get("log_freq")
+    control = (dict(control_value=ctrl.value) if ctrl is not None and _finite(ctrl.value)
+               else dict(control_reason="no log_freq fit on the pairs"))
+    v = decide(value=value, null=_null_median(est), p=_null_p(est), n_units=est.n_units, min_n=MIN_EXAMPLES,
+               alpha=ALPHA, unit="sequences", control_value=control.get("control_value"),
+               control_p=_null_p(ctrl))
+    return _claim("e2_recency", "exp2", v.status, v.reason, PERM_TESTS["exp2"], value=value, p=est.p,
+                  n=n_pos + n_neg, n_units=est.n_units, unit="sequences", min_n=MIN_EXAMPLES,
+                  null_kind="permutation", null_value=est.null_value, mechanical=v.mechanical,
+                  source_value=source, extra={"pool": pool}, **control)
 
 
 def exp2_freq_claim(tables: dict, paper: dict, dataset: pd.DataFrame, pool: str = "quarters") -> Claim:
     """Is log_freq alone at chance (0.500) on the pairs of ``pool``, as in the source?
 
-    Both runs of a pair see the sequence the same number of times, so the lab
-    could not have found anything else: the claim is by design.
+    By design, for any data: both runs of a pair see the sequence the same number of times and
+    every pair holds one positive and one negative, so a score constant within every pair gives
+    the two classes the same scores, AUC exactly 0.5. The value is exact (no sampling error).
     """
     value = _cell(tables.get(pool), "log_freq", "pooled")
     target = float(paper[pool].loc["log_freq", "pooled"])
     n_pos, n_neg = _pool_classes(dataset, pool)
+    why = ("a feature constant within every pair (both runs see the same copies) scores the pair's "
+           "positive and negative alike, AUC 0.5 for any labels")
     if not _finite(value) or not (n_pos and n_neg):
         return _untestable("e2_log_freq_constant", "exp2", f"no pairs to rank in the {pool} pool",
-                           source_value=f"{target:.3f}", by_design=True)
-    status, reason = within(value=value, target=target, tolerance=0.0005, n=n_pos + n_neg, min_n=MIN_EXAMPLES)
+                           source_value=f"{target:.3f}", by_design=True, by_design_reason=why)
+    status, reason = within(value=value, target=target, tolerance=0.0005, n=n_pos, min_n=MIN_EXAMPLES,
+                            exact=True, unit="pairs' sequences")
     return _claim("e2_log_freq_constant", "exp2", status, reason,
                   "equal to the source's 0.500 at its three decimals", value=value, n=n_pos + n_neg,
-                  min_n=MIN_EXAMPLES, source_value=f"{target:.3f}", by_design=True, extra={"pool": pool})
+                  n_units=n_pos, unit="sequences", min_n=MIN_EXAMPLES, null_kind="target", null_value=target,
+                  control_reason="by design: the outcome holds for any labels", source_value=f"{target:.3f}",
+                  by_design=True, by_design_reason=why, extra={"pool": pool})
 
 
 def _rises(counts: Sequence[int]) -> bool:
@@ -300,35 +423,59 @@ def _rises(counts: Sequence[int]) -> bool:
     return bool(len(v) > 1 and (np.diff(v) >= 0).all() and v[-1] > v[0])
 
 
-def exp2_order_claim(labels: pd.DataFrame, quarters: Sequence[str], source: pd.Series) -> Claim:
+def exp2_order_claim(labels: pd.DataFrame, quarters: Sequence[str], source: pd.Series,
+                     null: Mapping[str, Estimate] | None = None) -> Claim:
     """Does extraction grow with the end of the insertion window, over the quarters' runs?
 
-    The value is the AUC of the window's end (:func:`window_end_baseline`) for
-    the label, over the inserted (sequence, run) examples of the ``quarters``
-    runs, with its Mann–Whitney p (:func:`analysis.stats.auc.auc_test`).
-    ``source`` is the source's seed-0 pair positives per quarter
-    (:func:`paper_pair_positives`). ``extra["rises"]`` says whether the lab's
-    extracted counts per run, in window order, never fall and end above where
-    they start.
+    The value is the AUC of the window's end (:func:`window_end_baseline`) for the label, over
+    the inserted (sequence, run) examples of the ``quarters`` runs. No fit precedes it, but every
+    sequence is a row under each run, so the rows are not independent and the Mann–Whitney null
+    is not exact: ``null`` is :func:`analysis.predicting.nulls.window_null` (each sequence's
+    labels permuted among its runs), the interval a bootstrap over sequences. The negative
+    control is the never-inserted sequences (0 copies) of the same runs. ``source`` is the
+    source's seed-0 pair positives per quarter (:func:`paper_pair_positives`).
+    ``extra["rises"]`` says whether the lab's extracted counts per run, in window order, never
+    fall and end above where they start.
     """
     require(labels, ("run", "copies", "extract", "window_end"), "the labels frame")
     counts = [int(v) for v in extracted_per_run(labels, quarters)]
     extra = dict(counts=counts, src_counts=[int(v) for v in source], rises=_rises(counts),
                  src_rises=_rises(list(source)))
     src = ", ".join(f"{int(v):,}" for v in source) + " pair positives"
-    ins = labels[labels["run"].isin(list(quarters)) & (labels["copies"] >= 1)]
-    comparison = "AUC of the window's end for the label, against 0.5: two-sided Mann–Whitney"
+    runs = labels[labels["run"].isin(list(quarters))]
+    ins, ctrl = runs[runs["copies"] >= 1], runs[runs["copies"] == 0]
+    comparison = ("AUC of the window's end for the label, against its permutation null (each sequence's "
+                  "labels permuted among the runs, 200 draws, two-sided); interval: bootstrap over sequences")
+    k_ctrl = int(ctrl["extract"].sum())
+    if len(ctrl) and 0 < k_ctrl < len(ctrl):
+        control = dict(control_value=auc(ctrl["extract"].to_numpy(), ctrl["window_end"].to_numpy(float)))
+    else:
+        control = dict(control_reason=f"the never-inserted sequences are extracted {k_ctrl} times in "
+                                      f"{len(ctrl)} (sequence, run) rows: no order to show")
+    n_units = int(ins["seq_id"].nunique()) if "seq_id" in ins else len(ins)
     if ins.empty:
         return _untestable("e2_window_order", "exp2", "the quarters' runs have no inserted sequences",
                            source_value=src, extra=extra)
-    if ins["extract"].nunique() < 2:
-        why = "no quarter extracts anything" if not sum(counts) else "every quarter extracts everything"
-        return _claim("e2_window_order", "exp2", INCONCLUSIVE, why, comparison, n=len(ins),
-                      min_n=MIN_EXAMPLES, source_value=src, extra=extra)
-    est = auc_test(ins["extract"].to_numpy(), ins["window_end"].to_numpy(float))
-    status, reason = directional(value=est.value, null=0.5, p=est.p, n=est.n, min_n=MIN_EXAMPLES, alpha=ALPHA)
-    return _claim("e2_window_order", "exp2", status, reason, comparison, value=est.value,
-                  interval=est.interval, p=est.p, n=est.n, min_n=MIN_EXAMPLES, source_value=src, extra=extra)
+    if ins["extract"].nunique() < 2 or not null or "window" not in null:
+        why = ("no quarter extracts anything" if not sum(counts) else "every quarter extracts everything"
+               if ins["extract"].nunique() < 2 else "no permutation null computed")
+        return _untestable("e2_window_order", "exp2", why, source_value=src, extra=extra, n=len(ins),
+                           n_units=n_units)
+    est = null["window"]
+    y, s = ins["extract"].to_numpy(), ins["window_end"].to_numpy(float)
+    units = ins["seq_id"].astype(str).to_numpy() if "seq_id" in ins else np.arange(len(ins))
+
+    def stat(idx):
+        return auc(y[idx], s[idx]) if 0 < y[idx].sum() < len(idx) else float("nan")
+
+    interval = cluster_bootstrap(stat, units, n_boot=1000, seed=0).interval
+    v = decide(value=est.value, null=_null_median(est), p=_null_p(est), n_units=n_units, min_n=MIN_EXAMPLES,
+               alpha=ALPHA, unit="sequences", control_value=control.get("control_value"))
+    return _claim("e2_window_order", "exp2", v.status, v.reason, comparison, value=est.value,
+                  interval=interval, p=est.p, n=len(ins), n_units=n_units, unit="sequences",
+                  min_n=MIN_EXAMPLES,
+                  null_kind="permutation", null_value=est.null_value, mechanical=v.mechanical,
+                  source_value=src, extra=extra, **control)
 
 
 def _lean(a: int, b: int, p: float) -> str:
@@ -342,10 +489,10 @@ def exp2_late_claim(run_counts: pd.DataFrame, source: pd.Series, q4: str = "rang
     """Which of the late pool's two runs is the positive of more pairs, in the lab and in the source?
 
     ``run_counts`` is :func:`exp2_run_table` (its ``late`` rows), ``source``
-    :func:`paper_pair_positives` of the source's late pool. The value is the
-    share of the lab's late pairs whose positive is ``q4`` (copies in the last
-    quarter), tested against one half by a two-sided binomial test, in the
-    direction the source's pairs lean.
+    :func:`paper_pair_positives` of the source's late pool. The value is the share of the lab's
+    late pairs whose positive is ``q4`` (copies in the last quarter), tested against one half by
+    a two-sided exact binomial test, in the direction the source's pairs lean. A pair is one
+    sequence (the unit).
     """
     s_q4, s_wide = int(source[q4]), int(source[wide])
     src_p = float(binomtest(s_q4, s_q4 + s_wide, 0.5).pvalue)
@@ -356,23 +503,29 @@ def exp2_late_claim(run_counts: pd.DataFrame, source: pd.Series, q4: str = "rang
         return _untestable("e2_late_pool", "exp2", "the lab has no late pairs", source_value=src, extra=extra)
     a, b = int(late["n_pos"].get(q4, 0)), int(late["n_pos"].get(wide, 0))
     p = float(binomtest(a, a + b, 0.5).pvalue)
-    status, reason = directional(value=a / (a + b), null=0.5, p=p, n=a + b, min_n=MIN_PAIRS,
-                                 direction=1 if s_q4 >= s_wide else -1, alpha=ALPHA)
-    return _claim("e2_late_pool", "exp2", status, reason,
-                  f"share of late pairs whose positive is {q4}, against 1/2: two-sided binomial test",
-                  value=a / (a + b), p=p, n=a + b, min_n=MIN_PAIRS, source_value=src,
+    v = decide(value=a / (a + b), null=0.5, p=p, n_units=a + b, min_n=MIN_PAIRS,
+               direction=1 if s_q4 >= s_wide else -1, alpha=ALPHA, unit="sequences")
+    return _claim("e2_late_pool", "exp2", v.status, v.reason,
+                  f"share of late pairs whose positive is {q4}, against 1/2: two-sided exact binomial test",
+                  value=a / (a + b), p=p, n=a + b, n_units=a + b, unit="sequences", min_n=MIN_PAIRS,
+                  null_kind="analytic", null_value=0.5,
+                  control_reason="a pair needs a run that extracts the sequence; a sequence no run saw "
+                                 "gives none",
+                  source_value=src,
                   extra=dict(extra, lab_q4=a, lab_wide=b, lean=_lean(a, b, p),
                              src_lean=_lean(s_q4, s_wide, src_p)))
 
 
 def exp2_top_level_claim(tables: dict, paper: dict, dataset: pd.DataFrame, plan_levels: Sequence[int],
-                         pool: str = "quarters", level: int = PAPER_TOP_LEVEL) -> Claim:
+                         pool: str = "quarters", level: int = PAPER_TOP_LEVEL,
+                         null: Mapping[str, Estimate] | None = None) -> Claim:
     """Does recency alone rank the pairs of ``pool`` at the source's highest copy level (256)
     above chance, as the source's do?
 
     ``plan_levels`` are the lab's duplicate levels, read from its plan; a lab without ``level``
     cannot test this (the reason names its levels). ``tables``, ``paper`` and ``dataset`` are as in
-    :func:`exp2_recency_claim`; the classes are those of the seed-0 pairs at ``level``.
+    :func:`exp2_recency_claim`; the classes are those of the seed-0 pairs at ``level``, ``null``
+    the :func:`analysis.predicting.nulls.exp2_null` of those pairs.
     """
     col = f"copies_{level}"
     source = f"{paper[pool].loc['recency', col]:.3f}"
@@ -385,50 +538,77 @@ def exp2_top_level_claim(tables: dict, paper: dict, dataset: pd.DataFrame, plan_
     row = (dataset[(dataset["pool"] == pool) & (dataset["copies"] == str(level))] if len(dataset)
            else dataset)
     n_pos, n_neg = (int(row["n_pos"].iloc[0]), int(row["n_neg"].iloc[0])) if len(row) else (0, 0)
-    if not _finite(value) or not (n_pos and n_neg):
+    if not _finite(value) or not (n_pos and n_neg) or not null or "recency" not in null:
         return _untestable("e2_recency_256", "exp2", f"no {pool} pairs at {level} copies",
                            source_value=source, extra=extra)
-    p = chance_p(value, n_pos, n_neg)
-    status, reason = directional(value=value, null=0.5, p=p, n=n_pos + n_neg, min_n=MIN_EXAMPLES, alpha=ALPHA)
-    return _claim("e2_recency_256", "exp2", status, reason, CHANCE_TEST, value=value, p=p, n=n_pos + n_neg,
-                  min_n=MIN_EXAMPLES, source_value=source, extra=extra)
+    est, ctrl = null["recency"], null.get("log_freq")
+    control = (dict(control_value=ctrl.value) if ctrl is not None and _finite(ctrl.value)
+               else dict(control_reason="no log_freq fit on the pairs"))
+    v = decide(value=value, null=_null_median(est), p=_null_p(est), n_units=est.n_units, min_n=MIN_EXAMPLES,
+               alpha=ALPHA, unit="sequences", control_value=control.get("control_value"),
+               control_p=_null_p(ctrl))
+    return _claim("e2_recency_256", "exp2", v.status, v.reason, PERM_TESTS["exp2"], value=value, p=est.p,
+                  n=n_pos + n_neg, n_units=est.n_units, unit="sequences", min_n=MIN_EXAMPLES,
+                  null_kind="permutation", null_value=est.null_value, mechanical=v.mechanical,
+                  source_value=source, extra=extra, **control)
 
 
 def exp2_claims(tables: dict, paper: dict, dataset: pd.DataFrame, labels: pd.DataFrame,
                 quarters: Sequence[str], run_counts: pd.DataFrame, quarters_source: pd.Series,
-                late_source: pd.Series) -> list[Claim]:
-    """The claims of Experiment 2: recency and log_freq on the quarters pool, the order by
-    window, and the late pool."""
-    return [exp2_recency_claim(tables, paper, dataset), exp2_freq_claim(tables, paper, dataset),
-            exp2_order_claim(labels, quarters, quarters_source), exp2_late_claim(run_counts, late_source)]
+                late_source: pd.Series, null: Mapping[str, Estimate] | None,
+                window: Mapping[str, Estimate] | None) -> list[Claim]:
+    """The claims of Experiment 2: recency and log_freq on the quarters pool (``null``: its
+    :func:`~analysis.predicting.nulls.exp2_null`), the order by window (``window``: its
+    :func:`~analysis.predicting.nulls.window_null`), and the late pool."""
+    return [exp2_recency_claim(tables, paper, dataset, null), exp2_freq_claim(tables, paper, dataset),
+            exp2_order_claim(labels, quarters, quarters_source, window),
+            exp2_late_claim(run_counts, late_source)]
 
 
 # -- Experiment 3 --------------------------------------------------------------------------------
 
-#: Experiment 3's AUC claims: id -> row of the (features, hardness) table
+#: Experiment 3's AUC claims: id -> (row of the (features, hardness) table, statistic of the null)
 EXP3_ROWS = {
-    "e3_three_full": (THREE, "full sequence"),
-    "e3_three_suffix": (THREE, "suffix"),
-    "e3_cross_model": ("cross-model baseline", "—"),
+    "e3_three_full": ((THREE, "full sequence"), "full"),
+    "e3_three_suffix": ((THREE, "suffix"), "suffix"),
+    "e3_cross_model": (("cross-model baseline", "—"), "cross"),
 }
+#: Experiment 3's negative control: log_freq alone, constant within every cell by construction
+EXP3_CONTROL = "log_freq"
 
 
-def exp3_auc_claim(id: str, table: pd.DataFrame | None, paper: pd.DataFrame, n_pos: int, n_neg: int) -> Claim:
+def _exp3_extra(null: Mapping[str, Estimate]) -> dict:
+    n_cells = null.get("n_cells")
+    return dict(n_cells=int(n_cells.value) if n_cells is not None else None)
+
+
+def exp3_auc_claim(id: str, table: pd.DataFrame | None, paper: pd.DataFrame,
+                   null: Mapping[str, Estimate] | None) -> Claim:
     """Does row :data:`EXP3_ROWS` ``[id]`` rank the pooled matched set above chance (group split)?
 
-    ``table`` and ``paper`` are the lab's and the source's wide tables indexed by
-    (features, hardness); ``n_pos`` and ``n_neg`` the seed-0 matched set's classes.
+    ``table`` and ``paper`` are the lab's and the source's wide tables indexed by (features,
+    hardness); ``null`` is :func:`analysis.predicting.nulls.exp3_null`. Chance is the null's
+    median, not 0.5: under the balanced, matched group split a feature without signal ranks
+    below 0.5 (log_freq, constant within every cell, is the negative control). The unit is the
+    sequence (the group split keeps each one's rows in one fold).
     """
-    row = EXP3_ROWS[id]
+    row, stat = EXP3_ROWS[id]
     value = _cell(table, row, "pooled")
     source = f"{paper.loc[row, 'pooled']:.3f}"
-    if not _finite(value) or n_pos < 1 or n_neg < 1:
+    if not _finite(value) or not null or stat not in null:
         return _untestable(id, "exp3", "the matched set does not hold both classes", source_value=source)
-    p = chance_p(value, n_pos, n_neg)
-    status, reason = directional(value=value, null=0.5, p=p, n=n_pos + n_neg, min_n=MIN_EXAMPLES, alpha=ALPHA)
-    return _claim(id, "exp3", status, reason, CHANCE_TEST, value=value, p=p, n=n_pos + n_neg,
-                  min_n=MIN_EXAMPLES, source_value=source,
-                  extra=dict(n_pos=n_pos, n_neg=n_neg, band=chance_band(n_pos, n_neg)))
+    est, ctrl = null[stat], null.get(EXP3_CONTROL)
+    control = (dict(control_value=ctrl.value) if ctrl is not None and _finite(ctrl.value)
+               else dict(control_reason="no log_freq fit on the matched set"))
+    v = decide(value=value, null=_null_median(est), p=_null_p(est), n_units=est.n_units, min_n=MIN_EXAMPLES,
+               alpha=ALPHA, unit="sequences", control_value=control.get("control_value"),
+               control_p=_null_p(ctrl))
+    extra = dict(_exp3_extra(null), null_lo=est.lo, null_hi=est.hi,
+                 control_null=_null_median(ctrl) if ctrl is not None else None, control_p=_null_p(ctrl))
+    return _claim(id, "exp3", v.status, v.reason, PERM_TESTS["exp3"], value=value, p=est.p, n=est.n,
+                  n_units=est.n_units, unit="sequences", min_n=MIN_EXAMPLES, null_kind="permutation",
+                  null_value=est.null_value, mechanical=v.mechanical, source_value=source, extra=extra,
+                  **control)
 
 
 def _paired_gap(paired: pd.DataFrame, level: float = 0.95) -> dict:
@@ -439,43 +619,44 @@ def _paired_gap(paired: pd.DataFrame, level: float = 0.95) -> dict:
     gap = float(paired["gap"].mean())
     se = float(np.sqrt((paired["se"] ** 2).mean()))
     z = float(norm.ppf(0.5 + level / 2))
-    p = float(2 * norm.sf(abs(gap) / se)) if se > 0 else (1.0 if gap == 0 else 0.0)
-    return dict(gap=gap, se=se, p=p, lo=gap - z * se, hi=gap + z * se, n=int(paired["n"].max()),
+    return dict(gap=gap, se=se, lo=gap - z * se, hi=gap + z * se, n=int(paired["n"].max()),
                 sfx=float(paired["suffix"].mean()), full=float(paired["full"].mean()), n_seeds=len(paired))
 
 
-def exp3_gap_claim(paired: pd.DataFrame | None, paper: pd.DataFrame) -> Claim:
+def exp3_gap_claim(paired: pd.DataFrame | None, paper: pd.DataFrame,
+                   null: Mapping[str, Estimate] | None) -> Claim:
     """Does the suffix hardness rank better than the whole-sequence one (three features, pooled)?
 
     ``paired`` is :func:`analysis.predicting.steps.exp3_gap_tests`: per seed, both fits' AUCs on
-    the same matched set and DeLong's standard error of their difference. The value is the lab's
-    gap (suffix minus whole sequence, mean over seeds) beside the source's, with a paired p and
-    95% interval (:func:`_paired_gap`). A gap in the source's direction between fits that rank
-    below chance is no evidence for the source: with the suffix fit's AUC at or under 0.5 the
-    claim is at best inconclusive. ``extra["src_side"]`` says where the source's gap lies against
-    the lab's interval ("above", "below" or "inside").
+    the same matched set and DeLong's standard error of their difference; ``null`` is
+    :func:`analysis.predicting.nulls.exp3_null`, whose ``"gap"`` is the same difference under
+    labels permuted through the same pipeline (the p and null of the claim). The DeLong
+    interval (rows taken as independent, though a sequence is a row of several cells) is shown
+    but not held against the source's gap: it does not resample whole sequences.
+    ``extra["src_side"]`` says where the source's gap lies against it ("above", "below" or "inside").
     """
     sets = paper[paper.index.get_level_values("features").isin(list(FEATURE_SETS))]
     src_sfx, src_full = (float(paper.loc[(THREE, m), "pooled"]) for m in ("suffix", "full sequence"))
     extra = dict(src_sfx=src_sfx, src_full=src_full, src_gap=src_sfx - src_full,
                  src_lo=float(sets.to_numpy().min()), src_hi=float(sets.to_numpy().max()))
     source = f"{src_sfx - src_full:+.3f} ({src_sfx:.3f} against {src_full:.3f})"
-    if paired is None or paired.empty:
+    if paired is None or paired.empty or not null or "gap" not in null:
         return _untestable("e3_suffix_gap", "compare", "the matched set does not hold both classes",
                            source_value=source, extra=extra)
     g = _paired_gap(paired)
+    est = null["gap"]
     src_gap = extra["src_gap"]
-    extra.update(sfx=g["sfx"], full=g["full"], se=g["se"], n_seeds=g["n_seeds"],
+    extra.update(_exp3_extra(null), sfx=g["sfx"], full=g["full"], se=g["se"], n_seeds=g["n_seeds"],
+                 delong_lo=g["lo"], delong_hi=g["hi"],
                  src_side="above" if src_gap > g["hi"] else "below" if src_gap < g["lo"] else "inside")
-    status, reason = directional(value=g["gap"], null=0.0, p=g["p"], n=g["n"], min_n=MIN_EXAMPLES,
-                                 direction=1 if src_gap >= 0 else -1, alpha=ALPHA)
-    if status == REPRODUCED and g["sfx"] <= 0.5:
-        status, reason = INCONCLUSIVE, (f"{reason}, but the suffix fit itself ranks at {g['sfx']:.3f}, not "
-                                        "above chance, so a larger AUC is not a better ranking")
-    return _claim("e3_suffix_gap", "compare", status, reason,
-                  "suffix minus whole-sequence AUC against 0: DeLong's paired test on each seed's matched "
-                  "set, mean over seeds (standard error from the mean variance, conservative)",
-                  value=g["gap"], interval=(g["lo"], g["hi"]), p=g["p"], n=g["n"], min_n=MIN_EXAMPLES,
+    v = decide(value=g["gap"], null=_null_median(est, 0.0), p=_null_p(est), n_units=est.n_units,
+               min_n=MIN_EXAMPLES, direction=1 if src_gap >= 0 else -1, alpha=ALPHA, unit="sequences")
+    return _claim("e3_suffix_gap", "compare", v.status, v.reason,
+                  "suffix minus whole-sequence AUC (mean over seeds) against its permutation null (labels "
+                  "permuted within the matching strata, both fits redone, 200 draws, two-sided)",
+                  value=g["gap"], p=est.p, n=g["n"], n_units=est.n_units, unit="sequences",
+                  min_n=MIN_EXAMPLES, null_kind="permutation", null_value=est.null_value,
+                  control_reason="the permuted labels are the control: no hardness measure can lead on them",
                   source_value=source, extra=extra)
 
 
@@ -499,10 +680,19 @@ def exp3_outcome(claims: Sequence[Claim]) -> str:
     return INCONCLUSIVE
 
 
-def exp3_claims(table: pd.DataFrame | None, paper: pd.DataFrame, n_pos: int, n_neg: int,
-                paired: pd.DataFrame | None) -> list[Claim]:
+def exp3_claims(table: pd.DataFrame | None, paper: pd.DataFrame, paired: pd.DataFrame | None,
+                null: Mapping[str, Estimate] | None) -> list[Claim]:
     """The claims of Experiment 3 (pooled cells, group split): the three AUCs of
-    :data:`EXP3_ROWS` against chance and the suffix hardness's paired gap (``paired``:
+    :data:`EXP3_ROWS` against their permutation null (``null``:
+    :func:`analysis.predicting.nulls.exp3_null`) and the suffix hardness's gap (``paired``:
     :func:`analysis.predicting.steps.exp3_gap_tests`)."""
-    return [*(exp3_auc_claim(i, table, paper, n_pos, n_neg) for i in EXP3_ROWS),
-            exp3_gap_claim(paired, paper)]
+    return [*(exp3_auc_claim(i, table, paper, null) for i in EXP3_ROWS), exp3_gap_claim(paired, paper, null)]
+
+
+def source_counts(claims: Sequence[Claim]) -> dict[str, int]:
+    """How many of the chapter's source claims have each status (the summary's counts)."""
+    out = {s: 0 for s in SOURCE_STATUSES}
+    for c in claims:
+        if c.kind == SOURCE:
+            out[c.status] += 1
+    return out

@@ -9,18 +9,21 @@ the matched cells), which carry the lab's runs and the answers they came from, s
 each step is keyed by the content of its arguments, the code of :data:`CODE` and
 the versions of :data:`PACKAGES`: a retrained lab or a changed answer gives other
 tables and recomputes. The functions themselves are in :mod:`.steps`; these are
-the names the notebook calls.
+the names the notebook calls. The computed nulls of :mod:`.nulls` are memoized the same
+way: each re-runs an experiment's sampling and fits 200 times.
 """
 
 from __future__ import annotations
 
 from analysis.core.cache import memoized
-from analysis.predicting import steps
+from analysis.predicting import nulls, steps
 
 #: the modules whose code the experiments run
 CODE = ("analysis.predicting.steps", "analysis.predicting.method_eval", "analysis.predicting.method_sampling",
         "analysis.predicting.method_features", "analysis.predicting.checks", "analysis.predicting.params",
         "analysis.stats.auc", "analysis.stats.result")
+#: the code of the computed nulls: the experiments' and the permutations'
+NULL_CODE = (*CODE, "analysis.predicting.nulls", "analysis.stats.resampling")
 #: the libraries that fit and score the prediction model
 PACKAGES = ("scikit-learn", "scipy")
 
@@ -29,3 +32,8 @@ exp1_aucs = memoized("predicting-exp1", CODE, PACKAGES)(steps.exp1_aucs)
 exp2_aucs = memoized("predicting-exp2", CODE, PACKAGES)(steps.exp2_aucs)
 exp3_aucs = memoized("predicting-exp3", CODE, PACKAGES)(steps.exp3_aucs)
 exp3_gap_tests = memoized("predicting-exp3-gaps", CODE, PACKAGES)(steps.exp3_gap_tests)
+#: the computed nulls (:mod:`.nulls`): every permutation re-runs the experiment's fits
+exp1_null = memoized("predicting-null-exp1", NULL_CODE, PACKAGES)(nulls.exp1_null)
+exp2_null = memoized("predicting-null-exp2", NULL_CODE, PACKAGES)(nulls.exp2_null)
+exp3_null = memoized("predicting-null-exp3", NULL_CODE, PACKAGES)(nulls.exp3_null)
+window_null = memoized("predicting-null-window", NULL_CODE, PACKAGES)(nulls.window_null)

@@ -180,3 +180,14 @@ def window_share(run, exposure: pd.DataFrame) -> float:
     """
     require(exposure, ("copies_seen",), "the exposure table")
     return float(share(run, int(exposure["copies_seen"].sum())))
+
+
+def twin_suffix_acc(long: pd.DataFrame, scores: pd.DataFrame, twins: Mapping[str, str]) -> pd.DataFrame:
+    """``long`` with ``twin_suffix_acc``: each (target, sequence)'s suffix accuracy under the
+    target's standard twin (``twins``: target -> its :func:`~analysis.predicting.run.counterfactual`),
+    which never saw the injected sequences: the negative control of partial learning."""
+    require(long, ("target", "seq_id"), "the long frame")
+    require(scores, ("run", "seq_id", "suffix_acc"), "the scores")
+    acc = scores.set_index(["run", "seq_id"])["suffix_acc"]
+    keys = pd.MultiIndex.from_arrays([long["target"].map(dict(twins)), long["seq_id"]])
+    return long.assign(twin_suffix_acc=acc.reindex(keys).to_numpy())

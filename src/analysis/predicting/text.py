@@ -14,11 +14,11 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from analysis.core.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, Claim
+from analysis.core.claim_text import verdict
+from analysis.core.claims import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, Claim
 from analysis.predicting.checks import PredictingError, require
 from analysis.predicting.method_features import window_end_baseline
 from analysis.predicting.params import (
-    CHANCE_LEVEL,
     FEATURE_SETS,
     PAPER_COPY_LEVELS,
     PAPER_INSERTED_ONLY,
@@ -371,13 +371,20 @@ def empty_cells_sentence(n_cells: int, empty: Sequence[tuple[str, int]]) -> str:
 
 
 def _status(c: Claim) -> str:
-    """The claim's status and its reason, as a sentence: ``**Reproduced**: ...``."""
-    design = ", by design in this lab" if c.by_design else ""
-    return f"**{c.status.capitalize()}**{design}: {c.reason}."
+    """The claim's status, marks and reason, in the one voice of :func:`analysis.core.claim_text.verdict`."""
+    return verdict(c)
 
 
-def _side(value: float) -> str:
-    return "above chance" if value > 0.5 else "below chance" if value < 0.5 else "at chance"
+def _side(c: Claim) -> str:
+    """Where an AUC lies against its null: its permutation null's median where computed (which a
+    balanced, split fit puts below 0.5), else 0.5. A value is "above" or "below" only when the
+    claim's test says so; otherwise it is "not told from" the null."""
+    null = c.null_value if c.null_value is not None else 0.5
+    where = "chance" if c.null_kind != "permutation" else f"its permutation null ({null:.3f})"
+    significant = c.p is not None and c.p < 0.05
+    if not significant or c.value == null:
+        return f"not told from {where}"
+    return f"above {where}" if c.value > null else f"below {where}"
 
 
 def _controls(c: Claim) -> str:
@@ -387,7 +394,10 @@ def _controls(c: Claim) -> str:
     if c.status == NOT_TESTABLE:
         return f"The lab's targets have no never-inserted controls, whereas {src}."
     if not e["extracted"]:
-        return f"No lab model reproduces a sequence it never saw, whereas {src}. {_status(c)}"
+        bound = (f" ({c.interval[1]:.0%} at most of the {c.n_units} control sequences, at 95%; the source's "
+                 f"targets extract about {e['src_rate']:.1%} of theirs)"
+                 if c.interval and e.get("src_rate") is not None else "")
+        return f"No lab model reproduces a sequence it never saw{bound}, whereas {src}. {_status(c)}"
     return (f"{e['extracted']} never-inserted controls are extracted: text the models could predict without "
             f"seeing it, as {src}. {_status(c)}")
 
@@ -402,7 +412,7 @@ def _partial(c: Claim) -> str:
     if "ctrl_acc" not in e:
         return head + "; with no never-inserted controls, there is nothing to compare it with."
     head += f", against {e['ctrl_acc']:.3f} for the never-inserted controls (one-sided Mann–Whitney test)"
-    if c.status == REPRODUCED:
+    if c.status in (REPRODUCED, HOLDS):
         return (head + ": below the label's all-tokens threshold, the models have learned part of each "
                 f"suffix. {_status(c)}")
     return head + f": no sign that the models learned part of the suffixes they do not extract. {_status(c)}"
@@ -413,7 +423,7 @@ def _e1_three(c: Claim) -> str:
     if c.status == NOT_TESTABLE:
         return f"The lab has no 3-feature AUC for its stand-in for {target} (source {c.source_value})."
     return (f"For the lab's stand-in for {target}, the three features reach {c.value:.3f} on the random "
-            f"split, {_side(c.value)}, where the source finds {c.source_value}. {_status(c)}")
+            f"split, {_side(c)}, where the source finds {c.source_value}. {_status(c)}")
 
 
 def _e1_inserted(c: Claim) -> str:
@@ -425,7 +435,7 @@ def _e1_inserted(c: Claim) -> str:
     if c.status == NOT_TESTABLE:
         return f"The lab has no inserted-only 3-feature AUC for its stand-in for {target}. {src}."
     return (f"With the never-inserted controls removed before balancing, the three features rank the lab's "
-            f"stand-in for {target} at {c.value:.3f} on the random split, {_side(c.value)}. {src}. "
+            f"stand-in for {target} at {c.value:.3f} on the random split, {_side(c)}. {src}. "
             f"{_status(c)}")
 
 
@@ -435,7 +445,7 @@ def _e2_top(c: Claim) -> str:
         return (f"Recency alone ranks the source's {e['pool']} pairs at {e['level']} copies at "
                 f"{c.source_value}; this run cannot test that: {c.reason}.")
     return (f"At {e['level']} copies, recency alone ranks the lab's {e['pool']} pairs at {c.value:.3f}, "
-            f"{_side(c.value)}, where the source's reach {c.source_value}. {_status(c)}")
+            f"{_side(c)}, where the source's reach {c.source_value}. {_status(c)}")
 
 
 def level_256_sentence(lab_profile: str, plan_levels: Sequence[int], profiles: Mapping[str, Sequence[int]],
@@ -492,7 +502,7 @@ def _e1_spread(c: Claim) -> str:
 def _e2_recency(c: Claim) -> str:
     if c.status == NOT_TESTABLE:
         return f"The lab has no quarters pairs for recency to rank (source {c.source_value})."
-    return (f"Recency alone ranks the lab's quarters pairs at {c.value:.3f}, {_side(c.value)}, where the "
+    return (f"Recency alone ranks the lab's quarters pairs at {c.value:.3f}, {_side(c)}, where the "
             f"source's reach {c.source_value}. {_status(c)}")
 
 
@@ -542,7 +552,7 @@ def _e3_auc(c: Claim) -> str:
     label = _EXP3_LABELS[c.id]
     if c.status == NOT_TESTABLE:
         return f"{label} is not computed: {c.reason} (source {c.source_value})."
-    return (f"{label} ranks the pooled matched set at {c.value:.3f}, {_side(c.value)}, where the source's "
+    return (f"{label} ranks the pooled matched set at {c.value:.3f}, {_side(c)}, where the source's "
             f"reaches {c.source_value}. {_status(c)}")
 
 
@@ -554,13 +564,13 @@ def _e3_gap(c: Claim) -> str:
            f"{e['src_gap']:+.3f} ({e['src_sfx']:.3f} against {e['src_full']:.3f} pooled).")
     if c.status == NOT_TESTABLE:
         return src + " The lab's matched set does not hold both classes, so it cannot test this."
-    lo, hi = c.interval
-    where = {"above": "above that interval: the lab's set rules out a gap as large as the source's",
-             "below": "below that interval",
-             "inside": "inside that interval too: the lab's set cannot tell its own gap from the source's"}
+    lo, hi = e["delong_lo"], e["delong_hi"]
+    where = {"above": "above that interval", "below": "below that interval", "inside": "inside that interval"}
     return (f"{src} The lab's gap is {c.value:+.3f} ({e['sfx']:.3f} against {e['full']:.3f}, mean over "
-            f"{e['n_seeds']} seeds of {c.n} examples), 95% interval {lo:+.3f} to {hi:+.3f} (DeLong's paired "
-            f"test), so the source's gap lies {where[e['src_side']]}. {_status(c)}")
+            f"{e['n_seeds']} seeds of {c.n} examples from {c.n_units} sequences), against a permutation "
+            f"null of {c.null_value:+.3f} (p = {c.p:.2g}). DeLong's paired 95% interval, {lo:+.3f} to "
+            f"{hi:+.3f}, takes the rows as independent though a sequence is a row of several cells, so the "
+            f"source's gap, {where[e['src_side']]}, is not held against it. {_status(c)}")
 
 
 _OUTCOME = {
@@ -604,15 +614,31 @@ def render(c: Claim) -> str:
     return f"{c.statement} Source: {c.source_value or '—'}; this run: {value}. {_status(c)}"
 
 
-def evidence_text(claims: Iterable[Claim], level: float = CHANCE_LEVEL) -> str:
-    """Experiment 3's AUCs against chance: the chance band of the matched set, then each claim's rendering."""
+def counts_sentence(counts: Mapping[str, int]) -> str:
+    """How many of the chapter's source claims have each status, in words
+    (``counts``: :func:`analysis.predicting.claims.source_counts`)."""
+    total = sum(counts.values())
+    parts = and_list(f"{counts.get(s, 0)} {w}" for s, w in ((REPRODUCED, "reproduced"),
+                     (NOT_REPRODUCED, "not reproduced"), (INCONCLUSIVE, "inconclusive"),
+                     (NOT_TESTABLE, "not testable here")))
+    return f"Of the chapter's {total} claims from the source, {parts}."
+
+
+def evidence_text(claims: Iterable[Claim]) -> str:
+    """Experiment 3's AUCs against their permutation null: what chance is on the matched set,
+    then each claim's rendering."""
     claims = list(claims)
-    tested = [c for c in claims if c.status != NOT_TESTABLE]
+    tested = [c for c in claims if c.status != NOT_TESTABLE and c.null_value is not None]
     if not tested:
         return "The matched set does not hold both classes, so these AUCs are not computed."
-    e = tested[0].extra
-    band = (f"With {e['n_pos']} positives and {e['n_neg']} negatives, an AUC above {0.5 + e['band']:.3f} "
-            f"ranks memorized sequences above chance, the source's direction, and one below "
-            f"{0.5 - e['band']:.3f} ranks them below chance, against it (two-sided {level:.0%} level, normal "
-            "approximation); in between, an AUC is not told from chance.")
+    c = tested[0]
+    n_cells = c.extra.get("n_cells")
+    cells = f" of {n_cells} cells" if n_cells else ""
+    ctrl = (f"; log_freq alone, constant within every cell, scores {c.control_value:.3f}"
+            if c.control_value is not None else "")
+    band = (f"The matched set holds {c.n} examples{cells} from {c.n_units} sequences. Chance on it "
+            f"is not 0.5: with the labels permuted within the matching strata and the same matching, "
+            f"group split and pooling redone 200 times, the whole-sequence fit's AUC has median "
+            f"{c.null_value:.3f} (95% of draws within {c.extra['null_lo']:.3f} to "
+            f"{c.extra['null_hi']:.3f}){ctrl}. Each AUC is held against its own permutation null.")
     return " ".join([band, *(render(c) for c in claims)])
