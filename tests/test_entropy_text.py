@@ -4,18 +4,24 @@ turns with the decision it reads from a claim rather than deciding again."""
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from analysis.core.claims import INCONCLUSIVE, REPRODUCED, Claim, not_testable
 from analysis.entropy import claims as K
-from analysis.entropy import text as T
+from analysis.entropy import text as _text
+from analysis.entropy import text_di as _text_di
 from analysis.entropy.method_sets import Inference, Stream, di_table
 from analysis.entropy.params import PARAMS, load_paper_table
 from analysis.stats.lines import Fit
 from entropy_fakes import fake_set, scored_frame
 
+#: the chapter's English, both modules
+T = types.SimpleNamespace(**vars(_text_di),
+                          **{k: v for k, v in vars(_text).items() if k not in vars(_text_di)})
 INST = {"entropy": Fit(0.1, 0.0, 0.2, 0.0, 100)}
 
 
@@ -23,32 +29,41 @@ def claim(id="pooling", value=0.5, **kw):
     """A claim of ``id`` with a chosen value and extras."""
     kw.setdefault("status", REPRODUCED)
     kw.setdefault("reason", "by hand")
+    kw.setdefault("unit", "level sets")
+    kw.setdefault("control_reason", "none applies")
+    if id.startswith("mia_") or id == "score_over_size":
+        kw.setdefault("kind", "extension")
+        words = {"reproduced": "holds", "not reproduced": "does not hold"}
+        kw["status"] = words.get(kw["status"], kw["status"])
+    else:
+        kw.setdefault("source_value", "the source's value")
     return Claim(id=id, chapter="entropy", statement=T.STATEMENTS[id], comparison="—", value=value, **kw)
 
 
 def untestable(id):
-    return not_testable(id, "entropy", T.STATEMENTS[id], "no line")
+    return not_testable(id, "entropy", T.STATEMENTS[id], "no line", unit="level sets",
+                        source_value="the source's value")
 
 
 # -- exact wording ---------------------------------------------------------------------------------
 
 
 def test_a_claim_renders_its_status_evidence_source_and_reason():
-    c = claim("em_linearity", 0.711, status="not reproduced",
-              reason="the opposite direction, p = 0.0196 < 0.05, n = 17", interval=(0.685, 0.733), p=0.0196,
-              n=17, source_value="r > 0.9 on every model; 0.926 to 0.944 (Table 4)")
+    c = claim("em_linearity", 0.711, status="not testable here", reason="the source's r is on 1B–7B models",
+              interval=(0.685, 0.733), p=0.0196, n=17, n_units=17, null_kind="permutation", null_value=0.52,
+              source_value="r > 0.9 on every model; 0.926 to 0.944 (Table 4)")
     assert T.render(c) == (
-        "**Not reproduced**: Pooled into level sets, the entropy is linear in the memorization score, "
-        "with Pearson r above 0.9 on every model (the EM Linearity). This run: r = 0.711 [0.685, 0.733], "
-        "p = 0.0196, n = 17 level sets; the source: r > 0.9 on every model; 0.926 to 0.944 (Table 4). "
-        "Why: the opposite direction, p = 0.0196 < 0.05, n = 17.")
-    di = claim("di_lab", 11 / 14, status=INCONCLUSIVE, p=0.0574, n=14, interval=(0.52, 0.92),
-               extra={"right": 11, "decided": 14, "not_testable": 2, "total": 16})
-    assert ("This run: share called right = 78.6% [52.0%, 92.0%] (11 of 14; 2 of 16 sets undecided), "
-            "p = 0.0574, n = 14 decided sets") in T.render(di)
-    assert T.render(claim("intercept_slope_opposed", -1.0, by_design=True)).startswith(
-        "**Reproduced** (by design): For a fixed model")
-    assert "This run: no value. Why: no line." in T.render(untestable("normalized_falls"))
+        "**Not testable here**: the source's r is on 1B–7B models. Pooled into level sets, the entropy is "
+        "linear in the memorization score, with Pearson r above 0.9 on every model (the EM Linearity). "
+        "This run: r = 0.711 [0.685, 0.733]; the source: r > 0.9 on every model; 0.926 to 0.944 (Table 4). "
+        "Evidence: 17 level sets; a permutation null at 0.52; no negative control (none applies).")
+    di = claim("di_lab", 12 / 16, status=INCONCLUSIVE, p=0.0574, n=16, interval=(0.52, 0.92),
+               extra={"right": 12, "decided": 15, "undecided": 1, "total": 16})
+    assert ("This run: share called right = 75.0% [52.0%, 92.0%] (12 of 16 right; 1 undecided, counted as "
+            "misses)") in T.render(di)
+    by_design = claim("intercept_slope_opposed", -1.0, by_design=True, by_design_reason="any data")
+    assert T.render(by_design).startswith("**Reproduced** (by design: any data): ")
+    assert "This run: no value" in T.render(untestable("normalized_falls"))
 
 
 def test_setup_sentences():
@@ -68,7 +83,8 @@ def test_linearity_sentences_read_the_linearity_and_zlib_claims():
     main = fake_set("greedy", intercept=2.0, slope=-0.25, r=0.95, boot=boot)
     main.zlib_fit = Fit(0.1, 0.2, 0.97, 0.0, 3)
     other = fake_set("t", intercept=1.0, r=0.5)
-    c = K.level_set_claims(main, INST, 8)
+    c = {"em_linearity": K._linearity(main, pd.DataFrame({"r_entropy": [0.5] * 200})),
+         "entropy_beats_zlib": claim("entropy_beats_zlib", -0.02, extra={"stronger": "zlib"})}
     # r's bootstrap has median 0.95, the estimate, so re-centring keeps it; its 2.5% and 97.5% points
     # interpolate to 0.91 + 0.075 x 0.04 = 0.913 and 0.95 + 0.925 x 0.04 = 0.987
     text = T.linearity_sentences(main, "temperature 0.8", other, c["em_linearity"], c["entropy_beats_zlib"])
@@ -78,11 +94,13 @@ def test_linearity_sentences_read_the_linearity_and_zlib_claims():
         "The line is M_ent(s_e) ≈ 2.00 − 0.250·e bits. Under temperature 0.8 decoding r = 0.500. "
         "The zlib ratio of the same level sets gives r = 0.970: by r, the zlib line is the stronger here.")
     low = fake_set("g", intercept=2.0, r=0.5)
-    c = K.level_set_claims(low, INST, 8)
+    c = {"em_linearity": K._linearity(low, pd.DataFrame({"r_entropy": [0.5] * 200})),
+         "entropy_beats_zlib": claim("entropy_beats_zlib", 0.0, extra={})}
     text = T.linearity_sentences(low, "x", other, c["em_linearity"], c["entropy_beats_zlib"])
     assert "r = 0.500 (no bootstrap interval), below the 0.9" in text
     none = fake_set("g", es=(4, 5))
-    c = K.level_set_claims(none, INST, 8)
+    c = {"em_linearity": K._linearity(none, pd.DataFrame({"r_entropy": [0.5] * 200})),
+         "entropy_beats_zlib": claim("entropy_beats_zlib", None, extra={})}
     text = T.linearity_sentences(none, "x", fake_set("t"), c["em_linearity"], c["entropy_beats_zlib"])
     assert text.startswith("The main sample falls into 2 level sets, too few for a line")
     assert text.endswith("by r, one of the two has no line, so they cannot be compared here.")
@@ -196,7 +214,8 @@ def test_dataset_inference_sentences():
     weaker = T.pooling_sentence(claim("pooling", -0.1, extra={"r_instance": 0.2, "r_set": 0.1}))
     assert weaker.endswith("pooling does not strengthen the relation here, against the source's central "
                            "contrast.")
-    no_line = not_testable("pooling", "entropy", "s", "w", extra={"r_instance": 0.2})
+    no_line = not_testable("pooling", "entropy", "s", "w", extra={"r_instance": 0.2}, unit="level sets",
+                           source_value="s")
     assert T.pooling_sentence(no_line).endswith("so pooling cannot be judged here.")
 
 
@@ -210,8 +229,8 @@ def test_counts_taus_and_model_lines():
                          "level sets": [5, 4, 2] * 2})
     di = di_table([Inference("m", {}, rows.iloc[:3]), Inference("n", {}, rows.iloc[3:])])
     # an undecided set is counted apart in the tallies, never as wrong
-    assert T.correct_count(di) == "2 of the 2 it decides (2 of 4 left undecided)"
-    assert T.correct_count(di, "lab") == "1 of the 1 it decides (1 of 2 left undecided)"
+    assert T.correct_count(di) == "2 of 4 (2 undecided, counted as misses)"
+    assert T.correct_count(di, "lab") == "1 of 2 (1 undecided, counted as misses)"
     assert T.correct_count(di[di["prediction"].notna()], "lab") == "1 of 1"
     assert T.paper_correct_count(load_paper_table("table1")) == "8 of 10"
     assert T.tau_sentence(di) == ("This run's τ is 5.00 for m; undefined for n (its reference set has no "
@@ -295,15 +314,16 @@ def test_dataset_inference_calls_undecided_sets_and_the_sources_tau_in_words():
 
 
 def test_the_membership_inference_panel_in_words():
-    c = claim("mia_real_shift", 0.8, extra={"auc": {"smol": 0.2, "gemma": 0.9}, "model": "smol"})
+    c = claim("mia_real_shift", 0.8, extra={"auc": {"smol": 0.8, "gemma": 0.9}, "model": "smol",
+                                            "texts": {"smol": 41, "gemma": 41}})
     text = T.shift_sentence(c, 0.52)
-    assert ("reaches an AUC of 0.20 (smol), 0.90 (gemma) on these pairs, against 0.52 on the lab's "
+    assert ("0.80 (smol, 41 texts), 0.90 (gemma, 41 texts) on these pairs, against 0.52 on the lab's "
             "randomized panel, so the two groups differ as texts.") in text
     panel = pd.DataFrame({"scope": ["all"], "attack": ["minkpp"], "members": [3], "non-members": [2],
                           "auc": [0.75], "auc lo": [0.5], "auc hi": [1.0], "tpr": [np.nan],
                           "tpr lo": [np.nan], "tpr hi": [np.nan]})
     shown = T.panel_display(panel)
-    assert shown.iloc[0].tolist() == ["all", "Min-K%++", 3, 2, "0.75 [0.50, 1.00]", "—"]
+    assert shown.iloc[0].tolist() == ["all", "Min-K%++", 3, 2, "0.75 [0.50, 1.00]", "—", 0]
 
 
 def test_copy_designs_sentence_reads_its_record_and_says_when_it_is_missing(tmp_path):

@@ -19,8 +19,9 @@ The modules, by role:
 * :mod:`.mia`: membership-inference attacks and their panels (beyond the source);
 * :mod:`.candidates`: the candidate sets of dataset inference;
 * :mod:`.run`: querying models (:func:`discoverable`) and reading a lab run's stream;
-* :mod:`.claims` and :mod:`.claims_mia`: the chapter's verdicts as claims; :mod:`.text`: its English
-  and :func:`render`;
+* :mod:`.nulls`: the computed nulls and the intervals over whole units (texts, level sets, sets);
+* :mod:`.claims` and :mod:`.claims_mia`: the chapter's verdicts as claims; :mod:`.text` and
+  :mod:`.text_di`: its English, and :func:`render` (the book's one claim voice);
 * :mod:`.copy_designs`: what another spread of copies would do to the lab's line (the record of
   ``scripts/entropy_copy_designs.py``).
 
@@ -75,8 +76,11 @@ from analysis.entropy.method_sets import (
     strategy_table,
 )
 from analysis.entropy.mia import ATTACKS, BLIND, inference_panel, panel_table, set_panel
+from analysis.entropy.nulls import level_set_null
 from analysis.entropy.params import PAPER_MIN_DI_SAMPLES, PARAMS, PROFILES, EntropyError, load_paper_table
 from analysis.entropy.run import (
+    bos_check,
+    bos_passage,
     by_strategy,
     by_suffix_length,
     dataset_inference,
@@ -88,10 +92,7 @@ from analysis.entropy.run import (
 )
 from analysis.entropy.text import (
     agreement_sentence,
-    baseline_sentence,
-    claim_value,
     correct_count,
-    di_calls_sentence,
     end_entropy_sentence,
     extrapolation_sentence,
     fit_value,
@@ -103,10 +104,8 @@ from analysis.entropy.text import (
     low_score_sentence,
     merge_intervals,
     method_constants,
-    mia_sentence,
     model_lines,
     normalized_sentence,
-    panel_display,
     paper_correct_count,
     paper_lines_sentence,
     pooling_sentence,
@@ -115,15 +114,26 @@ from analysis.entropy.text import (
     set_size_sentence,
     setup_sentences,
     setup_table,
-    shift_sentence,
     strategy_sentence,
     stream_sentence,
-    tau_convention_sentence,
     tau_sentence,
     token_space_sentence,
-    undecided_sentence,
     verbatim_sentence,
     window_sentence,
+)
+from analysis.entropy.text_di import (
+    baseline_sentence,
+    bos_sentence,
+    bos_values,
+    claim_value,
+    di_calls_sentence,
+    mia_sentence,
+    panel_display,
+    shift_sentence,
+    source_counts_sentence,
+    tau_convention_sentence,
+    tpr_phrase,
+    undecided_sentence,
 )
 
 __all__ = [
@@ -142,7 +152,7 @@ __all__ = [
     "CandidateSet", "candidate_windows", "lab_candidate_sets", "real_candidate_sets",
     # run
     "by_strategy", "by_suffix_length", "dataset_inference", "discoverable", "injected_candidates",
-    "lab_decodings", "score_sequences", "training_stream",
+    "lab_decodings", "score_sequences", "training_stream", "bos_check", "bos_passage", "level_set_null",
     # claims
     "di_claims", "instance_claims", "length_claims", "level_set_claims", "sample_claims",
     "sample_size_claims", "strategy_claims", "baseline_claim", "mia_claims",
@@ -156,5 +166,6 @@ __all__ = [
     "copy_designs_sentence",
     "baseline_sentence", "claim_value", "di_calls_sentence", "mia_sentence", "panel_display",
     "shift_sentence",
-    "tau_convention_sentence", "undecided_sentence",
+    "tau_convention_sentence", "undecided_sentence", "bos_sentence", "bos_values", "source_counts_sentence",
+    "tpr_phrase",
 ]

@@ -21,8 +21,9 @@ cannot tell members apart; where it does, the two groups differ as texts.
 
 The intercept rule is per set, so it has no per-sequence score:
 :func:`set_panel` ranks the sets of each model by it, beside the sets' mean
-attack scores. :func:`panel_table` gives each attack's AUC and TPR at 1% FPR,
-overall and per copy level (or per set). Nothing here touches a model or prints.
+attack scores. :func:`panel_table` gives each attack's AUC and TPR at a
+false-positive rate of at most 1% (with under 100 non-members, the TPR at zero
+false positives), overall and per copy level (or per set). Nothing here touches a model or prints.
 """
 
 from __future__ import annotations

@@ -71,6 +71,14 @@ LOW_SCORE_SHARE = 0.5
 #: how the trivial-memorization filter reads LCS: as written, LCS(p, s); as the
 #: text describes it, overlap of the response with the prompt, LCS(p, r); or off
 LCS_FILTERS = ("written", "described", "none")
+#: the passage on which the chapter measures what the beginning-of-sequence token
+#: changes (issue 42): characters 20,000–23,000 of the mirror's *Alice in Wonderland*,
+#: its first 256 tokens, scored with and without the BOS by the model that has one
+#: (Gemma 3) and, for contrast, by one whose tokenizer adds none (SmolLM2)
+BOS_TEXT = "alice_in_wonderland"
+BOS_CHARS = (20_000, 23_000)
+BOS_TOKENS = 256
+BOS_MODELS = {"gemma": "gemma3-270m", "smollm": "smollm2-135m-instruct"}
 PAPER_TABLES = {
     "table1": "entropy_table1.csv",
     "table4": "entropy_table4.csv",
@@ -82,6 +90,8 @@ PAPER_TABLES = {
 MIN_LEVEL_SETS = 5
 #: the fewest kept pairs a claim about the share of low scores rests on
 MIN_PAIRS = 30
+#: the fewest texts (documents the pairs are drawn from) a claim over pairs rests on
+MIN_TEXTS = 30
 #: the fewest subsamples (both sizes together) a sample-size claim rests on
 MIN_SUBSAMPLES = 10
 #: the fewest decided candidate sets a dataset-inference claim rests on

@@ -14,13 +14,23 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from analysis.core import data
 from analysis.entropy.candidates import CandidateSet
 from analysis.entropy.method import lcs, levenshtein, sample_pairs, trivial
 from analysis.entropy.method_sets import Inference, SetResult, Stream, analyse_set, decide_membership, kept
 from analysis.entropy.mia import attack_table
-from analysis.entropy.params import LCS_FILTERS, PAPER_STRATEGIES, PAPER_TEMPERATURE, EntropyError
+from analysis.entropy.params import (
+    BOS_CHARS,
+    BOS_MODELS,
+    BOS_TEXT,
+    BOS_TOKENS,
+    LCS_FILTERS,
+    PAPER_STRATEGIES,
+    PAPER_TEMPERATURE,
+    EntropyError,
+)
 from analysis.lab.ladder import run_injections
-from analysis.models import GenerationSettings
+from analysis.models import GenerationSettings, load_model
 
 
 def discoverable(model, pairs: pd.DataFrame, settings, lcs_filter: str = "written",
@@ -181,3 +191,33 @@ def injected_candidates(lab, run: str, model) -> pd.DataFrame:
     return pd.DataFrame({"seq_id": [s.seq_id for s in seqs], "task": [s.task for s in seqs], "copies": copies,
                          "member": [int(c > 0) for c in copies],
                          "ids": model.tokenize([s.text for s in seqs])})
+
+
+def bos_passage() -> str:
+    """The fixed popular-text passage of the BOS check: characters
+    ``BOS_CHARS`` of the mirror's ``BOS_TEXT`` (*Alice in Wonderland*)."""
+    lo, hi = BOS_CHARS
+    return data.popular_texts()[BOS_TEXT][lo:hi]
+
+
+def bos_check(models: Sequence[str], load=load_model, passage: str | None = None,
+              tokens: int = BOS_TOKENS) -> dict:
+    """What the beginning-of-sequence token changes (issue 42): the mean NLL per
+    token (nats) of the first ``tokens`` tokens of ``passage`` (:func:`bos_passage`)
+    scored by ``score_ids`` without the BOS (``bos=False``, what the id paths read
+    before the fix) and with it (the model's own rule), for each model of
+    :data:`~analysis.entropy.params.BOS_MODELS` among ``models``. One entry per key
+    of ``BOS_MODELS``: ``{"model", "tokens", "bos_ids", "before", "after"}``, or None
+    where the chapter does not run that model. Through the query cache like every query."""
+    out = {}
+    for key, name in BOS_MODELS.items():
+        if name not in models:
+            out[key] = None
+            continue
+        model = load(name)
+        text = bos_passage() if passage is None else passage
+        ids = model.tokenize([text])[0][:tokens]
+        before, after = (float(-np.mean(model.score_ids([ids], bos=b)[0]["logprobs"])) for b in (False, None))
+        out[key] = {"model": name, "tokens": len(ids), "bos_ids": list(model.id_prefix()), "before": before,
+                    "after": after}
+    return out

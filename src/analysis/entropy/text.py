@@ -15,8 +15,9 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from analysis.core.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, Claim
-from analysis.core.fmt import fmt_p, fmt_pct
+from analysis.core import claim_text
+from analysis.core.claims import NOT_TESTABLE, Claim
+from analysis.core.fmt import fmt_pct
 from analysis.entropy.method import stronger
 from analysis.entropy.method_sets import (
     Inference,
@@ -106,9 +107,6 @@ STATEMENTS = {
     "mia_real_shift": ("Beyond the source: popular texts against 2024–26 stories is a shifted split, so a "
                        "score that never sees the model already tells the two apart."),
 }
-#: how a claim's status reads on the page
-STATUS_WORDS = {REPRODUCED: "Reproduced", NOT_REPRODUCED: "Not reproduced", INCONCLUSIVE: "Inconclusive",
-                NOT_TESTABLE: "Not testable here"}
 #: how each claim's value reads: its name, its kind (r, a difference of r, a share, bits) and what n counts
 VALUES = {
     "low_scores_rarer": ("share below |s|/2", "share", "kept pairs"),
@@ -144,9 +142,10 @@ def _number(x: float, kind: str) -> str:
     return f"{x:.3f}" if kind in ("r", "auc") else f"{x:.2f}"
 
 
-def _evidence(claim: Claim) -> str:
-    """This run's value, interval, p and n in words."""
-    label, kind, unit = VALUES[claim.id]
+def value_text(claim: Claim) -> str:
+    """This run's value and interval in words (the units, the null, the control and
+    the status come from :func:`analysis.core.claim_text.render`)."""
+    label, kind, _ = VALUES[claim.id]
     if claim.value is None:
         return "no value"
     text = f"{label} = {_number(claim.value, kind)}"
@@ -156,23 +155,16 @@ def _evidence(claim: Claim) -> str:
         text += " bits"
     x = claim.extra
     if "decided" in x:
-        text += f" ({x['right']} of {x['decided']}; {x['not_testable']} of {x['total']} sets undecided)"
+        text += f" ({x['right']} of {x['total']} right; {x['undecided']} undecided, counted as misses)"
     elif "above" in x:
         text += f" ({x['above']} of {x['total']} above {PAPER_MIN_R:g})"
-    if claim.p is not None:
-        text += f", p {fmt_p(claim.p)}"
-    if claim.n is not None:
-        text += f", n = {claim.n:,} {unit}"
     return text
 
 
 def render(claim: Claim) -> str:
-    """A claim for the page (Markdown): its status (and "by design" where the run
-    could hardly have shown otherwise), the source's finding, this run's evidence
-    beside the source's value, and the reason for the status."""
-    status = f"**{STATUS_WORDS[claim.status]}**" + (" (by design)" if claim.by_design else "")
-    source = f"; the source: {claim.source_value}" if claim.source_value else ""
-    return f"{status}: {claim.statement} This run: {_evidence(claim)}{source}. Why: {claim.reason}."
+    """A claim for the page (Markdown), in the book's one voice
+    (:func:`analysis.core.claim_text.render`) with this chapter's value words."""
+    return claim_text.render(claim, value_text=value_text(claim))
 
 
 # -- setup, stream and sentences ------------------------------------------------------------------
@@ -570,14 +562,13 @@ def sample_size_sentence(sens: pd.DataFrame, spread: Claim, lower: Claim) -> str
 
 def correct_count(table: pd.DataFrame, kind: str | None = None) -> str:
     """Candidate sets called right (of kind ``"lab"`` or ``"real"``, or all) among
-    those the rule decides: ``"k of n"`` when it decides every one, else
-    ``"k of the d it decides (u of n left undecided)"``."""
+    ALL candidate sets, an undecided set counting as a miss (the rule made no call):
+    ``"k of n"``, with ``"(u undecided, counted as misses)"`` where it leaves some."""
     c = table[table["role"] == "candidate"]
     if kind is not None:
         c = c[c["kind"] == kind]
-    decided = c["correct"].notna()
-    right, d, n = int(c["correct"].sum()), int(decided.sum()), len(c)
-    return f"{right} of {n}" if d == n else f"{right} of the {d} it decides ({n - d} of {n} left undecided)"
+    right, d, n = int(c["correct"].sum()), int(c["correct"].notna().sum()), len(c)
+    return f"{right} of {n}" + (f" ({n - d} undecided, counted as misses)" if d < n else "")
 
 
 def paper_correct_count(table1: pd.DataFrame) -> str:
@@ -674,124 +665,3 @@ def agreement_sentence(table: pd.DataFrame) -> str:
     stable = int((c["agreement"] >= AGREEMENT_LEVEL).sum())
     return (f"{stable} of {len(c)} calls are made by at least {AGREEMENT_LEVEL:.0%} of the re-centred "
             f"resamples; a different sample of the same size could flip the other {len(c) - stable}.")
-
-
-# -- dataset inference held to its evidence, and membership inference --------------------------------
-
-
-def claim_value(claim: Claim) -> str:
-    """A claim's value to three decimals, or "undefined" without one."""
-    return "undefined" if claim.value is None else f"{claim.value:.3f}"
-
-
-def _listing(names: Sequence[str]) -> str:
-    return ", ".join(names) if names else "none"
-
-
-def di_calls_sentence(calls: Mapping, where: str) -> str:
-    """How many candidate sets the rule calls members on ``where`` (``calls``:
-    :func:`~analysis.entropy.method_di.di_calls`), and which non-member sets among them."""
-    if not calls["decided"]:
-        return f"On {where} the rule decides no candidate set."
-    wrong = calls["nonmembers_called"]
-    text = (f"On {where} the rule calls {calls['called_members']} of the {calls['decided']} candidate sets "
-            f"it decides members, {len(wrong)} of the {calls['nonmembers_decided']} non-member sets it "
-            "decides among them" + (f" ({_listing(wrong)})" if wrong else ""))
-    if calls["called_members"] == calls["decided"] and calls["nonmembers_decided"]:
-        text += ": it calls every set a member, non-members too, so on these sets it tells nothing apart"
-    return text + "."
-
-
-def undecided_sentence(calls: Sequence[Mapping]) -> str:
-    """Which candidate sets the rule leaves undecided, and why; they are left out
-    of every tally's n (never counted wrong)."""
-    sets = [u for c in calls for u in c["undecided"]]
-    if not sets:
-        return "The rule decides every candidate set: each has a line and its model a τ."
-    items = "; ".join(f"{u['set']} ({'member' if u['truth'] else 'non-member'}: {u['why']})" for u in sets)
-    plural = "s" if len(sets) > 1 else ""
-    return (f"The rule leaves {len(sets)} candidate set{plural} undecided: {items}. With no intercept there "
-            "is no call, so these sets are left out of the tallies and of each claim's n, not counted as "
-            "wrong.")
-
-
-def baseline_sentence(cmp: Mapping, loss_rows: pd.DataFrame) -> str:
-    """The mean-loss baseline beside the intercept rule on the lab's sets (``cmp``:
-    :func:`~analysis.entropy.method_di.rule_comparison`), and whether mean loss puts
-    every member set below every non-member set of a model."""
-    if not cmp["sets"]:
-        return "No lab candidate set is decided by both rules."
-    ordered = all((g.loc[g["truth"] == 1, "loss"].max() < g.loc[g["truth"] == 0, "loss"].min())
-                  for _, g in loss_rows.groupby("model") if g["truth"].nunique() == 2)
-    order = ("puts every member set below every non-member set of the same model" if ordered else
-             "does not put every member set below every non-member set of the same model")
-    return (f"On the {cmp['sets']} lab candidate sets both rules decide, the mean-loss baseline gets "
-            f"{cmp['loss_right']} right and the intercept rule {cmp['intercept_right']}; only the intercept "
-            f"rule is right on {_listing(cmp['only_intercept'])}, only mean loss on "
-            f"{_listing(cmp['only_loss'])}. Over all {cmp['candidates']} lab candidates mean loss gets "
-            f"{cmp['loss_right_all']} right. Ranked without a threshold, mean loss {order}.")
-
-
-def tau_convention_sentence(table: pd.DataFrame, margin: float) -> str:
-    """The source's τ convention beside the book's (:func:`~analysis.entropy.method_di.tau_conventions`)."""
-    def tally(rule):
-        t = table[table["rule"] == rule]
-        return f"{int(t['right'].sum())} of {int(t['decided'].sum())}"
-
-    return (f"The source sets τ by hand per model from sets whose membership it knows (Section 6.4): for "
-            f"OLMo-2, τ = {PAPER_TAU['OLMo-2']:g} lies {margin:.3f} bits below the intercept of its training "
-            f"set. Carried over as the reference set's intercept minus {margin:.3f}, that convention calls "
-            f"{tally('source margin')} candidate sets with a line right, against {tally('book')} for the "
-            f"book's τ; the source's printed values, τ = {PAPER_TAU['Pythia']:g} and "
-            f"{PAPER_TAU['OLMo-2']:g}, call {tally('source value (Pythia)')} and "
-            f"{tally('source value (OLMo-2)')} right.")
-
-
-ATTACK_NAMES = {"loss": "loss", "zlib": "zlib ratio", "mink": "Min-K%", "minkpp": "Min-K%++",
-                "text_zlib": "text zlib (no model)", "intercept": "intercept (per set)"}
-
-
-def panel_display(panel: pd.DataFrame) -> pd.DataFrame:
-    """A membership-inference panel for the page: AUC and TPR at 1% FPR with their intervals."""
-    out = panel.assign(attack=panel["attack"].map(ATTACK_NAMES))
-
-    def cell(v, lo, hi):
-        return "—" if not np.isfinite(v) else f"{v:.2f} [{lo:.2f}, {hi:.2f}]"
-
-    out["AUC"] = [cell(*x) for x in zip(out["auc"], out["auc lo"], out["auc hi"])]
-    if "tpr" in out:
-        out[f"TPR at {LOW_FPR:.0%} FPR"] = [cell(*x) for x in zip(out["tpr"], out["tpr lo"], out["tpr hi"])]
-    keep = [c for c in ("model", "scope", "attack", "members", "non-members", "sets", "pairs", "AUC",
-                        f"TPR at {LOW_FPR:.0%} FPR") if c in out]
-    return out[keep]
-
-
-def mia_sentence(claims: Mapping[str, Claim]) -> str:
-    """The lab's membership-inference panel in a sentence: each attack's AUC and status."""
-    parts = [f"{ATTACK_NAMES[a]} {claims[f'mia_{a}'].value:.2f}" if claims[f"mia_{a}"].value is not None
-             else f"{ATTACK_NAMES[a]} undefined" for a in ("loss", "zlib", "mink", "minkpp")]
-    c = claims["mia_loss"]
-    n = (f" ({c.extra['members']} inserted sequences against {c.extra['non_members']} controls)"
-         if c.extra else "")
-    return f"On the lab's injected sequences{n} the attacks reach an AUC of " + ", ".join(parts) + "."
-
-
-def shift_sentence(claim: Claim, lab_blind: float) -> str:
-    """Why popular texts against 2024–26 stories is a shifted split, from the
-    model-free control (the ``mia_real_shift`` claim) beside its AUC on the lab's
-    randomized panel (``lab_blind``)."""
-    lab = f"{lab_blind:.2f}" if np.isfinite(lab_blind) else "undefined"
-    if claim.status == NOT_TESTABLE:
-        return (f"No real model has both kinds of text, so the shift cannot be measured; on the lab it is "
-                f"{lab}.")
-    aucs = ", ".join(f"{a:.2f} ({m})" for m, a in claim.extra["auc"].items())
-    differ = ("so the two groups differ as texts" if claim.status == REPRODUCED else
-              "so this control does not show the groups apart here, yet nothing made them alike")
-    return ("The real models' members and non-members were not drawn at random from one pool: the members "
-            "are classics, the non-members stories published after the models' training data were "
-            "collected. A score computed from the text alone, its own zlib ratio, which never sees a "
-            f"model, reaches an AUC of {aucs} on these pairs, against {lab} on the lab's randomized panel, "
-            f"{differ}. "
-            "An attack on a shifted split measures the difference between the texts together with "
-            "membership, so its AUC can sit far from 0.5 when the model remembers nothing; only a randomized "
-            "split, as in the lab, reads an AUC as membership.")
