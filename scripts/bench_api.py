@@ -23,7 +23,6 @@ and measures both halves together. Results go to bench/results/api.json.
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing as mp
 import os
 import platform
@@ -31,6 +30,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from analysis.core import jsonio  # strict JSON: a missing number is null
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the fake server lives with the tests
@@ -138,7 +139,7 @@ def main() -> None:
             print(f"{c:5d} {n:8d} {row['seconds']:8.2f} {row['requests_per_s']:8.1f} "
                   f"{row['ideal_per_s']:8.1f} {row['ratio']:6.2f} {row['peak_in_flight']:5d}", flush=True)
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "api.json").write_text(json.dumps(results, indent=1))
+    (OUT / "api.json").write_text(jsonio.dumps(results, indent=1))
 
 
 if __name__ == "__main__":

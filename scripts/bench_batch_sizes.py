@@ -28,13 +28,14 @@ Writes ``bench/results/batch-sizes-<model>.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+
+from analysis.core import jsonio  # strict JSON: a missing number is null
 
 RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results"
 
@@ -144,7 +145,7 @@ def main(argv=None) -> int:
                   load_average=[round(x, 2) for x in os.getloadavg()],
                   date=datetime.now(timezone.utc).isoformat(timespec="seconds"))
     out = Path(args.out) if args.out else RESULTS / f"batch-sizes-{args.model.replace(':', '-')}.json"
-    out.write_text(json.dumps(record, indent=1) + "\n")
+    out.write_text(jsonio.dumps(record, indent=1) + "\n")
     print(f"wrote {out}")
     return 0
 

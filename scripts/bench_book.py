@@ -33,6 +33,8 @@ import sys
 import time
 from pathlib import Path
 
+from analysis.core import jsonio  # strict JSON: a missing number is null
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "results"
 
@@ -98,8 +100,8 @@ def main(argv=None) -> int:
                           for name, t in timings.items() if not args.chapters or name in args.chapters}
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / f"book_{record['kind']}{f'-jobs{args.jobs}' if args.jobs > 1 else ''}.json"
-    path.write_text(json.dumps(record, indent=1) + "\n")
-    print(json.dumps(record, indent=1))
+    path.write_text(jsonio.dumps(record, indent=1) + "\n")
+    print(jsonio.dumps(record, indent=1))
     return int(bool(record["execute_status"] or record["build_status"]))
 
 

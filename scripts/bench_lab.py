@@ -130,6 +130,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch._inductor.runtime.cache_dir_utils import temporary_cache_dir
 
+from analysis.core import jsonio  # strict JSON: a missing number is null
 from analysis.lab.config import ModelConfig, RunConfig
 from analysis.lab.train import (
     build_model,
@@ -495,7 +496,7 @@ def run_levers(args) -> None:
     if path.exists() and "tolerance" in (before := json.loads(path.read_text())):
         payload["tolerance"] = before["tolerance"]
     OUT.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=1))
+    path.write_text(jsonio.dumps(payload, indent=1))
 
 
 def run_tolerance(args) -> None:
@@ -535,12 +536,12 @@ def run_tolerance(args) -> None:
                                    [torch.tensor(today["result"].curve["loss"].to_numpy())]),
             "weights": max_abs_diff(arm["weights"], today["weights"]),
         }
-    print(json.dumps(record["arms"], indent=1))
+    print(jsonio.dumps(record["arms"], indent=1))
     path = OUT / "lab_train.json"
     payload = json.loads(path.read_text()) if path.exists() else {}
     payload.setdefault("tolerance", {})[run.name] = record
     OUT.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=1))
+    path.write_text(jsonio.dumps(payload, indent=1))
 
 
 def _safetensors(path: Path) -> list:
@@ -624,7 +625,7 @@ def main() -> None:
         "threads": args.threads, "context": CONTEXT, "batch": BATCH, "torch": torch.__version__,
         "machine": platform.platform(), "processor": platform.processor(), "results": results,
     }
-    (OUT / "lab.json").write_text(json.dumps(payload, indent=1))
+    (OUT / "lab.json").write_text(jsonio.dumps(payload, indent=1))
 
 
 if __name__ == "__main__":

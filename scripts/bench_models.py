@@ -58,7 +58,6 @@ import argparse
 import copy
 import datetime
 import functools
-import json
 import os
 import platform
 import subprocess
@@ -74,7 +73,7 @@ from transformers import CompileConfig, DynamicCache, StaticCache
 
 from analysis import nextword, size
 from analysis import phrases as ph
-from analysis.core import data
+from analysis.core import data, jsonio
 from analysis.core.cache import QueryCache
 from analysis.models import GenerationSettings, load_model
 from analysis.models.base import Request, request_seed
@@ -498,7 +497,7 @@ def bench_roofline(name: str, args) -> dict:
                 if "achieved_gflops" in row:
                     row["fraction_of_fp32_matmul"] = round(row["achieved_gflops"] / peak, 3)
             out["workloads"][work.name] = result
-            print(json.dumps({k: v for k, v in result.items() if k != "arms"}), flush=True)
+            print(jsonio.dumps({k: v for k, v in result.items() if k != "arms"}), flush=True)
         out["load_average_end"] = os.getloadavg()
     return out
 
@@ -523,13 +522,14 @@ def main() -> None:
         result = bench_roofline(args.model, args)
         OUT.mkdir(parents=True, exist_ok=True)
         tag = f"-{args.tag}" if args.tag else ""
-        (OUT / f"roofline-{args.model.replace(':', '-')}{tag}.json").write_text(json.dumps(result, indent=1))
+        path = OUT / f"roofline-{args.model.replace(':', '-')}{tag}.json"
+        path.write_text(jsonio.dumps(result, indent=1))
         return
     if args.sampling:
         batch = args.batch_sizes[-1] if len(args.batch_sizes) == 1 else 16
         result = bench_sampling(args.model, args.n, batch)
         OUT.mkdir(parents=True, exist_ok=True)
-        (OUT / f"sampling-{args.model.replace(':', '-')}.json").write_text(json.dumps(result, indent=1))
+        (OUT / f"sampling-{args.model.replace(':', '-')}.json").write_text(jsonio.dumps(result, indent=1))
         return
 
     sample = ph.sample_phrases(data.phrases(), args.n // 2, seed=1)
@@ -568,7 +568,7 @@ def main() -> None:
                 flush=True,
             )
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / f"models-{args.model}.json").write_text(json.dumps(results, indent=1))
+    (OUT / f"models-{args.model}.json").write_text(jsonio.dumps(results, indent=1))
 
 
 if __name__ == "__main__":

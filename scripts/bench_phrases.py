@@ -19,6 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from analysis.core import jsonio  # strict JSON: a missing number is null
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
@@ -57,10 +59,10 @@ def main() -> None:
         result["warm"] = run(args.profile, tmp / "warm")
     if "cold" in result:
         result["warm_over_cold"] = round(result["warm"]["seconds"] / result["cold"]["seconds"], 3)
-    print(json.dumps(result, indent=1))
+    print(jsonio.dumps(result, indent=1))
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"phrases-{args.profile}.json").write_text(json.dumps(result, indent=1))
+    (out / f"phrases-{args.profile}.json").write_text(jsonio.dumps(result, indent=1))
 
 
 if __name__ == "__main__":

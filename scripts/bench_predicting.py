@@ -16,10 +16,11 @@ Prints (sequence, run) scores per second and writes them to
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
+
+from analysis.core import jsonio  # strict JSON: a missing number is null
 
 
 def main(argv=None) -> int:
@@ -59,7 +60,7 @@ def main(argv=None) -> int:
     results["warm_equals_cold"] = same
     print(f"warm (cache), batch {bs:3d}: {dt:6.2f} s, {len(warm) / dt:8.1f} scores/s; same labels: {same}")
     out = Path(__file__).resolve().parents[1] / "bench" / "results" / f"predicting-{args.profile}.json"
-    out.write_text(json.dumps(results, indent=1) + "\n")
+    out.write_text(jsonio.dumps(results, indent=1) + "\n")
     return 0
 
 

@@ -30,7 +30,6 @@ are not a lab.
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 import time
@@ -41,6 +40,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+from analysis.core import jsonio  # noqa: E402  (strict JSON: a missing number is null)
 
 
 def designs(lab: np.ndarray, lo: int, hi: int) -> dict[str, np.ndarray]:
@@ -108,7 +108,7 @@ def main() -> None:
            "sample": {"prefix_tokens": P, "suffix_tokens": S, "pairs": n, "seed": p["seed"]},
            "observed_r": round(entropy.analyse_set("observed", scored, n_boot=10).fit.r, 3),
            "designs": rows}
-    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    Path(args.out).write_text(jsonio.dumps(out, indent=1) + "\n")
     print(f"wrote {args.out}")
 
 

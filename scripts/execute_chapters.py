@@ -49,6 +49,7 @@ import papermill as pm
 ROOT = Path(__file__).resolve().parents[1]
 from analysis.book.plan import PlanError, chapter_plan, parse_price, totals  # noqa: E402
 from analysis.book.plan import table as plan_table  # noqa: E402
+from analysis.core import jsonio  # noqa: E402
 from analysis.lab.train.devices import default_threads as available_cores  # noqa: E402
 from analysis.params import (  # noqa: E402
     PROFILE_NAMES,
@@ -76,6 +77,28 @@ def chapters() -> list[str]:
     return [n for n in listed if n in names] + sorted(names - set(listed))
 
 
+def _quiet_kernel_manager():
+    """The kernel manager papermill starts each chapter's kernel with: jupyter_client's,
+    except that shutting a kernel down does not interrupt it first.
+
+    ``shutdown_kernel`` sends the kernel a SIGINT before its shutdown request. A
+    kernel that is idle ignores it; one still inside a message handler (flushing its
+    last output, answering a status request) raises KeyboardInterrupt there and
+    ipykernel logs ``KeyboardInterrupt caught in kernel`` on stderr, after a run that
+    succeeded (about one in 14 runs). Papermill shuts a kernel down only when no cell
+    is running (a cell that ran past its time is interrupted by nbclient on its own),
+    so the interrupt has nothing to stop."""
+    from jupyter_client import AsyncKernelManager
+
+    class QuietShutdown(AsyncKernelManager):
+        async def _async_interrupt_kernel(self) -> None:
+            if self.shutting_down:
+                return
+            await super()._async_interrupt_kernel()
+
+    return QuietShutdown
+
+
 def execute(name: str, parameters: dict, out_dir: Path = OUT) -> float:
     """Execute one chapter; return its wall time in seconds."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -91,6 +114,7 @@ def execute(name: str, parameters: dict, out_dir: Path = OUT) -> float:
             cwd=str(ROOT),
             progress_bar=False,
             log_output=True,
+            kernel_manager_class=_quiet_kernel_manager(),
         )
     finally:
         raw.unlink(missing_ok=True)
@@ -121,7 +145,7 @@ def tidy_notebook(path: Path) -> None:
             tags.append("remove-cell")
         if "outputs" in cell:
             cell["outputs"] = [o for o in cell["outputs"] if WIDGET_VIEW not in o.get("data", {})]
-    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+    jsonio.write(path, nb, ensure_ascii=False)
 
 
 def glued_values(notebook: Path) -> dict[str, str]:
@@ -181,8 +205,7 @@ def write_results(name: str, profile: str, params: dict, seconds: float, values:
     # the lab's runs: weights hash and final losses (lab page, analysis.lab.fingerprint)
     if "lab_fingerprints" in record["values"]:
         record["fingerprints"] = json.loads(record["values"].pop("lab_fingerprints"))
-    path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
-    return path
+    return jsonio.write(path, record, ensure_ascii=False)
 
 
 def measured_nothing(values: dict) -> list[str]:
@@ -398,7 +421,7 @@ def run(names: list[str], args, per_chapter: dict) -> int:
                          "commit": commit, "executed": _now()}
         if args.jobs > 1:
             timings[name]["jobs"] = args.jobs
-        timings_file.write_text(json.dumps(timings, indent=1))
+        jsonio.write(timings_file, timings, newline=False)
         if args.profile == "default":
             write_results(name, args.profile, params, seconds, values, commit, args.results)
         print(f"{name}: {seconds:.1f} s", file=sys.stderr)

@@ -41,6 +41,8 @@ from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
+from analysis.core import jsonio  # strict JSON: a missing number is null
+
 WORDS = (
     "the a of to and in is it that was he for on are as with his they at be this from have or by one had "
     "not but what all were when we there can an your which their said if do will each about how up out them"
@@ -268,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
             result["seconds"] = time.perf_counter() - t0
             report["checks"][name] = result
             print(f"{'ok  ' if result['ok'] else 'FAIL'} {name}: "
-                  f"{json.dumps({k: v for k, v in result.items() if k != 'ok'}, default=str)}", flush=True)
+                  f"{jsonio.dumps({k: v for k, v in result.items() if k != 'ok'}, default=str)}", flush=True)
         report["probe"] = probe(s)
         print(f"  one checkpoint of width {report['probe']['widths'][-1]['width']}: "
               f"{report['probe']['checkpoint_bytes'] / 1e6:.0f} MB in "
@@ -286,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     report["ok"] = all(c["ok"] for c in report["checks"].values())
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=1, default=str))
+        args.out.write_text(jsonio.dumps(report, indent=1, default=str))
     print("all checks passed" if report["ok"] else "some checks FAILED", flush=True)
     return 0 if report["ok"] else 1
 

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from analysis.core import jsonio  # strict JSON: a missing number is null
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,9 +74,9 @@ def main() -> None:
                           for model, g in mean.groupby(level=0)},
            "smallest_k_reaching": reach}
     path = ROOT / "bench" / "results" / "size_sample_widths.json"
-    path.write_text(json.dumps(out, indent=1) + "\n")
+    path.write_text(jsonio.dumps(out, indent=1) + "\n")
     print(mean.to_string())
-    print(json.dumps(reach, indent=1))
+    print(jsonio.dumps(reach, indent=1))
     print(f"wrote {path}")
 
 

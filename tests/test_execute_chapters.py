@@ -136,3 +136,28 @@ def test_jobs_outside_the_cores_is_refused_before_anything_runs(tmp_path, monkey
         assert X.main(["--chapters", "lab", "--jobs", jobs, "--out", str(tmp_path)]) == 2
         assert f"--jobs takes a whole number from 1 to 2 (the cores this process may use), got {jobs}" \
             in capsys.readouterr().err
+
+
+def test_a_kernel_is_shut_down_without_an_interrupt():
+    """jupyter_client interrupts (SIGINT) a kernel before asking it to shut down, and a
+    kernel caught inside a message handler then logs "KeyboardInterrupt caught in
+    kernel" after a run that succeeded: the chapters' kernels are shut down without it."""
+    import asyncio
+    import signal
+
+    manager = X._quiet_kernel_manager()(kernel_name="python3")
+    sent = []
+
+    async def run():
+        await manager.start_kernel()
+        signal_kernel = manager._async_signal_kernel
+
+        async def record(signum):
+            sent.append(signum)
+            await signal_kernel(signum)
+
+        manager._async_signal_kernel = record
+        await manager.shutdown_kernel()
+
+    asyncio.run(run())
+    assert signal.SIGINT not in sent and not asyncio.run(manager.is_alive())

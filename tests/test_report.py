@@ -147,11 +147,15 @@ def chapter_claims() -> list[Claim]:
     status, reason = directional(value=0.6, null=0.5, p=0.01, n=40, min_n=30)
     auc = Claim(id="e1_auc", chapter="size", statement="Popular texts are predicted better.", status=status,
                 reason=reason, comparison="AUC > 0.5", value=0.6, interval=(0.52, 0.68), n=40, p=0.01,
-                min_n=30, source_value="0.71", section="size-ladder")
+                min_n=30, source_value="0.71", section="size-ladder", unit="texts", n_units=40,
+                null_kind="analytic", null_value=0.5, control_value=0.51)
     status, reason = directional(value=0.7, null=0.5, p=0.001, n=17, min_n=30)
     small = Claim(id="e2_small", chapter="size", statement="The smallest pair agrees.", status=status,
-                  reason=reason, comparison="AUC > 0.5", value=0.7, n=17, p=0.001, min_n=30, by_design=True)
-    return [auc, small, not_testable("e3_api", "size", "An API model agrees.", "no API model in this run")]
+                  reason=reason, comparison="AUC > 0.5", value=0.7, n=17, p=0.001, min_n=30, by_design=True,
+                  by_design_reason="forced by the lab's construction", unit="models", source_value="0.9",
+                  control_reason="none applies")
+    return [auc, small, not_testable("e3_api", "size", "An API model agrees.", "no API model in this run",
+                                     unit="models", source_value="0.8")]
 
 
 def test_glued_claims_are_written_under_claims_and_not_under_values(monkeypatch, tmp_path):
@@ -199,7 +203,8 @@ def test_lab_fingerprints_go_to_their_own_key(tmp_path):
 def test_claims_glued_as_markdown_survive_the_executed_notebook(tmp_path):
     """A claim's text holds quotes and backslashes ("the source's", "\\u"): glued as
     Markdown it is stored as is, and execute_chapters.py reads the same claims back."""
-    claim = not_testable("q", "size", "The source's \"index\" \\ tracks size.", "no model's answer")
+    claim = not_testable("q", "size", "The source's \"index\" \\ tracks size.", "no model's answer",
+                         unit="models", source_value="0.8")
     out = {"output_type": "display_data", "metadata": {"scrapbook": {"name": "claims", "mime_prefix": ""}},
            "data": {"text/markdown": json.dumps([claim.to_dict()], ensure_ascii=False),
                     "text/plain": "<IPython.core.display.Markdown object>"}}

@@ -6,12 +6,12 @@ Parameters are declared and checked in :mod:`analysis.params`.
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import pandas as pd
 
+from analysis.core import jsonio
 from analysis.core.claims import Claim, to_json
 from analysis.core.fmt import fmt_interval, fmt_p, fmt_pct  # noqa: F401  (re-exported for the notebooks)
 from analysis.models import usage
@@ -55,10 +55,11 @@ def glue_usage() -> pd.DataFrame:
     ``run_errors``, read by ``execute_chapters.py`` for its summary and
     ``results/<chapter>.json``, and the same counts per model as JSON under
     ``run_models``, from which it fails a run in which every query to a model
-    failed. Returns the per-model table."""
+    failed. Strict JSON: a model with no error has ``"last_error": null`` (pandas
+    holds it as NaN in a column of texts). Returns the per-model table."""
     table = usage()
     glue_text(**{f"run_{c}": int(table[c].sum()) for c in ("queries", "calls", "hits", "errors")})
-    glue_md(run_models=json.dumps(table.to_dict(orient="records")))
+    glue_md(run_models=jsonio.dumps(table.to_dict(orient="records")))
     return table
 
 
@@ -143,7 +144,7 @@ def explorer_html(scored: pd.DataFrame, phrases: pd.DataFrame, threshold: float,
     # phrases some model memorized come first, as on the source's page
     ordered = sorted(by_phrase.values(), key=lambda e: (-e["n_matched"], e["label"]))
     payload = {"phrases": ordered, "models": sorted(scored["model"].unique()), "threshold": threshold}
-    blob = json.dumps(payload, ensure_ascii=False).replace("</", "<\\/")
+    blob = jsonio.dumps(payload, ensure_ascii=False).replace("</", "<\\/")
     return (
         f'<div id="{html.escape(element_id)}" class="phrase-explorer" '
         'style="border:1px solid #ddd;padding:0.8em;border-radius:6px">'

@@ -34,6 +34,7 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.core.journal import Journal, journal_path
 from analysis.core.paths import REPO_ROOT
 
 log = logging.getLogger(__name__)
@@ -108,7 +109,7 @@ class QueryCache:
     is an error, never an answer); :meth:`get` returns them so callers can
     decide to retry.
 
-    Three protections keep a paid answer from being lost or paid twice:
+    Four protections keep a paid answer from being lost or paid twice:
 
     * **checked on opening**: an empty file, or one that fails sqlite's
       ``quick_check``, stops the run with a :class:`CacheError` naming the file and
@@ -118,6 +119,9 @@ class QueryCache:
       :data:`BACKUP_EVERY` seconds while answers arrive, and kept only if it passes
       the same check (``scripts/salvage_query_cache.py`` merges it with whatever
       can still be read from a damaged file);
+    * **the journal**: ``<file>.journal.jsonl``, every row stored, once more, as a line
+      of JSON written after each commit (:mod:`analysis.core.journal`), from
+      which the salvage rebuilds what neither the file nor its backup holds;
     * **claims**: before sending requests, a process claims them (:meth:`claim`);
       another process that needs the same answers waits for them
       (:meth:`wait_for`) instead of sending them again.
@@ -194,29 +198,19 @@ class QueryCache:
         meta: Mapping[str, Any] | None = None,
     ) -> None:
         """Store one answer (or error), release this process's claim on it and
-        commit at once."""
+        commit at once; then append the row to the journal."""
         self._check_open()
         now = time.time()
+        row = (key, backend, model, kind, json.dumps(dict(request), sort_keys=True, ensure_ascii=False),
+               text, error, json.dumps(dict(meta or {}), default=str), now)
         with self._lock, _named(self.path):
-            self._conn.execute(
-                "INSERT OR REPLACE INTO answers VALUES (?,?,?,?,?,?,?,?,?)",
-                (
-                    key,
-                    backend,
-                    model,
-                    kind,
-                    json.dumps(dict(request), sort_keys=True, ensure_ascii=False),
-                    text,
-                    error,
-                    json.dumps(dict(meta or {}), default=str),
-                    now,
-                ),
-            )
+            self._conn.execute("INSERT OR REPLACE INTO answers VALUES (?,?,?,?,?,?,?,?,?)", row)
             self._conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, self.owner))
             # every answer stored renews the lease of this process's other claims
             self._conn.execute("UPDATE claims SET expires = ? WHERE owner = ?",
                                (now + CLAIM_LEASE, self.owner))
             self._conn.commit()
+            self._entry.journal.append(row)  # the same row, once more, in the journal
             self._entry.written = True
         if now - self._entry.backed_up > BACKUP_EVERY:
             self.backup()
@@ -365,10 +359,12 @@ RECOVER = "scripts/salvage_query_cache.py"
 def _recovery(path: Path) -> str:
     bak = backup_path(path)
     has = f"its backup {bak} exists" if bak.exists() else f"no backup ({bak}) exists"
+    journal = journal_path(path)
+    has += f", its journal {journal} " + ("exists" if journal.exists() else "does not")
     return (f"To recover, run `python {RECOVER} {path}`: it keeps the damaged file, copies every "
             f"readable answer into a new file at the same path, and adds the answers of the backup "
-            f"({has}). To start an empty cache instead, move the file away (every answer is then "
-            "asked again).")
+            f"and of the journal ({has}). To start an empty cache instead, move the file away "
+            "(every answer is then asked again).")
 
 
 class _named:
@@ -433,6 +429,10 @@ class _Entry:
     users: int = 0
     written: bool = False
     backed_up: float = 0.0
+    journal: Journal | None = None
+
+    def __post_init__(self):
+        self.journal = Journal(journal_path(self.path))
 
 
 _CONNECTIONS: dict[tuple[int, str], _Entry] = {}
@@ -491,6 +491,7 @@ def _close(entry: _Entry) -> None:
         except sqlite3.DatabaseError as exc:  # closing must not hide the error that ended the run
             log.warning("closing the query cache %s: %s", entry.path, exc)
         entry.conn.close()
+        entry.journal.close()
 
 
 def _release(path: Path) -> None:
