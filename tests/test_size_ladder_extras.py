@@ -19,6 +19,7 @@ from analysis import size as sz
 from analysis.book import plots
 from analysis.core.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED
 from analysis.size import claims as cl
+from analysis.stats.result import Estimate
 
 # --- leave-one-out R² ------------------------------------------------------------------------
 
@@ -40,6 +41,9 @@ def test_loo_r2_interval_of_perfect_and_of_too_few_predictions():
     assert lo < sz.log_r2(off["theta"], off["theta_hat"]) < hi == 1.0
 
 
+_NULLS = sz.LadderNulls({k: Estimate(0.0, p=0.005, null_value=-0.5) for k in sz.LADDER_STATS})
+
+
 def _loo_method(r2_log=0.86, ci=(0.66, 0.94), n=10, in_sample=0.92):
     loo = SimpleNamespace(table=pd.DataFrame({"within_band": [True] * n}), r2_log=r2_log)
     return SimpleNamespace(loo=loo, loo_r2_ci=ci, law=SimpleNamespace(r2=in_sample))
@@ -52,20 +56,28 @@ def _loo_method(r2_log=0.86, ci=(0.66, 0.94), n=10, in_sample=0.92):
     (dict(r2_log=0.99, ci=(0.98, 1.0), n=3), INCONCLUSIVE),  # 3 models, below the minimum of 4
 ])
 def test_loo_r2_claim_against_the_source(kw, status):
-    claim = sz.loo_r2_claim(_loo_method(**kw), tokens="2,500,000")
+    claim = sz.loo_r2_claim(_loo_method(**kw), tokens="2,500,000", nulls=_NULLS)
     assert (claim.id, claim.status, claim.value) == ("lab_loo_r2", status, kw["r2_log"])
     assert claim.source_value == "R² = 0.9387 (19 dense models)" and claim.by_design is False
+    assert (claim.unit, claim.n_units, claim.null_kind, claim.control_value) == ("models", kw.get("n", 10),
+                                                                                  "permutation", -0.5)
+
+
+def test_loo_r2_at_the_source_but_not_above_permuted_sizes_is_inconclusive():
+    nulls = sz.LadderNulls({k: Estimate(0.0, p=0.4, null_value=0.9) for k in sz.LADDER_STATS})
+    claim = sz.loo_r2_claim(_loo_method(r2_log=0.95, ci=(0.9, 0.99)), nulls=nulls)
+    assert claim.status == INCONCLUSIVE and "permuted-size null" in claim.reason
 
 
 def test_loo_r2_rendering_says_what_the_lab_builds_in():
-    text = sz.render(sz.loo_r2_claim(_loo_method(), tokens="2,500,000"))
+    text = sz.render(sz.loo_r2_claim(_loo_method(), tokens="2,500,000", nulls=_NULLS))
     assert text == (
         "Leave-one-out R² of ln θ is 0.86 (95% interval 0.66 to 0.94 over the held-out models), against 0.92 "
         "in sample; the source's: R² = 0.9387 (19 dense models). Every ladder model is trained on the same "
         "corpus for the same 2,500,000 tokens, so Assumption 1 holds here by construction and a good fit is "
         "partly built in; what the ladder can still get wrong is the other thing it varies beside size, the "
-        "models' shape (depth against width). **Inconclusive**: 0.86 < 0.9387, but the 95% interval "
-        "reaches it, n = 10 models.")
+        "models' shape (depth against width). **Inconclusive**: against the band [0.939, 1] = 0.969 ± "
+        "0.0307: |0.86 − 0.969| = 0.109 > 0.0307, 10 models; its 95% interval reaches the band.")
 
 
 # --- why an invalid bound failed -------------------------------------------------------------
@@ -124,9 +136,11 @@ def test_a_bound_within_one_family_and_an_over_predicted_one():
 def test_the_bounds_claim_carries_the_invalid_pairs():
     invalid = pd.DataFrame([dict(model="w1", reference="d1", source="Rel", ratio=1.1, pvalue=0.03,
                                  reasons=("cross_family", "close"))])
-    method = SimpleNamespace(bounds=pd.DataFrame({"valid": [False] + [True] * 3}), invalid=invalid)
-    claim = sz.bounds_claim(method)
-    assert claim.status == NOT_REPRODUCED and claim.extra["k"] == 3
+    method = SimpleNamespace(bounds=pd.DataFrame({"valid": [False] + [True] * 3}), invalid=invalid,
+                             law=SimpleNamespace(n=4))
+    claim = sz.bounds_claim(method, nulls=_NULLS)
+    # 3 of 4: the Wilson interval over the 4 models lies below 100%
+    assert claim.status == NOT_REPRODUCED and claim.extra["k"] == 3 and claim.interval[1] < 1
     assert claim.extra["invalid"] == [{"model": "w1", "reference": "d1", "source": "Rel", "ratio": 1.1,
                                        "pvalue": 0.03, "reasons": ["cross_family", "close"]}]
 
@@ -163,18 +177,25 @@ def test_lab_agreement_claims_on_a_ladder_of_two_families():
     method = SimpleNamespace(agreement=sz.ladder_agreement(acc, families), families=families)
     first, second = sz.lab_agreement_claims(method, tokens="2,500,000")
     base = sz.assumption_check(acc).baseline["rho"]
-    assert (first.id, first.n, first.by_design) == ("lab_agreement", 15, True)  # C(6, 2) pairs
+    assert (first.id, first.n, first.n_units, first.by_design) == ("lab_agreement", 15, 6, True)  # C(6, 2)
+    assert "graded by text" in first.by_design_reason and first.unit == "models"
     assert first.extra["popular"] == pytest.approx(1.0) and first.value == pytest.approx(1 - base.mean())
-    assert first.status == REPRODUCED
+    # without the accuracy table there is no permutation over texts: decided by the interval over models
+    assert first.p is None and first.interval[0] > 0 and first.status == REPRODUCED
+    with_acc = sz.lab_agreement_claims(SimpleNamespace(agreement=method.agreement, families=families,
+                                                       acc=acc))[0]
+    assert with_acc.null_kind == "permutation"
+    assert with_acc.p == sz.text_label_null(acc, list(families.index)).p
     # 3 + 3 pairs within a family, 9 across; all at rho = 1: the difference is 0, within 0.049
     assert cl.AGREEMENT_GROUP_TOLERANCE == 0.049  # |0.955 - 0.906|, the source's widest group gap
-    assert (second.status, second.value, second.n) == (REPRODUCED, 0.0, 15)
+    assert (second.status, second.value, second.n, second.n_units) == (REPRODUCED, 0.0, 15, 6)
+    assert second.by_design is False and second.null_kind == "permutation" and second.p == 1.0
     assert (second.extra["n_within"], second.extra["n_across"]) == (6, 9)
     values = sz.ladder_values(SimpleNamespace(loo=SimpleNamespace(r2_log=0.8604), loo_r2_ci=(0.66, 0.94),
                                               agreement=method.agreement))
     assert values["lab_loo_r2"] == "0.86" and values["lab_loo_r2_ci"] == "0.66 to 0.94"
     assert (values["lab_agree_within"], values["lab_agree_across"]) == ("1.000", "1.000")
-    assert values["lab_agree_p"] == f"{first.p:.2g}" and values["lab_agree_popular"] == "1.000"
+    assert values["lab_agree_p"] == f"{first.extra['mwu_p']:.2g}" and values["lab_agree_popular"] == "1.000"
 
 
 def test_lab_agreement_claims_without_families_are_not_testable():
@@ -297,3 +318,13 @@ def test_the_law_figure_matches_each_size_to_its_own_index():
     fig = plots.size_law(z, theta, law)
     points = fig.axes[0].collections[0].get_offsets()
     assert points.tolist() == [[-1.0, 100.0], [0.0, 200.0], [2.0, 300.0]]
+
+
+def test_family_label_null_by_hand():
+    # four models, two families: rho 1 within each family, 0 across. The families permuted among the
+    # models give three partitions: the true one (difference 1) and two that split both families
+    # (within 0, across (1 + 1) / 4 = 0.5: difference -0.5)
+    r = np.array([[np.nan, 1, 0, 0], [1, np.nan, 0, 0], [0, 0, np.nan, 1], [0, 0, 1, np.nan]], dtype=float)
+    est = sz.family_label_null(r, ["w", "w", "d", "d"], seed=2)
+    assert est.value == 1.0 and est.null_value == -0.5 and est.n_units == 4 and est.n_null == 200
+    assert est.p > 0.05  # a third of all labelings are the true partition: four models cannot tell

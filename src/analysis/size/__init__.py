@@ -25,6 +25,8 @@ The package, by role:
   :mod:`.method_calibration`, :mod:`.method_groups`, :mod:`.method`: the
   method, pure functions (the sign-permutation test itself is
   :mod:`analysis.stats.permutation`);
+* :mod:`.nulls`: the computed nulls (sizes permuted among the ladder's models,
+  group labels among texts, families among models) and intervals over models;
 * :mod:`.run`: the probe of real and lab models, and :func:`plan`;
 * :mod:`.claims`: the chapter's verdicts as claims; :mod:`.text`: their wording.
 """
@@ -99,6 +101,15 @@ from analysis.size.method_relative import (
     tau_sweep,
     truly_larger,
 )
+from analysis.size.nulls import (
+    LADDER_STATS,
+    LadderNulls,
+    family_label_null,
+    ladder_nulls,
+    ladder_stats,
+    pair_bootstrap,
+    text_label_null,
+)
 from analysis.size.params import (
     ALTERNATIVES,
     BAND,
@@ -140,13 +151,24 @@ from analysis.size.text import (
     kinds_text,
     ladder_gap_text,
     ladder_values,
+    null_values,
     pairwise_text,
     render,
+    source_counts,
 )
 from analysis.stats.permutation import SignTestResult, sign_permutation_test
 
 __all__ = [
     "ALTERNATIVES",
+    "LADDER_STATS",
+    "LadderNulls",
+    "family_label_null",
+    "ladder_nulls",
+    "ladder_stats",
+    "pair_bootstrap",
+    "null_values",
+    "source_counts",
+    "text_label_null",
     "BAND",
     "DATA_DIR",
     "GROUPS",

@@ -1,22 +1,30 @@
 """The size chapter's claims: each verdict of ``notebooks/size.md`` as a
-:class:`~analysis.core.claims.Claim` computed from the numbers.
+:class:`~analysis.core.claims.Claim` computed from the numbers, its status by the
+shared rules (:func:`~analysis.core.claims.decide`, :func:`~analysis.core.claims.within`).
+
+Every claim is one the source states (``kind="source"``); what each rests on:
 
 * ``gap_<model>``: a real model predicts popular texts better than the baseline
-  texts (the interval of the gap over texts);
+  texts. Unit: texts (the interval resamples whole texts within each group, so the
+  positions of one text are never independent); exact null 0; the baseline texts
+  are the control arm;
 * ``agreement``: models agree more on which popular texts they know than on the
-  baseline texts (Appendix B; Mann–Whitney test);
-* ``lab_law``: on the lab's ladder the latent index tracks size (R², slope test);
+  baseline texts (Appendix B). Unit: models (the pairs share them); p from the
+  popular/baseline labels permuted among the texts; interval over resampled models;
+* ``lab_law``: on the lab's ladder the latent index tracks size (signed R²);
 * ``lab_loo_band``: every leave-one-out prediction falls within a factor of two;
 * ``lab_loo_r2``: the leave-one-out R² is as high as the source's 0.9387;
-* ``lab_bounds_valid``: every best lower bound is at or below the true size
-  (with the pair and reasons behind each invalid one);
+* ``lab_bounds_valid``: every best lower bound is at or below the true size;
 * ``lab_precision``, ``lab_recall``: the pairwise test's decisions against the
-  truth at τ = :data:`~analysis.size.params.PAIRWISE_TAU`;
+  truth at τ = :data:`~analysis.size.params.PAIRWISE_TAU`.
+  The ladder claims' unit is models (ten); their null and negative control is the
+  same pipeline with the true sizes permuted among the models
+  (:func:`~analysis.size.nulls.ladder_nulls`). A claim against the source's number
+  is reproduced only when it reaches that number *and* beats the permuted-size null;
 * ``lab_agreement``, ``lab_agreement_families``: Appendix B on the ladder,
-  popular against baseline texts and within against across families (by design);
-* ``calibration_<kind>``: the pairwise test holds its level under a true null,
-  for the source's formula on raw (``raw``) or lifted (``lifted``) accuracies and
-  for this book's reading that averages both (``all``);
+  popular against baseline texts (by design) and within against across families;
+* ``calibration_<kind>``: the pairwise test holds its level under a true null
+  (replicates are the unit; the binomial at α is the exact null);
 * ``law_coefficients``: the source's A and B (not testable on the lab's units).
 
 The wording lives in :mod:`analysis.size.text`.
@@ -24,7 +32,6 @@ The wording lives in :mod:`analysis.size.text`.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 
@@ -38,13 +45,23 @@ from analysis.core.claims import (
     NOT_TESTABLE,
     REPRODUCED,
     Claim,
-    directional,
+    Verdict,
+    decide,
     not_testable,
     within,
 )
 from analysis.size.method import LadderMethod
 from analysis.size.method_groups import agreement_check, complete_models
-from analysis.size.method_relative import sweep_at
+from analysis.size.method_relative import sweep_at, truly_larger
+from analysis.size.nulls import (
+    LadderNulls,
+    family_label_null,
+    pair_bootstrap,
+    pair_models,
+    pairs_matrix,
+    text_label_null,
+    weighted_mean,
+)
 from analysis.size.params import (
     KIND_ORDER,
     PAIRWISE_TAU,
@@ -59,7 +76,6 @@ from analysis.size.params import (
     PAPER_RHO_GROUPS,
     PAPER_RHO_P,
     PAPER_RHO_POPULAR,
-    TRACKS_R2,
     load_paper_table,
 )
 from analysis.stats.intervals import wilson_interval
@@ -74,16 +90,18 @@ SECTION_SOURCE = "size-source"
 
 #: texts (popular and baseline) below which a model's gap is inconclusive
 GAP_MIN_TEXTS = 10
-#: model pairs below which the agreement comparison is inconclusive
-AGREEMENT_MIN_PAIRS = 10
-#: ladder models below which the law, leave-one-out and bounds are inconclusive
+#: models below which an agreement comparison is inconclusive (five models make ten pairs)
+AGREEMENT_MIN_MODELS = 5
+#: ladder models below which the law, leave-one-out, bounds and pairwise claims are inconclusive
 LADDER_MIN_MODELS = 4
-#: pairs (decided larger, or truly larger) below which precision or recall is inconclusive
-PAIRS_MIN = 20
 #: null replicates below which a calibration is inconclusive
 CALIBRATION_MIN_REPS = 100
 #: a kind's false-positive rate holds its level up to alpha + this many standard errors
 CALIBRATION_SE = 2.0
+#: what the ladder claims' null and negative control are
+PERMUTED_SIZES = "the same pipeline with the true sizes permuted among the models"
+#: why Appendix B's claims have no separate negative control
+BASELINE_ARM = "the baseline texts are the comparison's own control arm: no model saw them"
 
 KIND_STATEMENTS = {
     "raw": "with the source's block score on raw accuracies (this book's default)",
@@ -93,6 +111,14 @@ KIND_STATEMENTS = {
 #: "similarly high" agreement within a group: the widest gap in the source between one of its
 #: groups' mean rho and the mean over all pairs (Appendix B)
 AGREEMENT_GROUP_TOLERANCE = round(max(abs(v - PAPER_RHO_POPULAR) for v in PAPER_RHO_GROUPS.values()), 3)
+#: the rule behind lab_agreement's by-design mark
+AGREEMENT_BY_DESIGN = ("the lab gives every ladder model the same copies of each popular excerpt, graded by "
+                       "text, and none of the baseline stories, so the models' ranking of the excerpts is "
+                       "built in and their ranking of the stories is noise")
+GAP_STATEMENT = ("A model predicts the next word of popular texts better than of obscure baseline texts it "
+                 "cannot have seen")
+GAP_SOURCE = ("popular texts are memorized, baseline texts too obscure for \"meaningful memorization "
+              "effects\" (Section 3.1; no number)")
 
 
 def _slug(name: str) -> str:
@@ -100,169 +126,217 @@ def _slug(name: str) -> str:
 
 
 def _finite(x) -> bool:
-    return x is not None and math.isfinite(float(x))
+    return x is not None and np.isfinite(float(x))
 
 
-def by_interval(*, value, interval, n: int, min_n: int, what: str = "items") -> tuple[str, str]:
-    """Status and reason of "the value is above zero" decided by its 95% interval:
-    reproduced when the interval lies above zero, not reproduced when it lies
-    below, or when it covers zero with the value at or below zero; otherwise
-    inconclusive (as :func:`~analysis.core.claims.directional` treats p ≥ α)."""
-    if not _finite(value) or not n:
-        return NOT_TESTABLE, "this run has no value for it"
-    if n < min_n:
-        return INCONCLUSIVE, f"n = {n} {what} is below the minimum of {min_n}"
-    lo, hi = interval
-    if lo > 0:
-        return REPRODUCED, f"the 95% interval lies above zero, n = {n} {what}"
-    if hi < 0:
-        return NOT_REPRODUCED, f"the 95% interval lies below zero, n = {n} {what}"
-    if value > 0:
-        return INCONCLUSIVE, f"the 95% interval covers zero, n = {n} {what}"
-    return NOT_REPRODUCED, f"the opposite direction, the 95% interval covers zero, n = {n} {what}"
+def _or_none(x) -> float | None:
+    return float(x) if _finite(x) else None
 
 
-def at_least(*, value, floor: float, interval, n: int, min_n: int, what: str) -> tuple[str, str]:
-    """Status and reason of "the value is at least the source's ``floor``":
-    reproduced at or above it, not reproduced when the whole 95% interval is
-    below it, inconclusive when only the value is."""
-    if not _finite(value) or not n:
-        return NOT_TESTABLE, f"this run has no {what}"
-    if n < min_n:
-        return INCONCLUSIVE, f"n = {n} {what} is below the minimum of {min_n}"
-    if value >= floor:
-        return REPRODUCED, f"{value:.2f} ≥ {floor:g}, n = {n} {what}"
-    if interval[1] < floor:
-        return NOT_REPRODUCED, (f"{value:.2f} < {floor:g}, 95% interval up to {interval[1]:.2f}, "
-                                f"n = {n} {what}")
-    return INCONCLUSIVE, f"{value:.2f} < {floor:g}, but the 95% interval reaches it, n = {n} {what}"
+def at_least(*, value, floor: float, interval, n: int, min_n: int, unit: str,
+             ceiling: float = 1.0) -> tuple[str, str]:
+    """:func:`~analysis.core.claims.within` of "the value is at least the source's
+    ``floor``" on a scale that ends at ``ceiling``: the band [floor, ceiling]. A
+    miss is not reproduced only when the whole ``interval`` lies below ``floor``."""
+    half = (ceiling - floor) / 2
+    status, reason = within(value=value, target=floor + half, tolerance=half, n=n, min_n=min_n,
+                            interval=interval, unit=unit)
+    band = (f"against the source's {floor:.3g}" if half == 0 else
+            f"against the band [{floor:.3g}, {ceiling:.3g}] = {floor + half:.3g} ± {half:.3g}")
+    return status, f"{band}: {reason}"
+
+
+def against_target_and_null(target: tuple[str, str], null: Verdict) -> Verdict:
+    """One verdict from a claim held against the source's number (``target``, from
+    :func:`within`) and against its computed null (``null``, from :func:`decide`):
+    reproduced only when both say so; not reproduced when the value misses the
+    source's number with evidence; otherwise inconclusive, with the reason of the
+    side that failed (a mechanical null verdict stays mechanical)."""
+    status, reason = target
+    if status in (NOT_REPRODUCED, NOT_TESTABLE):
+        return Verdict(status, reason)
+    if status == INCONCLUSIVE:
+        return Verdict(INCONCLUSIVE, reason)
+    if null.status == REPRODUCED:
+        return Verdict(REPRODUCED, f"{reason}; against the permuted-size null: {null.reason}")
+    return Verdict(INCONCLUSIVE, f"{reason}, but against the permuted-size null: {null.reason}",
+                   mechanical=null.mechanical)
 
 
 def gap_claims(gap: pd.DataFrame, models: Sequence[str]) -> list[Claim]:
     """One claim per model: its popular-minus-baseline accuracy gap is above zero
-    (``gap`` from :func:`~analysis.size.method_groups.group_gap`)."""
+    (``gap`` from :func:`~analysis.size.method_groups.group_gap`, whose interval
+    resamples whole texts within each group), decided by that interval."""
     rows = gap.set_index("model") if len(gap) else pd.DataFrame()
-    statement = ("A model predicts the next word of popular texts better than of obscure baseline texts "
-                 "it cannot have seen")
     out = []
+    kw = dict(section=SECTION_RESULTS, unit="texts", source_value=GAP_SOURCE)
     for name in models:
         cid = f"gap_{_slug(name)}"
         if name not in rows.index:
-            out.append(not_testable(cid, CHAPTER, statement,
+            out.append(not_testable(cid, CHAPTER, GAP_STATEMENT,
                                     "it has no scorable answer on the popular or the baseline texts",
-                                    section=SECTION_RESULTS, extra={"model": name}))
+                                    extra={"model": name}, **kw))
             continue
         r = rows.loc[name]
-        n = int(r["n_popular"] + r["n_baseline"])
+        n_texts = int(r["n_popular"] + r["n_baseline"])
+        n_rows = int(r["n_rows"]) if "n_rows" in r.index else n_texts
         interval = (float(r["ci_lo"]), float(r["ci_hi"]))
-        status, reason = by_interval(value=r["gap"], interval=interval, n=n, min_n=GAP_MIN_TEXTS,
-                                     what="texts")
+        at_floor = float(r["popular"]) == 0 and float(r["baseline"]) == 0
+        v = decide(value=r["gap"], null=0.0, interval=interval, n_units=n_texts, min_n=GAP_MIN_TEXTS,
+                   unit="texts", floor="floor (0 accuracy on every text)" if at_floor else None)
         out.append(Claim(
-            id=cid, chapter=CHAPTER, statement=statement, status=status, reason=reason,
-            comparison="popular − baseline accuracy > 0 (95% bootstrap interval over texts)",
-            value=r["gap"], interval=interval, n=n, min_n=GAP_MIN_TEXTS, section=SECTION_RESULTS,
-            extra={"model": name, "popular": float(r["popular"]), "baseline": float(r["baseline"])},
+            id=cid, chapter=CHAPTER, statement=GAP_STATEMENT, status=v.status, reason=v.reason,
+            comparison=("popular − baseline accuracy > 0 (95% interval resampling whole texts within each "
+                        "group)"),
+            value=r["gap"], interval=interval, n=n_rows, n_units=n_texts, min_n=GAP_MIN_TEXTS,
+            null_kind="analytic", null_value=0.0, control_reason=BASELINE_ARM,
+            extra={"model": name, "popular": float(r["popular"]), "baseline": float(r["baseline"])}, **kw,
         ))
     return out
 
 
+def _agreement_evidence(check, acc: pd.DataFrame | None, seed: int = 0):
+    """ρ̄(popular) − ρ̄(baseline) of an :class:`~analysis.size.method_groups.AssumptionCheck`,
+    its interval over resampled models and, with ``acc``, its permutation null over texts."""
+    models = pair_models(check.popular)
+    pop_r, base_r = pairs_matrix(check.popular, models), pairs_matrix(check.baseline, models)
+    summary = check.summary.set_index("group")
+    pop, base = float(summary.loc["popular", "mean_rho"]), float(summary.loc["baseline", "mean_rho"])
+    lo, hi = pair_bootstrap(len(models), lambda w: weighted_mean(pop_r)(w) - weighted_mean(base_r)(w),
+                            seed=seed)
+    null = None if acc is None else text_label_null(acc[acc["model"].isin(models)], models, seed=seed)
+    return models, pop, base, (lo, hi), null
+
+
+def _agreement_claim(cid, statement, check, acc, extra, **kw) -> Claim:
+    models, pop, base, interval, null = _agreement_evidence(check, acc)
+    p = _or_none(null.p) if null is not None else None
+    null_value = _or_none(null.null_value) if null is not None else None
+    v = decide(value=pop - base, null=null_value if null_value is not None else 0.0, p=p,
+               interval=interval if p is None else None, n_units=len(models), min_n=AGREEMENT_MIN_MODELS,
+               unit="models")
+    return Claim(id=cid, chapter=CHAPTER, statement=statement, status=v.status, reason=v.reason,
+                 value=pop - base, interval=interval if all(map(_finite, interval)) else None,
+                 n=int(check.popular["rho"].notna().sum()), n_units=len(models), p=p,
+                 min_n=AGREEMENT_MIN_MODELS, null_kind="permutation" if p is not None else "none",
+                 null_value=null_value, control_reason=BASELINE_ARM, unit="models",
+                 extra={"popular": pop, "baseline": base, "mwu_p": _or_none(check.mwu_pvalue), **extra}, **kw)
+
+
+AGREEMENT_SOURCE = f"ρ̄ = {PAPER_RHO_POPULAR} vs {PAPER_RHO_BASELINE}, Mann–Whitney p = {PAPER_RHO_P:.1e}"
+AGREEMENT_COMPARISON = ("mean Spearman ρ, popular − baseline > 0 (p from the popular and baseline labels "
+                        "permuted among the texts; 95% interval over resampled models)")
+
+
 def agreement_claim(acc: pd.DataFrame) -> Claim:
     """Appendix B: the mean rank correlation of per-text accuracy between models is
-    higher on the popular texts than on the baseline texts (Mann–Whitney p)."""
+    higher on the popular texts than on the baseline texts. Unit: models."""
     cid = "agreement"
     statement = ("Models agree more on which popular texts they predict best than on which baseline "
                  "texts they do (Appendix B)")
-    source = f"ρ̄ = {PAPER_RHO_POPULAR} vs {PAPER_RHO_BASELINE}, Mann–Whitney p = {PAPER_RHO_P:.1e}"
-    kw = dict(section=SECTION_AGREEMENT, source_value=source,
-              comparison="mean Spearman ρ, popular − baseline > 0 (two-sided Mann–Whitney U)")
+    kw = dict(section=SECTION_AGREEMENT, source_value=AGREEMENT_SOURCE, comparison=AGREEMENT_COMPARISON)
     check = agreement_check(acc)
     if check is None:
         complete, _ = complete_models(acc)
         return not_testable(cid, CHAPTER, statement,
                             f"it needs two models with an answer on every text; this run has {len(complete)}",
-                            **kw)
-    summary = check.summary.set_index("group")
-    pop, base = float(summary.loc["popular", "mean_rho"]), float(summary.loc["baseline", "mean_rho"])
-    n = int(check.popular["rho"].notna().sum())
-    status, reason = directional(value=pop - base, null=0.0, p=check.mwu_pvalue, n=n,
-                                 min_n=AGREEMENT_MIN_PAIRS)
-    return Claim(id=cid, chapter=CHAPTER, statement=statement, status=status, reason=reason,
-                 value=pop - base, n=n, p=check.mwu_pvalue, min_n=AGREEMENT_MIN_PAIRS,
-                 extra={"popular": pop, "baseline": base}, **kw)
+                            unit="models", n_units=len(complete), **kw)
+    return _agreement_claim(cid, statement, check, acc, {}, **kw)
 
 
-def law_claim(method: LadderMethod, popular_copies: str = "", alpha: float = PAPER_ALPHA) -> Claim:
-    """On the ladder the latent index tracks size: R² of ln θ on z at least
-    :data:`~analysis.size.params.TRACKS_R2`, with a significantly positive slope."""
+def _models(method) -> int:
+    theta = getattr(method, "theta", None)
+    return int(len(theta)) if theta is not None else int(method.law.n)
+
+
+def _null_kw(nulls: LadderNulls | None, name: str) -> dict:
+    """The claim fields of a ladder statistic's permuted-size null (none without one)."""
+    if nulls is None:
+        return dict(null_kind="none", control_reason="no permuted-size null was computed for this run")
+    est = nulls[name]
+    return dict(null_kind="permutation", null_value=_or_none(est.null_value),
+                control_value=_or_none(est.null_value),
+                control_reason=None if _finite(est.null_value) else "the permuted-size null has no value")
+
+
+def _null_verdict(nulls: LadderNulls | None, name: str, value, n: int,
+                  min_n: int = LADDER_MIN_MODELS) -> Verdict:
+    """:func:`decide` of a ladder statistic against its permuted-size null."""
+    if nulls is None:
+        return decide(value=value, null=0.0, n_units=n, min_n=min_n, unit="models")
+    est = nulls[name]
+    null = float(est.null_value) if _finite(est.null_value) else 0.0
+    return decide(value=value, null=null, p=_or_none(est.p), n_units=n, min_n=min_n, unit="models",
+                  control_value=_or_none(est.null_value))
+
+
+def law_claim(method: LadderMethod, popular_copies: str = "", alpha: float = PAPER_ALPHA,
+              nulls: LadderNulls | None = None) -> Claim:
+    """On the ladder the latent index tracks size: the law's R², signed by its slope,
+    against the same fit with the sizes permuted among the models."""
     law = method.law
-    r2, b, p, n = float(law.r2), float(law.B), law.p_b, int(law.n)
-    if n < LADDER_MIN_MODELS:
-        finding, status = "few", INCONCLUSIVE
-        reason = f"n = {n} models is below the minimum of {LADDER_MIN_MODELS}"
-    elif b <= 0:
-        finding, status = "against", NOT_REPRODUCED
-        reason = f"the index runs against size: slope B = {b:.2f} ≤ 0, n = {n} models"
-    elif r2 < TRACKS_R2:
-        finding, status, reason = "low_r2", NOT_REPRODUCED, f"R² = {r2:.2f} < {TRACKS_R2}, n = {n} models"
-    elif _finite(p) and p < alpha:
-        finding, status = "tracks", REPRODUCED
-        reason = f"R² = {r2:.2f} ≥ {TRACKS_R2} and slope B = {b:.2f} > 0 with p = {p:.2g}, n = {n} models"
-    else:
-        finding, status = "not_significant", INCONCLUSIVE
-        reason = (f"R² = {r2:.2f} ≥ {TRACKS_R2}, but the slope is not significant (p = {p:.2g} ≥ {alpha:g}), "
-                  f"n = {n} models")
+    r2, b, n = float(law.r2), float(law.B), _models(method)
+    value = float(np.sign(b) * r2)
+    v = _null_verdict(nulls, "law_r2", value, n)
+    p = _or_none(nulls["law_r2"].p) if nulls is not None else None
     gap = method.gap
     return Claim(
-        id="lab_law", chapter=CHAPTER, section=SECTION_LADDER,
+        id="lab_law", chapter=CHAPTER, section=SECTION_LADDER, unit="models",
         statement="The latent index z tracks parameter count: ln θ = B z + c fits the reference models",
-        status=status, reason=reason, value=r2, n=n, p=p, min_n=LADDER_MIN_MODELS,
-        comparison=f"R² ≥ {TRACKS_R2} and slope B > 0 (OLS t-test, p < {alpha:g})",
-        source_value=f"R² = {PAPER_LAW_R2}",
-        extra={"B": b, "popular": float(gap["popular"].mean()) if len(gap) else float("nan"),
+        status=v.status, reason=v.reason, mechanical=v.mechanical, value=value, n=n, n_units=n, p=p,
+        min_n=LADDER_MIN_MODELS, source_value=f"R² = {PAPER_LAW_R2}",
+        comparison=f"R² signed by the slope B, above {PERMUTED_SIZES} (two-sided permutation p < {alpha:g})",
+        extra={"B": b, "r2": r2, "p_slope": _or_none(law.p_b),
+               "popular": float(gap["popular"].mean()) if len(gap) else float("nan"),
                "baseline": float(gap["baseline"].mean()) if len(gap) else float("nan"),
-               "popular_copies": str(popular_copies), "tracks_r2": TRACKS_R2, "finding": finding},
+               "popular_copies": str(popular_copies)},
+        **_null_kw(nulls, "law_r2"),
     )
 
 
-def _all_of(k: int, n: int, what: str) -> tuple[str, str]:
-    if n < LADDER_MIN_MODELS:
-        return INCONCLUSIVE, f"n = {n} models is below the minimum of {LADDER_MIN_MODELS}"
-    return (REPRODUCED if k == n else NOT_REPRODUCED), f"{k} of {n} {what}"
+def _share_claim(cid, statement, comparison, source_value, *, value, k, n, target, nulls, name, extra,
+                 interval=None) -> Claim:
+    """A ladder share held against the source's ``target`` and its permuted-size null."""
+    if interval is None:
+        interval = tuple(float(x) for x in wilson_interval(k, n)) if n else None
+    target_v = at_least(value=value, floor=target, interval=interval, n=n, min_n=LADDER_MIN_MODELS,
+                        unit="models")
+    v = against_target_and_null(target_v, _null_verdict(nulls, name, value, n))
+    p = _or_none(nulls[name].p) if nulls is not None else None
+    return Claim(id=cid, chapter=CHAPTER, section=SECTION_LADDER, statement=statement, status=v.status,
+                 reason=v.reason, mechanical=v.mechanical, value=value, interval=interval, n=n, n_units=n,
+                 p=p,
+                 min_n=LADDER_MIN_MODELS, comparison=comparison, source_value=source_value, unit="models",
+                 extra=extra, **_null_kw(nulls, name))
 
 
-def loo_claim(method: LadderMethod) -> Claim:
+def loo_claim(method: LadderMethod, nulls: LadderNulls | None = None) -> Claim:
     """Leave-one-out: every held-out prediction within a factor of two of the true
-    size, as all of the source's were."""
+    size, as all of the source's were, and more than under permuted sizes."""
     table = method.loo.table
     n, k = len(table), int(table["within_band"].sum())
-    status, reason = _all_of(k, n, "held-out predictions within a factor of two")
-    lo, hi = wilson_interval(k, n) if n else (float("nan"), float("nan"))
-    return Claim(
-        id="lab_loo_band", chapter=CHAPTER, section=SECTION_LADDER,
-        statement=("Leave-one-out predictions of the size, PCA refitted in every fold, all fall within a "
-                   "factor of two of the true size"),
-        status=status, reason=reason, value=method.loo.within_band, interval=(float(lo), float(hi)), n=n,
-        min_n=LADDER_MIN_MODELS, comparison="share of held-out predictions with 0.5 ≤ θ̂/θ ≤ 2 equals 1",
-        source_value=f"{100 * PAPER_LOO_BAND:.0f}% (LOO R² = {PAPER_LOO_R2})",
-        extra={"k": k, "r2_log": float(method.loo.r2_log)},
-    )
+    return _share_claim(
+        "lab_loo_band",
+        ("Leave-one-out predictions of the size, PCA refitted in every fold, all fall within a factor of two "
+         "of the true size"),
+        f"share of held-out predictions with 0.5 ≤ θ̂/θ ≤ 2 equals 1, and above {PERMUTED_SIZES}",
+        f"{100 * PAPER_LOO_BAND:.0f}% (LOO R² = {PAPER_LOO_R2})",
+        value=float(method.loo.within_band) if n else None, k=k, n=n, target=PAPER_LOO_BAND, nulls=nulls,
+        name="loo_band", extra={"k": k, "r2_log": float(method.loo.r2_log)})
 
 
-def bounds_claim(method: LadderMethod) -> Claim:
+def bounds_claim(method: LadderMethod, nulls: LadderNulls | None = None) -> Claim:
     """Every ladder model's best lower bound is at or below its true size, as every
-    bound of the source's Table II is."""
+    bound of the source's Table II is, and more often than under permuted sizes."""
     bounds = method.bounds
     n, k = len(bounds), int(bounds["valid"].sum())
     table2 = load_paper_table("table2")
-    status, reason = _all_of(k, n, "best lower bounds at or below the true size")
-    return Claim(
-        id="lab_bounds_valid", chapter=CHAPTER, section=SECTION_LADDER,
-        statement="The best lower bound, the larger of the absolute and the relative one, is valid",
-        status=status, reason=reason, value=k / n if n else None, n=n, min_n=LADDER_MIN_MODELS,
-        comparison="every best lower bound ≤ the true size",
-        source_value=f"{int((table2['best_lb'] <= table2['size']).sum())} of {len(table2)} (Table II)",
-        extra={"k": k, "invalid": _invalid_records(getattr(method, "invalid", None))},
-    )
+    return _share_claim(
+        "lab_bounds_valid", "The best lower bound, the larger of the absolute and the relative one, is valid",
+        f"every best lower bound ≤ the true size, and more of them than under {PERMUTED_SIZES}",
+        f"{int((table2['best_lb'] <= table2['size']).sum())} of {len(table2)} (Table II)",
+        value=k / n if n else None, k=k, n=n, target=1.0, nulls=nulls, name="bounds_valid",
+        extra={"k": k, "invalid": _invalid_records(getattr(method, "invalid", None))})
 
 
 def _invalid_records(invalid: pd.DataFrame | None) -> list[dict]:
@@ -278,27 +352,63 @@ def _invalid_records(invalid: pd.DataFrame | None) -> list[dict]:
     return out
 
 
-def pairwise_claims(method: LadderMethod, tau: float = PAIRWISE_TAU) -> list[Claim]:
-    """Precision and recall of the pairwise test's "f is larger" decisions at τ,
-    each against the lowest the source reports over τ from 0.01 to 0.70."""
+def _rate_interval(method, what: str, tau: float, alpha: float) -> tuple[float, float] | None:
+    """Precision or recall over resampled models (the pairs share their models)."""
+    pairs, theta = getattr(method, "pairs", None), getattr(method, "theta", None)
+    if pairs is None or theta is None or not len(pairs):
+        return None
+    models = list(theta.index)
+    where = {m: i for i, m in enumerate(models)}
+    i, j = pairs["f"].map(where).to_numpy(), pairs["g"].map(where).to_numpy()
+    decided = np.zeros((len(models),) * 2)
+    truth = np.zeros_like(decided)
+    decided[i, j] = pairs["pvalue"].to_numpy() <= alpha
+    truth[i, j] = truly_larger(theta.reindex(pairs["f"]).to_numpy(float),
+                               theta.reindex(pairs["g"]).to_numpy(float), tau)
+    positive = decided if what == "precision" else truth
+    hit = decided * truth
+
+    def stat(w):
+        total = float((w * positive).sum())
+        return float((w * hit).sum()) / total if total else float("nan")
+
+    lo, hi = pair_bootstrap(len(models), stat)
+    return (lo, hi) if _finite(lo) and _finite(hi) else None
+
+
+def pairwise_claims(method: LadderMethod, tau: float = PAIRWISE_TAU, alpha: float = PAPER_ALPHA,
+                    nulls: LadderNulls | None = None) -> list[Claim]:
+    """Precision and recall of the pairwise test's "f is larger" decisions at τ, each
+    against the lowest the source reports over τ from 0.01 to 0.70 and against its
+    permuted-size null; the interval resamples models (the pairs share them)."""
     row = sweep_at(method.sweep, tau)
     tp = int(row["tp"])
+    n_models = _models(method)
     out = []
-    for cid, what, n, floor, words in (
+    for cid, what, n_pairs, floor, words in (
         ("lab_precision", "precision", tp + int(row["fp"]), PAPER_PRECISION_MIN, "pairs decided larger"),
         ("lab_recall", "recall", tp + int(row["fn"]), PAPER_RECALL_MIN, "pairs truly larger"),
     ):
+        statement = f"The pairwise test's {what} stays at or above {floor:g} for size gaps τ up to 0.70"
+        kw = dict(section=SECTION_LADDER, source_value=f"≥ {floor:g}", unit="models", n_units=n_models,
+                  extra={"tau": float(row["tau"]), "what": what, "n_pairs": n_pairs, "words": words},
+                  comparison=(f"{what} at τ = {float(row['tau']):g} ≥ the source's lowest over τ in "
+                              f"[0.01, 0.70] (95% interval over resampled models), and above "
+                              f"{PERMUTED_SIZES}"))
         value = float(row[what])
-        lo, hi = wilson_interval(tp, n) if n else (float("nan"), float("nan"))
-        status, reason = at_least(value=value, floor=floor, interval=(float(lo), float(hi)), n=n,
-                                  min_n=PAIRS_MIN, what=words)
-        out.append(Claim(
-            id=cid, chapter=CHAPTER, section=SECTION_LADDER,
-            statement=f"The pairwise test's {what} stays at or above {floor:g} for size gaps τ up to 0.70",
-            status=status, reason=reason, value=value, interval=(float(lo), float(hi)), n=n, min_n=PAIRS_MIN,
-            comparison=f"{what} at τ = {float(row['tau']):g} ≥ the source's lowest over τ in [0.01, 0.70]",
-            source_value=f"≥ {floor:g}", extra={"tau": float(row["tau"]), "what": what},
-        ))
+        if not n_pairs or not _finite(value):
+            out.append(not_testable(cid, CHAPTER, statement, f"this run has no {words}", n=n_pairs, **kw))
+            continue
+        interval = _rate_interval(method, what, float(row["tau"]), alpha)
+        if interval is None:
+            interval = tuple(float(x) for x in wilson_interval(tp, n_pairs))
+        target_v = at_least(value=value, floor=floor, interval=interval, n=n_models, min_n=LADDER_MIN_MODELS,
+                            unit="models")
+        v = against_target_and_null(target_v, _null_verdict(nulls, what, value, n_models))
+        out.append(Claim(id=cid, chapter=CHAPTER, statement=statement, status=v.status, reason=v.reason,
+                         mechanical=v.mechanical, value=value, interval=interval, n=n_pairs,
+                         p=_or_none(nulls[what].p) if nulls is not None else None, min_n=LADDER_MIN_MODELS,
+                         **_null_kw(nulls, what), **kw))
     return out
 
 
@@ -311,117 +421,135 @@ def law_coefficients_claim(method: LadderMethod | None = None) -> Claim:
         "(θ in billions)",
         "the ladder's index and sizes are in the lab's units, so its A and B cannot be compared",
         source_value=f"A = {PAPER_LAW[0]}, B = {PAPER_LAW[1]}", section=SECTION_SOURCE, extra=extra,
+        unit="models", n_units=None if method is None else _models(method),
+        control_reason="no value to compare: the lab's units are not the source's",
     )
 
 
-def loo_r2_claim(method: LadderMethod, tokens: str = "") -> Claim:
-    """The leave-one-out R² on the log scale (PCA refitted in every fold) is at
-    least the source's 0.9387: reproduced at or above it, not reproduced when its
-    95% bootstrap interval over the held-out models lies below it. Not by design,
+def loo_r2_claim(method: LadderMethod, tokens: str = "", nulls: LadderNulls | None = None) -> Claim:
+    """The leave-one-out R² on the log scale (PCA refitted in every fold) is at least
+    the source's 0.9387 (not reproduced only when its 95% bootstrap interval over the
+    held-out models lies below it) and above its permuted-size null. Not by design,
     since the ladder varies shape (depth and width) beside size; but every ladder
     model is trained on the same corpus for the same ``tokens``, so Assumption 1
-    holds by construction and a good fit is partly built in (said in ``extra``)."""
+    holds by construction and a good fit is partly built in (said in the text)."""
     table = method.loo.table
     n, value = len(table), float(method.loo.r2_log)
     interval = tuple(float(v) for v in getattr(method, "loo_r2_ci", (float("nan"), float("nan"))))
-    status, reason = at_least(value=value, floor=PAPER_LOO_R2, interval=interval, n=n,
-                              min_n=LADDER_MIN_MODELS, what="models")
+    interval = interval if all(map(_finite, interval)) else None
+    target_v = at_least(value=value if _finite(value) else None, floor=PAPER_LOO_R2, interval=interval, n=n,
+                        min_n=LADDER_MIN_MODELS, unit="models")
+    v = against_target_and_null(target_v, _null_verdict(nulls, "loo_r2", value, n))
     return Claim(
-        id="lab_loo_r2", chapter=CHAPTER, section=SECTION_LADDER,
+        id="lab_loo_r2", chapter=CHAPTER, section=SECTION_LADDER, unit="models",
         statement=("The law generalizes to a held-out model: leave-one-out R² of ln θ, PCA refitted in "
                    "every fold, is as high as the source's"),
-        status=status, reason=reason, value=value, interval=interval, n=n, min_n=LADDER_MIN_MODELS,
-        comparison=f"leave-one-out R² ≥ {PAPER_LOO_R2} (95% bootstrap interval over held-out models)",
+        status=v.status, reason=v.reason, mechanical=v.mechanical, value=value, interval=interval, n=n,
+        n_units=n, p=_or_none(nulls["loo_r2"].p) if nulls is not None else None, min_n=LADDER_MIN_MODELS,
+        comparison=(f"leave-one-out R² ≥ {PAPER_LOO_R2} (95% bootstrap interval over held-out models), and "
+                    f"above {PERMUTED_SIZES}"),
         source_value=f"R² = {PAPER_LOO_R2} ({len(load_paper_table('table1'))} dense models)",
-        extra={"tokens": str(tokens), "in_sample_r2": float(method.law.r2)},
+        extra={"tokens": str(tokens), "in_sample_r2": float(method.law.r2)}, **_null_kw(nulls, "loo_r2"),
     )
 
 
-def _agreement_parts(method: LadderMethod):
+def lab_agreement_claims(method: LadderMethod, tokens: str = "") -> list[Claim]:
+    """Appendix B on the ladder. ``lab_agreement``: the mean ρ of the popular-text
+    rankings over every pair of ladder models is higher than on the baseline texts
+    (unit: models; p from the group labels permuted among the texts; by design,
+    :data:`AGREEMENT_BY_DESIGN`). ``lab_agreement_families``: the mean ρ within a
+    family is as high as across families, within the source's spread between its
+    groups (:data:`AGREEMENT_GROUP_TOLERANCE`), its interval over resampled models
+    and its p from the families permuted among the models. Not by design: the
+    families differ in shape, which the lab leaves free to change the ranking."""
     agreement = getattr(method, "agreement", None)
     families = getattr(method, "families", None)
-    return agreement, (0 if families is None else int(families.nunique()))
-
-
-def lab_agreement_claims(method: LadderMethod, tokens: str = "") -> list[Claim]:
-    """Appendix B on the ladder: ``lab_agreement``, the mean ρ of the popular-text
-    rankings over every pair of ladder models is higher than on the baseline texts
-    (two-sided Mann–Whitney U), and ``lab_agreement_families``, the mean ρ within a
-    family is as high as across families (within the source's spread between its
-    groups, :data:`AGREEMENT_GROUP_TOLERANCE`). Both by design: every ladder model
-    is trained on the same corpus, so Assumption 1 holds by construction."""
-    agreement, n_families = _agreement_parts(method)
-    kw = dict(section=SECTION_LADDER, by_design=True)
+    kw = dict(section=SECTION_LADDER)
     s_pop = ("Ladder models agree more on which popular texts they predict best than on which baseline "
              "texts they do (Appendix B)")
-    src_pop = f"ρ̄ = {PAPER_RHO_POPULAR} vs {PAPER_RHO_BASELINE}, Mann–Whitney p = {PAPER_RHO_P:.1e}"
-    cmp_pop = "mean Spearman ρ, popular − baseline > 0 (two-sided Mann–Whitney U)"
     groups = ", ".join(f"{v} ({k})" for k, v in PAPER_RHO_GROUPS.items())
     s_fam = "Models agree on which popular texts they know as much within a group as across groups"
     src_fam = f"within groups ρ̄ = {groups}; all pairs {PAPER_RHO_POPULAR}"
-    cmp_fam = f"|ρ̄ within − ρ̄ across families| ≤ {AGREEMENT_GROUP_TOLERANCE:g}"
+    cmp_fam = (f"|ρ̄ within − ρ̄ across families| ≤ {AGREEMENT_GROUP_TOLERANCE:g} (95% interval over resampled "
+               "models; p from the families permuted among the models)")
     if agreement is None:
         why = "it needs the ladder's families and two models with an answer on every text"
-        return [not_testable("lab_agreement", CHAPTER, s_pop, why, source_value=src_pop, comparison=cmp_pop,
-                             **kw),
+        return [not_testable("lab_agreement", CHAPTER, s_pop, why, source_value=AGREEMENT_SOURCE,
+                             comparison=AGREEMENT_COMPARISON, unit="models", by_design=True,
+                             by_design_reason=AGREEMENT_BY_DESIGN, **kw),
                 not_testable("lab_agreement_families", CHAPTER, s_fam, why, source_value=src_fam,
-                             comparison=cmp_fam, **kw)]
+                             comparison=cmp_fam, unit="models", **kw)]
     check, fam = agreement.check, agreement.families
-    summary = check.summary.set_index("group")
-    pop, base = float(summary.loc["popular", "mean_rho"]), float(summary.loc["baseline", "mean_rho"])
-    n = int(check.popular["rho"].notna().sum())
-    status, reason = directional(value=pop - base, null=0.0, p=check.mwu_pvalue, n=n,
-                                 min_n=AGREEMENT_MIN_PAIRS)
-    first = Claim(id="lab_agreement", chapter=CHAPTER, statement=s_pop, status=status, reason=reason,
-                  comparison=cmp_pop, value=pop - base, n=n, p=check.mwu_pvalue, min_n=AGREEMENT_MIN_PAIRS,
-                  source_value=src_pop, extra={"popular": pop, "baseline": base, "tokens": str(tokens)}, **kw)
-    n_fam = fam.n_within + fam.n_across
+    first = _agreement_claim("lab_agreement", s_pop, check, getattr(method, "acc", None),
+                             {"tokens": str(tokens)}, source_value=AGREEMENT_SOURCE,
+                             comparison=AGREEMENT_COMPARISON, by_design=True,
+                             by_design_reason=AGREEMENT_BY_DESIGN, **kw)
+    models = pair_models(check.popular)
+    r = pairs_matrix(check.popular, models)
+    labels = pd.Series(families).reindex(models).to_numpy(dtype=object)
+    same = labels[:, None] == labels[None, :]
     diff = fam.within - fam.across if fam.n_within and fam.n_across else None
-    status, reason = within(value=diff, target=0.0, tolerance=AGREEMENT_GROUP_TOLERANCE, n=n_fam,
-                            min_n=AGREEMENT_MIN_PAIRS)
+    lo, hi = pair_bootstrap(len(models), lambda w: weighted_mean(r, same)(w) - weighted_mean(r, ~same)(w))
+    interval = (lo, hi) if _finite(lo) and _finite(hi) else None
+    null = family_label_null(r, labels) if diff is not None else None
+    status, reason = within(value=diff, target=0.0, tolerance=AGREEMENT_GROUP_TOLERANCE, n=len(models),
+                            min_n=AGREEMENT_MIN_MODELS, interval=interval, unit="models")
     second = Claim(id="lab_agreement_families", chapter=CHAPTER, statement=s_fam, status=status,
-                   reason=reason, comparison=cmp_fam, value=diff, n=n_fam, p=fam.mwu_pvalue,
-                   min_n=AGREEMENT_MIN_PAIRS, source_value=src_fam,
+                   reason=reason, comparison=cmp_fam, value=diff, interval=interval,
+                   n=fam.n_within + fam.n_across,
+                   n_units=len(models), p=_or_none(null.p) if null is not None else None,
+                   min_n=AGREEMENT_MIN_MODELS, source_value=src_fam, unit="models",
+                   null_kind="permutation" if null is not None else "none",
+                   null_value=_or_none(null.null_value) if null is not None else None,
+                   control_value=_or_none(null.null_value) if null is not None else None,
+                   control_reason=("families permuted among the models" if null is not None
+                                   else "no difference to permute"),
                    extra={"within": fam.within, "across": fam.across, "n_within": fam.n_within,
-                          "n_across": fam.n_across, "n_families": n_families,
-                          "tolerance": AGREEMENT_GROUP_TOLERANCE}, **kw)
+                          "n_across": fam.n_across, "n_families": int(len(set(labels))),
+                          "mwu_p": _or_none(fam.mwu_pvalue), "tolerance": AGREEMENT_GROUP_TOLERANCE}, **kw)
     return [first, second]
 
 
 def ladder_claims(method: LadderMethod, popular_copies: str = "", alpha: float = PAPER_ALPHA,
-                  tokens: str = "") -> list[Claim]:
+                  tokens: str = "", nulls: LadderNulls | None = None) -> list[Claim]:
     """The lab ladder's claims: the law, leave-one-out (band and R²), bounds,
-    precision, recall, Appendix B on the ladder and the source's coefficients."""
-    return [law_claim(method, popular_copies, alpha), loo_claim(method), loo_r2_claim(method, tokens),
-            bounds_claim(method), *pairwise_claims(method), *lab_agreement_claims(method, tokens),
+    precision, recall, Appendix B on the ladder and the source's coefficients, each
+    against ``nulls`` (:func:`~analysis.size.nulls.ladder_nulls`) where it has one."""
+    return [law_claim(method, popular_copies, alpha, nulls=nulls), loo_claim(method, nulls=nulls),
+            loo_r2_claim(method, tokens, nulls=nulls), bounds_claim(method, nulls=nulls),
+            *pairwise_claims(method, alpha=alpha, nulls=nulls), *lab_agreement_claims(method, tokens),
             law_coefficients_claim(method)]
 
 
 def calibration_status(*, rate: float, se: float, n: int, alpha: float) -> tuple[str, str, float]:
-    """Status, reason and one-sided z-test p-value of "the false-positive rate
-    under a true null holds its level": reproduced when ``rate`` ≤ α + 2 se."""
+    """Status, reason and exact one-sided binomial p (the rate above α) of "the
+    false-positive rate under a true null holds its level": :func:`within` the band
+    [0, α + 2 se] (a conservative test holds its level too); a miss is not
+    reproduced only when the rate's 95% Wilson interval lies wholly above it."""
     limit = alpha + CALIBRATION_SE * se
-    p = float(stats.norm.sf((rate - alpha) / se)) if se > 0 else float("nan")
-    bound = f"α + {CALIBRATION_SE:g} se = {limit:.3f}"
-    if n < CALIBRATION_MIN_REPS:
-        return INCONCLUSIVE, f"n = {n} replicates is below the minimum of {CALIBRATION_MIN_REPS}", p
-    if rate <= limit:
-        return REPRODUCED, f"{rate:.3f} ≤ {bound}, n = {n} replicates", p
-    return NOT_REPRODUCED, f"{rate:.3f} > {bound} (one-sided z-test p = {p:.2g}), n = {n} replicates", p
+    k = int(round(rate * n))
+    p = float(stats.binomtest(k, n, alpha, alternative="greater").pvalue) if n else float("nan")
+    interval = tuple(float(x) for x in wilson_interval(k, n)) if n else None
+    status, reason = at_least(value=rate, floor=0.0, ceiling=limit, interval=interval, n=n,
+                              min_n=CALIBRATION_MIN_REPS, unit="replicates")
+    return status, reason, p
 
 
 def calibration_claims(cal: pd.DataFrame, alpha: float = PAPER_ALPHA,
                        kinds: Sequence[str] = KIND_ORDER) -> list[Claim]:
     """Per block-score kind: the pairwise test rejects a true null at most at its
-    level, i.e. its false-positive rate is at most α + 2 standard errors (``cal``
-    from :func:`~analysis.size.method_calibration.calibration`)."""
+    level, i.e. its false-positive rate lies in [0, α + 2 se] (``cal`` from
+    :func:`~analysis.size.method_calibration.calibration`). The replicates are the
+    unit (each an independent pair of resamples); the exact null of the count of
+    rejections is Binomial(n, α)."""
     at = cal[np.isclose(cal["alpha"].astype(float), alpha)].set_index("kind") if len(cal) else pd.DataFrame()
     out = []
     for kind in kinds:
         cid = f"calibration_{kind}"
         statement = f"The pairwise test, {KIND_STATEMENTS[kind]}, rejects a true null at most at its level α"
-        kw = dict(section=SECTION_CALIBRATION, source_value=f"α = {alpha:g}",
-                  comparison=f"false-positive rate ≤ α + {CALIBRATION_SE:g} se, two resamples of one model")
+        kw = dict(section=SECTION_CALIBRATION, source_value=f"α = {alpha:g}", unit="replicates",
+                  comparison=(f"false-positive rate ≤ α + {CALIBRATION_SE:g} se, two resamples of one model "
+                              "(not reproduced when its 95% Wilson interval lies above)"))
         if kind not in at.index:
             out.append(not_testable(cid, CHAPTER, statement, "the model it resamples has no scorable answer",
                                     extra={"kind": kind}, **kw))
@@ -429,7 +557,13 @@ def calibration_claims(cal: pd.DataFrame, alpha: float = PAPER_ALPHA,
         r = at.loc[kind]
         rate, se, n = float(r["false_positive_rate"]), float(r["se"]), int(r["n_rep"])
         status, reason, p = calibration_status(rate=rate, se=se, n=n, alpha=alpha)
+        k = int(round(rate * n))
         out.append(Claim(id=cid, chapter=CHAPTER, statement=statement, status=status, reason=reason,
-                         value=rate, n=n, p=p, min_n=CALIBRATION_MIN_REPS,
-                         extra={"kind": kind, "alpha": alpha, "se": se}, **kw))
+                         value=rate, interval=tuple(float(x) for x in wilson_interval(k, n)), n=n, n_units=n,
+                         p=p,
+                         min_n=CALIBRATION_MIN_REPS, null_kind="analytic", null_value=alpha,
+                         control_reason=("the replicates are themselves a true null: two resamples of one "
+                                         "model"),
+                         extra={"kind": kind, "alpha": alpha, "se": se, "limit": alpha + CALIBRATION_SE * se},
+                         **kw))
     return out

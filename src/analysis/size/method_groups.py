@@ -124,7 +124,8 @@ def group_gap(acc_table: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.
     interval on the gap.
 
     Returns one row per model: ``popular``, ``baseline`` (mean α̂ over texts and
-    lengths), ``gap``, ``ci_lo``, ``ci_hi``, ``n_popular``, ``n_baseline`` (texts).
+    lengths), ``gap``, ``ci_lo``, ``ci_hi``, ``n_popular``, ``n_baseline`` (texts) and
+    ``n_rows`` (the model's rows of ``acc_table``: texts × prefix lengths).
     """
     rng = np.random.default_rng(seed)
     rows = []
@@ -137,7 +138,8 @@ def group_gap(acc_table: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.
         boots = (rng.choice(pop, (n_boot, len(pop))).mean(1) - rng.choice(base, (n_boot, len(base))).mean(1))
         rows.append({"model": model, "popular": pop.mean(), "baseline": base.mean(),
                      "gap": pop.mean() - base.mean(), "ci_lo": np.quantile(boots, 0.025),
-                     "ci_hi": np.quantile(boots, 0.975), "n_popular": len(pop), "n_baseline": len(base)})
+                     "ci_hi": np.quantile(boots, 0.975), "n_popular": len(pop), "n_baseline": len(base),
+                     "n_rows": len(g)})
     return pd.DataFrame(rows)
 
 

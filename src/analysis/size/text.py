@@ -11,17 +11,24 @@ from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
-from analysis.core.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, Claim
+from analysis.core.claim_text import verdict
+from analysis.core.claims import (
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    NOT_TESTABLE,
+    REPRODUCED,
+    SOURCE,
+    SOURCE_STATUSES,
+    Claim,
+)
 from analysis.core.fmt import fmt_p
 from analysis.size.method_groups import complete_models
 
-STATUS_WORDS = {REPRODUCED: "Reproduced", NOT_REPRODUCED: "Not reproduced", INCONCLUSIVE: "Inconclusive",
-                NOT_TESTABLE: "Not testable here"}
 #: a calibration claim's status, said of its block-score kind
 _LEVEL = {REPRODUCED: "holds its level", NOT_REPRODUCED: "exceeds its level",
-          INCONCLUSIVE: "too few replicates to tell"}
+          INCONCLUSIVE: "cannot tell from this run"}
 _RUN_KIND = {REPRODUCED: "which hold their level here", NOT_REPRODUCED: "which do not hold their level here",
-             INCONCLUSIVE: "but too few replicates ran to tell whether they hold their level"}
+             INCONCLUSIVE: "but this run cannot tell whether they hold their level"}
 _KIND_WORDS = {"raw": "the source's formula on raw accuracies",
                "lifted": "the source's formula on lifted accuracies",
                "all": "this book's reading, raw and lifted accuracies averaged together"}
@@ -39,12 +46,6 @@ def _num(x, spec: str) -> str:
     return format(float(x), spec) if _defined(x) else "undefined"
 
 
-def verdict(claim: Claim) -> str:
-    """The status and its reason, e.g. ``**Reproduced**: 0.88 ≥ 0.83, n = 41 pairs.``"""
-    by = " (by design)" if claim.by_design else ""
-    return f"**{STATUS_WORDS[claim.status]}**{by}: {claim.reason}."
-
-
 def _gap(c: Claim) -> str:
     model = c.extra["model"]
     if c.status == NOT_TESTABLE:
@@ -58,10 +59,19 @@ def _gap(c: Claim) -> str:
 def _agreement(c: Claim) -> str:
     if c.status == NOT_TESTABLE:
         return f"Appendix B's comparison cannot be made on this run. {verdict(c)}"
-    p = f"Mann–Whitney p {fmt_p(c.p)}" if c.p is not None else "no Mann–Whitney test"
     popular, baseline = _num(c.extra["popular"], ".3f"), _num(c.extra["baseline"], ".3f")
-    return (f"Over {c.n} model pairs the mean rank correlation is {popular} on the popular texts and "
-            f"{baseline} on the baseline texts ({p}); the source reports {c.source_value}. {verdict(c)}")
+    return (f"Over {c.n_units} models ({c.n} pairs) the mean rank correlation is {popular} on the popular "
+            f"texts and {baseline} on the baseline texts ({_agreement_p(c)}); the source reports "
+            f"{c.source_value}. {verdict(c)}")
+
+
+def _agreement_p(c: Claim) -> str:
+    """The p of an agreement claim in words: the permutation over texts (or models),
+    and the Mann–Whitney p over pairs, which treats pairs sharing a model as independent."""
+    perm = f"permutation p {fmt_p(c.p)}" if c.p is not None else "no permutation test"
+    mwu = c.extra.get("mwu_p")
+    return perm + (f"; Mann–Whitney p over the pairs, which share their models, {fmt_p(mwu)}"
+                   if mwu is not None else "")
 
 
 def _law(c: Claim) -> str:
@@ -72,20 +82,16 @@ def _law(c: Claim) -> str:
     else:
         accuracy = ("have no next-word accuracy to average (no scorable answer on the popular excerpts or "
                     "the held-out stories)")
-    finding = x["finding"]
-    if finding == "tracks":
-        lead = f"On this ladder the index tracks size (R² = {c.value:.2f}): the models {accuracy}."
-    elif finding == "against":
-        lead = (f"On this ladder the index runs against size (R² = {c.value:.2f}, slope {x['B']:.2f}): "
-                f"the models {accuracy}.")
-    elif finding == "low_r2":
-        lead = (f"On this ladder the index does not track size (R² = {c.value:.2f}, below "
-                f"{x['tracks_r2']}). The models {accuracy}; each excerpt is in the corpus "
-                f"{x['popular_copies']} times. Where the profiles carry little memorization, the first "
-                "component follows family and sampling noise more than size.")
+    null = (f", against {_num(c.null_value, '.2f')} with the sizes permuted among the models"
+            if c.null_value is not None else "")
+    if x["B"] <= 0:
+        lead = f"On this ladder the index runs against size (R² = {x['r2']:.2f}, slope {x['B']:.2f}{null})"
+    elif c.status == REPRODUCED:
+        lead = f"On this ladder the index tracks size (R² = {x['r2']:.2f}{null})"
     else:
-        lead = f"On this ladder the index may track size (R² = {c.value:.2f}): the models {accuracy}."
-    return f"{lead} {verdict(c)} The source's fit has {c.source_value}."
+        lead = f"On this ladder the index may track size (R² = {x['r2']:.2f}{null})"
+    copies = f"; each excerpt is in the corpus {x['popular_copies']} times" if x.get("popular_copies") else ""
+    return f"{lead}: the models {accuracy}{copies}. {verdict(c)} The source's fit has {c.source_value}."
 
 
 def _loo(c: Claim) -> str:
@@ -104,8 +110,11 @@ def _rate(c: Claim) -> str:
     if c.value is None:  # a ratio over no pair: 0/0
         return (f"At τ = {c.extra['tau']:g} {_NO_PAIRS[what]} (n = {c.n or 0}), so the test's {what} is "
                 f"undefined; {source}. {verdict(c)}")
-    interval = f" (95% interval {c.interval[0]:.2f} to {c.interval[1]:.2f})" if c.interval else ""
-    return f"At τ = {c.extra['tau']:g} the test's {what} is {c.value:.2f}{interval}; {source}. {verdict(c)}"
+    interval = (f" (95% interval {c.interval[0]:.2f} to {c.interval[1]:.2f} over resampled models)"
+                if c.interval else "")
+    pairs = f" over {c.n} {_PAIRS[what]}" if c.n else ""
+    return (f"At τ = {c.extra['tau']:g} the test's {what} is {c.value:.2f}{pairs}{interval}; {source}. "
+            f"{verdict(c)}")
 
 
 def _pairwise_part(what: str, value, n: int) -> str:
@@ -145,20 +154,21 @@ def _loo_r2(c: Claim) -> str:
 
 
 def _lab_agreement(c: Claim) -> str:
-    p = f"Mann–Whitney p {fmt_p(c.p)}" if c.p is not None else "no Mann–Whitney test"
-    return (f"Over {c.n} pairs of ladder models the mean rank correlation of per-text accuracy is "
-            f"{c.extra['popular']:.3f} on the popular excerpts and {c.extra['baseline']:.3f} on the baseline "
-            f"stories ({p}); the source reports {c.source_value}. Every ladder model was trained on the same "
-            f"excerpts at the same copies and on none of the stories, so the lab builds in what this check "
-            f"looks for. {verdict(c)}")
+    return (f"Over {c.n_units} ladder models ({c.n} pairs) the mean rank correlation of per-text accuracy "
+            f"is {c.extra['popular']:.3f} on the popular excerpts and {c.extra['baseline']:.3f} on the "
+            f"baseline stories ({_agreement_p(c)}); the source reports {c.source_value}. Every ladder model "
+            f"was trained on the same excerpts at the same copies and on none of the stories, so the lab "
+            f"builds in what this check looks for. {verdict(c)}")
 
 
 def _lab_families(c: Claim) -> str:
     x = c.extra
-    p = f"Mann–Whitney p {fmt_p(c.p)}" if c.p is not None else "no Mann–Whitney test"
+    interval = (f", 95% interval {c.interval[0]:+.3f} to {c.interval[1]:+.3f} over resampled models"
+                if c.interval else "")
     return (f"Within a family ({x['n_within']} pairs) the mean rank correlation on the popular excerpts is "
             f"{x['within']:.3f}, across the {x['n_families']} families ({x['n_across']} pairs) "
-            f"{x['across']:.3f} ({p}); the source reports {c.source_value}. {verdict(c)}")
+            f"{x['across']:.3f} (difference {c.value:+.3f}{interval}; {_agreement_p(c)}); the source "
+            f"reports {c.source_value}. {verdict(c)}")
 
 
 _RENDERERS = (("gap_", _gap), ("agreement", _agreement), ("lab_law", _law), ("lab_loo_band", _loo),
@@ -178,6 +188,17 @@ def render(claim: Claim) -> str:
     if claim.value is None:
         return f"{claim.statement}: this run has no value for it. {verdict(claim)}"
     return f"{claim.statement}. {verdict(claim)}"
+
+
+def source_counts(claims: Iterable[Claim]) -> str:
+    """How many of the chapter's source claims have each status, in a sentence
+    (the chapter summary's count, computed from the claims)."""
+    source = [c for c in claims if c.kind == SOURCE]
+    counts = {s: sum(c.status == s for c in source) for s in SOURCE_STATUSES}
+    mech = sum(c.mechanical for c in source)
+    parts = ", ".join(f"{counts[s]} {s}" for s in SOURCE_STATUSES)
+    extra = f" ({mech} of them mechanical)" if mech else ""
+    return f"Of the chapter's {len(source)} source claims, {parts}{extra}."
 
 
 def gap_text(claims: Iterable[Claim]) -> str:
@@ -314,6 +335,26 @@ def ladder_values(method) -> dict[str, str]:
             "lab_agree_popular": _fmt(summary["popular"], ".3f"),
             "lab_agree_baseline": _fmt(summary["baseline"], ".3f"),
             "lab_agree_family_p": _fmt(fam.mwu_pvalue, ".2g")}
+
+
+def null_values(nulls, claims: Iterable[Claim]) -> dict[str, str]:
+    """The ladder's permuted-size null medians (``nulls`` of
+    :func:`~analysis.size.nulls.ladder_nulls`) and the permutation p of its two
+    agreement claims, as strings to glue; "undefined" where there is none."""
+    by_id = {c.id: c for c in claims}
+
+    def p(cid):
+        c = by_id.get(cid)
+        return "undefined" if c is None or c.p is None else f"{c.p:.2g}"
+
+    def pct(x):
+        return f"{100 * float(x):.0f}%" if _defined(x) else "undefined"
+
+    return {"lab_null_r2": _fmt(nulls["law_r2"].null_value, ".2f"),
+            "lab_null_band": pct(nulls["loo_band"].null_value),
+            "lab_null_loo_r2": _fmt(nulls["loo_r2"].null_value, ".2f"),
+            "lab_null_valid": pct(nulls["bounds_valid"].null_value),
+            "lab_agree_perm_p": p("lab_agreement"), "lab_agree_family_perm_p": p("lab_agreement_families")}
 
 
 #: what each ablation run breaks, by run name (analysis.lab.ladder._profile)
