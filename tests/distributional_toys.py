@@ -80,17 +80,27 @@ def toy_mem_inputs():
     return {("knowledge", 3): table}, log_llm, log_inf
 
 
-def mem_rows(rows, pairs=100):
-    """A Mem table from (task, n, model, params, lm, rho, pvalue) rows, no filter."""
+def toy_null(n_perm=200, scale=0.05, seed=0):
+    """Draws of a cluster permutation null: normal around 0 with sd ``scale``."""
+    return np.random.default_rng(seed).normal(0, scale, n_perm)
+
+
+def mem_rows(rows, pairs=100, units=40, control_rho=0.0, control_p=0.5):
+    """A Mem table from (task, n, model, params, lm, rho, pvalue) rows, no filter, with
+    the columns :func:`analysis.distributional.cluster_mem_table` adds (``units`` per
+    row, a null of 200 draws around 0 shared by the rows, the control's ρ and p)."""
     t = pd.DataFrame(rows, columns=["task", "n", "model", "params", "lm", "rho", "pvalue"])
-    return t.assign(filter="no filter", pairs=pairs)
+    null = toy_null()
+    return t.assign(filter="no filter", pairs=pairs, pvalue_pairs=t["pvalue"], units=units, null_rho=0.0,
+                    null=pd.Series([null] * len(t), index=t.index, dtype=object), control_rho=control_rho,
+                    control_pvalue=control_p)
 
 
 def trend_of(rho, pvalue, params=(10, 20, 30)):
     return D.Trend(np.asarray(params, float), np.asarray(rho, float), np.asarray(pvalue, float))
 
 
-def ladder_mem(task, rhos, pvalues, lm="task-gram", n=3, pairs=100):
+def ladder_mem(task, rhos, pvalues, lm="task-gram", n=3, pairs=100, units=40, control_rho=0.0, control_p=0.5):
     """A Mem table of one task, n and corpus LM over len(rhos) models m0, m1, … of sizes 10, 20, …"""
     rows = [(task, n, f"m{i}", 10 * (i + 1), lm, r, p) for i, (r, p) in enumerate(zip(rhos, pvalues))]
-    return mem_rows(rows, pairs=pairs)
+    return mem_rows(rows, pairs=pairs, units=units, control_rho=control_rho, control_p=control_p)

@@ -1,7 +1,10 @@
-"""The distributional chapter's decisions (analysis.distributional.claims), by value on
-hand-computed fixtures: status, value, n and p of each claim."""
+"""The distributional chapter's decisions (analysis.distributional.claims) and its
+inference over whole units (analysis.distributional.inference), by value on
+hand-computed fixtures: status, value, unit, n_units, null, control and Holm family."""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pandas as pd
@@ -9,52 +12,127 @@ import pytest
 from scipy.stats import binomtest, spearmanr
 
 from analysis import distributional as D
-from analysis.core.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, from_json, to_json
+from analysis.core.claims import (
+    DOES_NOT_HOLD,
+    EXTENSION,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    NOT_TESTABLE,
+    REPRODUCED,
+    SOURCE,
+    UNITS,
+    from_json,
+    to_json,
+)
 from analysis.distributional import claims as C
-from distributional_toys import ladder3, ladder_mem, toy_mem_inputs, trend_of
+from analysis.distributional import inference as I
+from analysis.stats.result import StatsError
+from distributional_toys import ladder3, ladder_mem, toy_mem_inputs
 
 SIX = [10, 20, 30, 40, 50, 60]
 
 
-def test_the_filter_claims_read_the_wilson_interval_against_their_bound():
-    # the committed run: the authors' γ keeps 2,145 of 2,161 candidates, the paper's 17
+def _exact_trend_p(values) -> float:
+    """The exact two-sided permutation p of Spearman's ρ over every ordering of the models."""
+    x = np.arange(len(values))
+    rho = spearmanr(x, values).statistic
+    null = [spearmanr(x, p).statistic for p in itertools.permutations(values)]
+    return float(np.mean(np.abs(null) >= abs(rho) - 1e-12))
+
+
+# ---------------------------------------------------------------------------
+# The inference over units
+# ---------------------------------------------------------------------------
+
+
+def test_unit_maps_move_whole_units_and_the_control_is_a_derangement():
+    units = np.array(["a", "a", "b", "b", "b", "c"])
+    maps = I.unit_maps(units, n_perm=200, seed=3)
+    assert maps.shape == (201, 6)
+    for row in maps:
+        for u in "abc":  # every pair of a unit takes its value from one unit, in order, cyclically
+            src = units[row[units == u]]
+            assert len(set(src)) == 1
+    control = maps[0]
+    assert all(units[control[units == u]][0] != u for u in "abc")  # no unit keeps its own answers
+    # unit b (3 pairs) mapped to a (2 pairs) reads a's pairs 0, 1, 0
+    pi = {u: units[control[units == u]][0] for u in "abc"}
+    if pi["b"] == "a":
+        assert control[units == "b"].tolist() == [0, 1, 0]
+    with pytest.raises(StatsError):
+        I.unit_maps(units, n_perm=10)
+
+
+def test_a_feature_constant_within_three_units_does_not_beat_the_cluster_null():
+    # three facts, three pairs each; both sides constant within a fact, so 9 "pairs" are 3 values
+    units = np.repeat(["f1", "f2", "f3"], 3)
+    y = np.repeat([1.0, 2.0, 3.0], 3)
+    x = y + np.tile([0.0, 0.01, 0.02], 3)
+    assert spearmanr(x, y).pvalue < 1e-3  # the pairs counted as independent: "significant"
+    r = I.cluster_spearman(x, y, units, n_perm=200)
+    assert r["rho"] == pytest.approx(spearmanr(x, y).statistic) and r["units"] == 3
+    # only 3! orderings of the facts exist: the identity and its reverse are as extreme, p ≥ 2/6
+    assert r["pvalue"] > 0.25 and np.isfinite(r["control_rho"])
+
+
+def test_cluster_spearman_finds_a_real_association_over_many_units():
+    rng = np.random.default_rng(0)
+    units = np.repeat(np.arange(60), 4)
+    fact = rng.normal(size=60)
+    y = fact[units]
+    x = fact[units] + rng.normal(scale=0.5, size=len(units))
+    r = I.cluster_spearman(x, y, units, n_perm=500)
+    assert r["rho"] > 0.5 and r["pvalue"] == pytest.approx(2 / 501)
+    assert abs(r["null_rho"]) < 0.05 and abs(r["control_rho"]) < 0.3 and r["control_pvalue"] > 0.05
+
+
+def test_model_trend_matches_the_exact_permutation_p():
+    values = [0.1, 0.3, 0.2, 0.4, 0.6, 0.5]
+    est = I.model_trend(SIX, values)
+    assert est["rho"] == pytest.approx(1 - 24 / 210) and est["models"] == 6
+    assert est["pvalue"] == pytest.approx(_exact_trend_p(values), abs=0.01)
+    assert np.isnan(I.model_trend(SIX, [0.2] * 6)["rho"])
+
+
+def test_share_bootstrap_over_identical_units_has_no_spread():
+    # every fact holds one tied pair of two: every resample has share one half
+    b = I.share_bootstrap([1, 0] * 5, np.repeat(np.arange(5), 2), bound=0.7, n_boot=200)
+    assert b["value"] == 0.5 and b["interval"] == (0.5, 0.5) and b["units"] == 5
+    assert b["pvalue"] == pytest.approx(2 / 201)
+
+
+def test_cluster_mem_table_keeps_the_pairs_p_and_adds_the_units():
+    tables, log_llm, log_inf = toy_mem_inputs()
+    mem = D.mem_table(tables, log_llm, log_inf, ladder3())
+    out = I._cluster_mem_table(mem, tables, log_llm, log_inf, n_perm=200)
+    assert out["pvalue_pairs"].equals(mem["pvalue"])
+    row = out[(out["model"] == "a") & (out["lm"] == "task-gram") & (out["filter"] == "no filter")].iloc[0]
+    assert row["units"] == 2 and row["rho"] == pytest.approx(1.0)
+    assert row["pvalue"] == 1.0  # two facts: swapping them is the only other arrangement
+
+
+# ---------------------------------------------------------------------------
+# The filter and performance
+# ---------------------------------------------------------------------------
+
+
+def test_the_filter_claims_are_counts_over_every_candidate():
     authors, paper = D.filter_claims({"total": 2161, "authors": 2145, "paper": 17, "paper_co": 17,
-                                      "none_co": 2158})
-    assert (authors.id, authors.status, authors.n) == ("authors_filter", REPRODUCED, 2161)
-    assert authors.value == pytest.approx(2145 / 2161) and authors.interval[0] > D.params.NEARLY_ALL
-    assert (paper.id, paper.status) == ("paper_filter", REPRODUCED) and paper.interval[1] < 0.5
-    assert paper.source_value == "γ = 0.75 for TriviaQA 3-grams (E5)"
-    # 120 of 200: the interval lies wholly below 95%; 150 of 200 lies wholly above one half
+                                      "none_co": 2158}, n_facts=400)
+    assert (authors.id, authors.kind, authors.status, authors.n) == ("authors_filter", EXTENSION, HOLDS, 2161)
+    assert authors.value == pytest.approx(2145 / 2161) and authors.n_units == 400 and authors.unit == "facts"
+    assert (paper.id, paper.status, paper.source_value) == ("paper_filter", HOLDS, None)
+    assert authors.control_reason and authors.null_kind == "target"
     some = {"total": 200, "authors": 120, "paper": 150, "paper_co": 1, "none_co": 1}
-    authors, paper = D.filter_claims(some)
-    assert authors.status == NOT_REPRODUCED and paper.status == NOT_REPRODUCED
-    # 100 of 200 straddles one half; 20 candidates are below the minimum of 30
-    assert D.filter_claims({"total": 200, "authors": 200, "paper": 100, "paper_co": 1, "none_co": 1}
-                           )[1].status == INCONCLUSIVE
+    assert [c.status for c in D.filter_claims(some)] == [DOES_NOT_HOLD, DOES_NOT_HOLD]
     small = D.filter_claims({"total": 20, "authors": 20, "paper": 0, "paper_co": 0, "none_co": 20})
     assert [c.status for c in small] == [INCONCLUSIVE, INCONCLUSIVE]
-    assert small[0].reason == "n = 20 is below the minimum of 30"
 
 
 def _acc(knowledge, params=SIX):
     return pd.DataFrame({"model": [f"m{i}" for i in range(len(params))], "params": params,
                          "knowledge accuracy": knowledge, "reasoning accuracy": 0.0})
-
-
-def test_accuracy_size_is_spearman_with_size_over_enough_models():
-    rising = C.performance_claims(_acc([0.1, 0.2, 0.25, 0.3, 0.35, 0.5]), *_copies_inputs())[0]
-    assert (rising.id, rising.status, rising.value, rising.n) == ("accuracy_size", REPRODUCED, 1.0, 6)
-    # ρ = 1 - 6·Σd² / (n(n²-1)): ranks (1,3,2,4,6,5) against size, Σd² = 4, ρ = 1 - 24/210
-    mixed = C.performance_claims(_acc([0.1, 0.3, 0.2, 0.4, 0.6, 0.5]), *_copies_inputs())[0]
-    assert mixed.value == pytest.approx(1 - 24 / 210)
-    assert mixed.p == pytest.approx(spearmanr(SIX, [0.1, 0.3, 0.2, 0.4, 0.6, 0.5]).pvalue)
-    assert mixed.status == REPRODUCED and mixed.p < 0.05
-    falling = C.performance_claims(_acc([0.6, 0.5, 0.4, 0.3, 0.2, 0.1]), *_copies_inputs())[0]
-    assert falling.status == NOT_REPRODUCED
-    few = C.performance_claims(_acc([0.1, 0.2, 0.3, 0.4], SIX[:4]), *_copies_inputs())[0]
-    assert few.status == INCONCLUSIVE and few.reason == "n = 4 is below the minimum of 6"
-    flat = C.performance_claims(_acc([0.2] * 6), *_copies_inputs())[0]
-    assert flat.status == NOT_TESTABLE and flat.extra["constant"] is True
 
 
 def _copies_inputs(top=(5, 5), low=(0, 20)):
@@ -66,117 +144,175 @@ def _copies_inputs(top=(5, 5), low=(0, 20)):
     return by_copies, answered
 
 
+def test_accuracy_size_is_a_permutation_trend_over_the_models():
+    rising = C.performance_claims(_acc([0.1, 0.2, 0.25, 0.3, 0.35, 0.5]), *_copies_inputs())[0]
+    assert (rising.id, rising.status, rising.value, rising.n_units) == ("accuracy_size", REPRODUCED, 1.0, 6)
+    assert rising.unit == "models" and rising.null_kind == "permutation" and rising.kind == SOURCE
+    assert rising.p == pytest.approx(2 / 720, abs=0.008)  # exactly 2 of the 720 orderings reach |ρ| = 1
+    falling = C.performance_claims(_acc([0.6, 0.5, 0.4, 0.3, 0.2, 0.1]), *_copies_inputs())[0]
+    assert falling.status == NOT_REPRODUCED
+    few = C.performance_claims(_acc([0.1, 0.2, 0.3, 0.4], SIX[:4]), *_copies_inputs())[0]
+    assert few.status == INCONCLUSIVE and few.reason == "4 models, below the minimum of 6"
+
+
+def test_zero_accuracy_everywhere_is_the_floor_not_a_result():
+    floor = C.performance_claims(_acc([0.0] * 6), *_copies_inputs(top=(0, 5), low=(0, 20)))
+    acc, rise, size = floor
+    assert acc.status == NOT_TESTABLE and "floor" in acc.reason
+    # the committed run's copies_rise was "not reproduced: the value equals the null 0"; now the floor
+    assert rise.status == NOT_TESTABLE and "floor" in rise.reason and rise.extra["none_recalled"]
+    by_copies = pd.DataFrame({"params": SIX, "1": 0.0, "65–256": 0.0})
+    assert D.copies_size(by_copies).status == NOT_TESTABLE and "floor" in D.copies_size(by_copies).reason
+
+
 def test_copies_rise_is_fishers_exact_test_on_the_best_model():
     rise = D.copies_rise(*_copies_inputs())
     # 5 of 5 against 0 of 20: p = 1 / C(25, 5)
-    assert (rise.status, rise.value, rise.n) == (REPRODUCED, 1.0, 25)
+    assert (rise.status, rise.value, rise.n_units, rise.unit) == (REPRODUCED, 1.0, 25, "facts")
     assert rise.p == pytest.approx(1 / 53130)
-    assert rise.extra["model"] == "a" and rise.extra["top"] == "65–256" and not rise.extra["none_recalled"]
     assert D.copies_rise(*_copies_inputs(top=(1, 1), low=(0, 3))).status == INCONCLUSIVE  # 4 facts < 10
-    nothing = D.copies_rise(*_copies_inputs(top=(0, 5), low=(2, 20)))
-    assert nothing.status == NOT_REPRODUCED and nothing.extra["none_recalled"]
+    # 0 of 5 against 2 of 20: the other side, not significant (Fisher p = 1): inconclusive, not
+    # "not reproduced"
+    assert D.copies_rise(*_copies_inputs(top=(0, 5), low=(2, 20))).status == INCONCLUSIVE
     one_bin = _copies_inputs()[0].drop(columns="1")
     assert D.copies_rise(one_bin, _copies_inputs()[1]).status == NOT_TESTABLE
 
 
-def test_copies_size_reads_recall_on_the_most_copied_facts_against_size():
+def test_copies_size_is_the_books_own_trend():
     by_copies = pd.DataFrame({"params": SIX, "1": 0.0, "65–256": [0.2, 0.1, 0.4, 0.3, 0.6, 0.5]})
     claim = D.copies_size(by_copies)
-    assert claim.value == pytest.approx(1 - 6 * 6 / 210)  # ranks (2,1,4,3,6,5): Σd² = 6
-    assert claim.p == pytest.approx(spearmanr(SIX, by_copies["65–256"]).pvalue) and claim.p < 0.05
-    assert claim.status == REPRODUCED and claim.id == "copies_size"
-    flat = D.copies_size(by_copies.assign(**{"65–256": [0.3, 0.1, 0.5, 0.2, 0.4, 0.3]}))
-    assert flat.status == INCONCLUSIVE and flat.p > 0.05
+    assert claim.kind == EXTENSION and claim.value == pytest.approx(1 - 6 * 6 / 210)
+    # ρ = 0.83 over six models: the exact permutation p is 0.058, so not significant (the analytic
+    # t-approximation gave 0.04 and "reproduced")
+    assert claim.p == pytest.approx(_exact_trend_p([0.2, 0.1, 0.4, 0.3, 0.6, 0.5]), abs=0.025)
+    assert claim.status == INCONCLUSIVE
+    steep = D.copies_size(by_copies.assign(**{"65–256": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]}))
+    assert steep.status == HOLDS
 
 
-def test_mem_significant_needs_every_model_and_enough_pairs():
+# ---------------------------------------------------------------------------
+# Mem across the ladder
+# ---------------------------------------------------------------------------
+
+
+def test_mem_significant_is_an_intersection_union_test_over_the_models():
     ok = D.mem_significant(ladder_mem("knowledge", [0.4] * 6, [0.001] * 6))
-    assert (ok.id, ok.status, ok.value, ok.n, ok.p) == ("mem3_significant", REPRODUCED, 1.0, 6, 0.001)
+    assert (ok.id, ok.status, ok.value, ok.p) == ("mem3_significant", REPRODUCED, 0.4, 0.001)
+    assert (ok.unit, ok.n_units, ok.null_kind, ok.control_value) == ("facts", 40, "permutation", 0.0)
     one_off = D.mem_significant(ladder_mem("knowledge", [0.4] * 6, [0.001] * 5 + [0.2]))
-    assert one_off.status == NOT_REPRODUCED and one_off.extra["k"] == 5
-    assert one_off.value == pytest.approx(5 / 6)
+    assert one_off.status == INCONCLUSIVE and one_off.p == 0.2  # not significant for one model
     negative = D.mem_significant(ladder_mem("knowledge", [-0.4] * 6, [0.001] * 6))
-    assert negative.status == NOT_REPRODUCED and negative.value == 0
-    thin = D.mem_significant(ladder_mem("knowledge", [0.4] * 6, [0.001] * 6, pairs=17))
+    assert negative.status == NOT_REPRODUCED and negative.value == -0.4
+    thin = D.mem_significant(ladder_mem("knowledge", [0.4] * 6, [0.001] * 6, units=5))
     assert thin.status == INCONCLUSIVE
-    assert thin.reason == "the thinnest Mem rests on 17 pairs, below the minimum of 30"
-    few = D.mem_significant(ladder_mem("knowledge", [0.4] * 4, [0.001] * 4))
-    assert few.status == INCONCLUSIVE
+    assert thin.reason == "the thinnest Mem rests on 5 facts, below the minimum of 10"
+    assert D.mem_significant(ladder_mem("knowledge", [0.4] * 4, [0.001] * 4)).status == INCONCLUSIVE
     assert D.mem_significant(ladder_mem("reasoning", [0.4] * 6, [0.001] * 6)).status == NOT_TESTABLE
 
 
-def test_mem_rises_is_a_directional_trend_and_needs_a_significant_mem():
-    rising = D.mem_rises(ladder_mem("knowledge", [0.41, 0.43, 0.42, 0.47, 0.5, 0.54], [0.001] * 6))
-    assert rising.status == REPRODUCED and rising.value == pytest.approx(1 - 6 * 2 / 210)
-    assert rising.p == pytest.approx(spearmanr(SIX, [0.41, 0.43, 0.42, 0.47, 0.5, 0.54]).pvalue)
+def test_a_control_that_shows_the_effect_makes_mem_significant_mechanical():
+    shown = D.mem_significant(ladder_mem("knowledge", [0.4] * 6, [0.001] * 6, control_rho=0.3,
+                                         control_p=0.001))
+    assert shown.status == INCONCLUSIVE and shown.mechanical and shown.control_value == 0.3
+    assert "negative control shows the same effect" in shown.reason
+
+
+def test_mem_rises_is_a_holm_family_over_n():
+    rising = [0.41, 0.43, 0.42, 0.47, 0.5, 0.54]
+    mem = pd.concat([ladder_mem("knowledge", rising, [0.001] * 6),
+                     ladder_mem("knowledge", rising, [0.001] * 6, n=5)])
+    m3, m5 = D.mem_rises_claims(mem, "knowledge", (3, 5))
+    assert m3.value == pytest.approx(1 - 6 * 2 / 210) and m3.family == m5.family == "mem_rises (knowledge)"
+    lo, hi = sorted([m3.p, m5.p])
+    assert sorted([m3.p_adjusted, m5.p_adjusted]) == pytest.approx([max(2 * lo, hi)] * 2 if 2 * lo >= hi
+                                                                    else [2 * lo, hi])
+    assert m3.unit == "models" and m3.null_kind == "permutation"
+    assert m3.control_reason == "the answers-swapped control has no defined trend"  # every control ρ is 0
     falling = D.mem_rises(ladder_mem("knowledge", [0.5, 0.4, 0.3, 0.2, 0.1, 0.05], [0.001] * 6))
     assert falling.status == NOT_REPRODUCED
     unread = D.mem_rises(ladder_mem("knowledge", [0.01, 0.02, 0.03, 0.04, 0.05, 0.06], [0.5] * 6))
     assert unread.status == INCONCLUSIVE and "no memorization trend to read" in unread.reason
-    assert D.mem_rises(ladder_mem("knowledge", [0.1] * 6, [0.01] * 6, n=5), n=5).id == "mem5_rises"
 
 
-def test_mem_none_holds_when_no_model_is_significant():
+def test_mem_none_reads_holm_adjusted_cluster_p_values():
     none = D.mem_none(ladder_mem("reasoning", [0.02, -0.01, 0.0, 0.03, 0.01, 0.02], [0.5] * 6))
-    assert (none.id, none.status, none.value) == ("mem3_reasoning_none", REPRODUCED, 0.0)
-    # the committed run: every model significant and negative
-    neg = D.mem_none(ladder_mem("reasoning", [-0.26, -0.2, -0.18, -0.17, -0.16, -0.15], [1e-10] * 6))
+    assert (none.id, none.status, none.value, none.unit) == ("mem3_reasoning_none", REPRODUCED, 0.0,
+                                                             "problems")
+    neg = D.mem_none(ladder_mem("reasoning", [-0.26, -0.2, -0.18, -0.17, -0.16, -0.15], [0.002] * 6))
     assert neg.status == NOT_REPRODUCED and neg.value == 1.0 and neg.extra["sign"] == -1
-    both = D.mem_none(ladder_mem("reasoning", [-0.3, 0.3, 0.0, 0.0, 0.0, 0.0], [0.01, 0.01] + [0.5] * 4))
-    assert both.extra["sign"] == 0 and both.extra["k"] == 2
-    thin = D.mem_none(ladder_mem("reasoning", [0.0] * 6, [0.9] * 6, pairs=12))
-    assert thin.status == INCONCLUSIVE  # absence of significance on 12 pairs says nothing
+    assert neg.p_adjusted == pytest.approx(6 * 0.002)
+    # 0.01 each: Holm over six models makes every one 0.06, so none is significant
+    holm = D.mem_none(ladder_mem("reasoning", [-0.2] * 6, [0.01] * 6))
+    assert holm.status == REPRODUCED and holm.extra["k"] == 0
+    mech = D.mem_none(ladder_mem("reasoning", [-0.2] * 6, [0.002] * 6, control_rho=-0.2, control_p=0.002))
+    assert mech.status == INCONCLUSIVE and mech.mechanical and mech.control_value == 1.0
+    thin = D.mem_none(ladder_mem("reasoning", [0.0] * 6, [0.9] * 6, units=4))
+    assert thin.status == INCONCLUSIVE  # absence of significance over 4 problems says nothing
 
 
-def _lm(task, tg, inf):
-    return pd.concat([ladder_mem(task, tg, [0.01] * len(tg)),
-                      ladder_mem(task, inf, [0.01] * len(inf), lm="∞-gram")])
+def _lm(task, tg, inf, control=(0.0, 0.05)):
+    return pd.concat([ladder_mem(task, tg, [0.01] * len(tg), control_rho=control[0]),
+                      ladder_mem(task, inf, [0.01] * len(inf), lm="∞-gram", control_rho=control[1])])
 
 
-def test_above_infgram_is_the_sign_test_over_models():
-    above = C.above_infgram_claim(_lm("knowledge", [0.4] * 6, [0.2] * 6), "knowledge")
-    assert (above.status, above.value, above.n, above.extra["k"]) == (REPRODUCED, 1.0, 6, 6)
-    assert above.p == pytest.approx(2 / 64) == pytest.approx(binomtest(6, 6).pvalue)
+def test_above_infgram_is_a_sign_test_with_holm_over_the_tasks():
+    one = C.above_infgram_claim(_lm("knowledge", [0.4] * 6, [0.2] * 6), "knowledge", source_value="src")
+    assert (one.status, one.value, one.n_units, one.extra["k"]) == (REPRODUCED, 1.0, 6, 6)
+    assert one.p == pytest.approx(2 / 64) == pytest.approx(binomtest(6, 6).pvalue)
+    assert one.null_kind == "analytic" and one.null_value == 0.5
+    mem = pd.concat([_lm("knowledge", [0.4] * 6, [0.2] * 6), _lm("reasoning", [0.4] * 6, [0.2] * 6)])
+    k, r = C.above_infgram_claims(mem, sources={"knowledge": "src"})
+    # two p = 1/32 in one family: Holm makes both 1/16, no longer below 0.05
+    assert k.p_adjusted == r.p_adjusted == pytest.approx(1 / 16) and k.family == "mem3_above_infgram"
+    assert k.status == INCONCLUSIVE and r.status == INCONCLUSIVE
+    assert (k.kind, r.kind) == (SOURCE, EXTENSION)
     below = C.above_infgram_claim(_lm("reasoning", [-0.2] * 6, [0.1] * 6), "reasoning")
-    assert below.status == NOT_REPRODUCED and below.value == 0.0
-    five = C.above_infgram_claim(_lm("knowledge", [0.4] * 5 + [0.1], [0.2] * 6), "knowledge")
-    assert five.status == INCONCLUSIVE and five.p == pytest.approx(14 / 64)  # 5 of 6: 2·(6 + 1)/64
-    half = C.above_infgram_claim(_lm("knowledge", [0.4] * 3 + [0.1] * 3, [0.2] * 6), "knowledge")
-    assert half.status == NOT_REPRODUCED  # one half is the null: no evidence for the source
+    assert below.status == DOES_NOT_HOLD and below.value == 0.0
+    # 3 of 6 is the null: no evidence either way (it was "not reproduced")
+    half = C.above_infgram_claim(_lm("knowledge", [0.4] * 3 + [0.1] * 3, [0.2] * 6), "knowledge",
+                                 source_value="s")
+    assert half.status == INCONCLUSIVE
+    # the answers-swapped control ranks the task-gram LM first for every model too: mechanical
+    mech = C.above_infgram_claim(_lm("knowledge", [0.4] * 6, [0.2] * 6, control=(0.05, 0.0)), "knowledge",
+                                 source_value="s")
+    assert mech.status == INCONCLUSIVE and mech.mechanical and mech.control_value == 1.0
 
 
-def test_tied_claim_reads_the_share_of_pairs_with_p_one():
-    t = trend_of([0.02, -0.05, 0.01], [0.5, 0.3, 0.9])
-    table = pd.DataFrame({"p_taskgram": [1.0] * 15 + [0.5] * 85})
-    few = C.tied_claim(table, t, "knowledge")
-    assert (few.id, few.status, few.value, few.n) == ("tied3_knowledge", REPRODUCED, 0.15, 100)
-    assert few.by_design and few.value == D.tied_share(table)
-    # the committed reasoning share, 49.2% of 2,000 pairs: the interval straddles one half
-    half = C.tied_claim(pd.DataFrame({"p_taskgram": [1.0] * 984 + [0.5] * 1016}), t, "reasoning")
-    assert half.status == INCONCLUSIVE and not half.by_design and half.interval[0] < 0.5 < half.interval[1]
-    most = C.tied_claim(pd.DataFrame({"p_taskgram": [1.0] * 90 + [0.5] * 10}), t, "knowledge")
-    assert most.status == NOT_REPRODUCED and most.extra["near_zero"] and most.extra["max_abs_mem"] == 0.05
-    assert C.tied_claim(pd.DataFrame({"p_taskgram": [1.0] * 20}), t, "knowledge").status == INCONCLUSIVE
-    assert C.tied_claim(None, t, "knowledge").status == NOT_TESTABLE
+def test_tied_claims_bootstrap_over_facts_with_holm():
+    t = ladder_mem("knowledge", [0.02, -0.05, 0.01, 0.0, 0.0, 0.0], [0.5] * 6)
+    table = pd.DataFrame({"p_taskgram": [1.0] * 15 + [0.5] * 85, "instance": np.arange(100) // 2})
+    (few,) = C.tied_claims({("knowledge", 3): table}, t, ("knowledge",))
+    assert (few.id, few.kind, few.status, few.value, few.n, few.n_units) == (
+        "tied3_knowledge", EXTENSION, HOLDS, 0.15, 100, 50)
+    assert not few.by_design and few.unit == "facts" and few.family == "tied3"
+    most = pd.DataFrame({"p_taskgram": [1.0] * 90 + [0.5] * 10, "instance": np.arange(100) // 2})
+    (m,) = C.tied_claims({("knowledge", 3): most}, t, ("knowledge",))
+    assert m.status == DOES_NOT_HOLD and m.extra["near_zero"]
+    both = C.tied_claims({("knowledge", 3): table, ("reasoning", 3): table}, t)
+    assert [c.p_adjusted for c in both] == pytest.approx([2 * both[0].p] * 2)
+    assert C.tied_claims({}, t, ("knowledge",))[0].status == NOT_TESTABLE
 
 
-def test_count_claim_needs_most_models_significant_one_way():
+def test_count_claims_read_the_median_over_models_against_its_cluster_null():
     follows = C.count_claim(ladder_mem("knowledge", [0.6, 0.7, 0.8, 0.6, 0.7, 0.8], [0.001] * 6,
                                        lm="pair count"), "knowledge")
-    assert (follows.id, follows.status, follows.value) == ("count3_knowledge", REPRODUCED, 0.7)
-    against = C.count_claim(ladder_mem("reasoning", [-0.1] * 6, [0.01] * 6, lm="pair count"), "reasoning")
-    assert against.status == NOT_REPRODUCED and against.extra["neg"] == 6
+    assert (follows.id, follows.kind, follows.status, follows.value) == ("count3_knowledge", EXTENSION,
+                                                                         HOLDS, 0.7)
+    assert follows.p == pytest.approx(2 / 201) and follows.null_kind == "permutation"
+    against = C.count_claim(ladder_mem("reasoning", [-0.3] * 6, [0.01] * 6, lm="pair count"), "reasoning")
+    assert against.status == DOES_NOT_HOLD and against.extra["neg"] == 6
     split = C.count_claim(ladder_mem("reasoning", [0.3] * 3 + [-0.3] * 3, [0.01] * 6, lm="pair count"),
                           "reasoning")
-    assert split.status == INCONCLUSIVE  # 3 of 6 either way: not more than half
+    assert split.status == INCONCLUSIVE  # the median is 0
 
 
-def test_kendall_rises_is_directional():
+def test_kendall_rises_is_a_trend_over_the_models():
     kd = pd.DataFrame({"task": "reasoning", "n": 3, "model": [f"m{i}" for i in range(6)], "params": SIX,
-                       "lm": "task-gram", "kendall": [0.59, 0.56, 0.58, 0.57, 0.56, 0.565], "pvalue": 0.1})
-    claim = D.kendall_rises(kd)
-    assert claim.value < 0 and claim.status == NOT_REPRODUCED  # a falling distance is never evidence
-    assert D.kendall_rises(kd.assign(kendall=[0.5, 0.51, 0.52, 0.53, 0.54, 0.55])).status == REPRODUCED
+                       "lm": "task-gram", "kendall": [0.55, 0.54, 0.53, 0.52, 0.51, 0.5], "pvalue": 0.1})
+    assert D.kendall_rises(kd).status == NOT_REPRODUCED  # significantly falling
+    assert D.kendall_rises(kd.assign(kendall=kd["kendall"][::-1].to_numpy())).status == REPRODUCED
+    mixed = D.kendall_rises(kd.assign(kendall=[0.59, 0.56, 0.58, 0.57, 0.56, 0.565]))
+    assert mixed.value < 0 and mixed.status == INCONCLUSIVE  # the other side, not significant
 
 
 def _sens(pairs_by_gamma, rhos_by_gamma):
@@ -187,16 +323,14 @@ def _sens(pairs_by_gamma, rhos_by_gamma):
 
 def test_sensitivity_is_inconclusive_below_the_minimum_of_pairs():
     rising = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
-    # as committed: "rises at every threshold", but γ = 0.75 keeps only 17 pairs
     sens = _sens({"γ = 0.7": 40, "γ = 0.75": 17, "no filter": 2000},
                  {"γ = 0.7": rising, "γ = 0.75": rising, "no filter": rising})
     claim = D.sensitivity_claim(sens, 3)
-    assert (claim.id, claim.status, claim.n, claim.min_n) == ("sensitivity3", INCONCLUSIVE, 17, 30)
-    assert claim.reason == "γ = 0.75 keeps 17 pairs, below the minimum of 30 for a Mem_3"
-    assert [r["gamma"] for r in claim.extra["thresholds"]] == ["γ = 0.7", "γ = 0.75"]
+    assert (claim.id, claim.status, claim.n, claim.n_units, claim.unit) == (
+        "sensitivity3", INCONCLUSIVE, 17, 6, "models")
+    assert claim.reason == "γ = 0.75: 17 pairs, below the minimum of 30"
     enough = _sens({"γ = 0.7": 40, "γ = 0.75": 35}, {"γ = 0.7": rising, "γ = 0.75": rising})
     assert D.sensitivity_claim(enough, 3).status == REPRODUCED
-    # a threshold with enough pairs where Mem₃ falls decides, however thin the others
     against = _sens({"γ = 0.7": 40, "γ = 0.75": 17}, {"γ = 0.7": rising[::-1], "γ = 0.75": rising})
     assert D.sensitivity_claim(against, 3).status == NOT_REPRODUCED
     assert D.sensitivity_claim(sens[sens["gamma"] == "no filter"], 3).status == NOT_TESTABLE
@@ -204,14 +338,15 @@ def test_sensitivity_is_inconclusive_below_the_minimum_of_pairs():
 
 def test_untestable_claims_carry_the_sources_values():
     paper = D.load_paper_claims()
-    (wmt,) = D.untestable_claims(paper)  # MMLU is decided from the lab's counts (mmlu_claims)
-    assert wmt.status == NOT_TESTABLE
-    assert wmt.source_value == "none shown (none significant)"
+    wmt, novelty = D.untestable_claims(paper)
+    assert wmt.status == novelty.status == NOT_TESTABLE and wmt.kind == SOURCE
+    assert wmt.source_value == "none shown (none significant)" and novelty.source_value == D.SOURCE_NOVELTY
 
 
-def test_every_claim_of_a_toy_run_is_unique_and_serializable():
+def test_every_claim_of_a_toy_run_names_its_unit_null_and_control():
     tables, log_llm, log_inf = toy_mem_inputs()
-    mem = D.mem_table(tables, log_llm, log_inf, ladder3())
+    mem = I._cluster_mem_table(D.mem_table(tables, log_llm, log_inf, ladder3()), tables, log_llm, log_inf,
+                               n_perm=200)
     kendall = D.kendall_table(tables, log_llm, ladder3())
     paper = D.load_paper_claims()
     sens = D.sensitivity_table(tables[("knowledge", 3)], log_llm, ladder3(), "knowledge", 3, (0.7,))
@@ -219,10 +354,13 @@ def test_every_claim_of_a_toy_run_is_unique_and_serializable():
               *D.untestable_claims(paper)]
     back = from_json(to_json(claims))
     assert [c.id for c in back] == [c.id for c in claims] and len({c.id for c in claims}) == len(claims)
+    for c in back:
+        assert c.unit in UNITS and c.null_kind and (c.control_value is not None or c.control_reason), c.id
+        assert c.kind == EXTENSION or c.source_value, c.id
     byid = {c.id: c for c in back}
-    # three models and four pairs: too few for any claim across the ladder
+    # three models and two facts: too few for any claim across the ladder
     assert byid["mem3_rises"].status == INCONCLUSIVE and byid["mem5_rises"].status == NOT_TESTABLE
     assert byid["mem3_rises"].source_value == "rho about 0.37 at 70M to 0.42 at 12B"
     assert byid["mem3_reasoning_none"].status == NOT_TESTABLE  # no reasoning table
     assert all(c.section and c.section.startswith("distributional-") for c in back)
-    assert np.isnan(D.trend(mem, "reasoning", 3).size_rho)
+    assert {c.kind for c in back if c.id.startswith(("tied3", "count3"))} == {EXTENSION}

@@ -8,7 +8,7 @@ import pandas as pd
 
 from analysis import distributional as D
 from analysis.core.claims import NOT_REPRODUCED, REPRODUCED
-from distributional_toys import ladder_mem, mem_rows, trend_of
+from distributional_toys import ladder_mem, mem_rows
 
 
 def test_mem_glue_numbers():
@@ -32,29 +32,29 @@ def test_names_and_parameter_counts():
     assert D.mem_name(3) == "Mem₃" and D.mem_name("∞") == "Mem∞"
 
 
-def test_render_words_a_claim():
-    claim = D.filter_claims({"total": 2161, "authors": 2145, "paper": 17, "paper_co": 17, "none_co": 2158})[0]
+def test_render_words_a_claim_in_the_books_one_voice():
+    claim = D.filter_claims({"total": 2161, "authors": 2145, "paper": 17, "paper_co": 17, "none_co": 2158},
+                            n_facts=400)[0]
     assert D.render(claim) == (
-        "The authors' code's effective threshold (γ = 0.002) keeps nearly every candidate 3-gram pair of the "
-        "knowledge task (a filter in name only): **reproduced** (99.3% of 2,161; 95% interval 0.988–0.995, "
-        "wholly at or above 0.95, n = 2161).")
-    tied = D.tied_claim(pd.DataFrame({"p_taskgram": [1.0] * 15 + [0.5] * 85}), trend_of([0.1] * 3, [0.5] * 3),
-                        "knowledge")
-    assert "**reproduced** (by design of the lab corpus) (15.0% of 100;" in D.render(tied)
+        "**Holds**: |0.993 − 1| = 0.0074 ≤ 0.05, 2,161 candidate pairs. The authors' code's effective "
+        "threshold (γ = 0.002) keeps nearly every candidate 3-gram pair of the knowledge task (a filter in "
+        "name only). This run: 99.3% of 2,161 (the book's own addition). Evidence: 400 facts (2,161 rows); "
+        "the source's value at 0.95; no negative control (a count of the embedding filter over every "
+        "candidate; no signal to take away).")
+    assert "(by design" not in D.render(claim)
 
 
-def test_filter_sentence_follows_the_claims():
+def test_filter_sentence_sets_the_numbers_beside_the_verdicts():
     counts = {"total": 200, "paper": 10, "authors": 200, "paper_co": 4, "none_co": 150}
     claims = D.filter_claims(counts)
     assert D.filter_sentence(counts, claims, "the toy's 3-grams") == (
-        "That threshold keeps every one of the 200 candidates of the toy's 3-grams, a filter in name only; "
-        "the paper's stated threshold keeps 10 (5.0%): most input and output n-grams are not similar in "
-        "MiniLM's embedding space. Of the pairs that co-occur in the corpus, 4 survive the paper's threshold "
-        "and 150 are kept without a filter.")
-    assert D.authors_sentence(counts, claims).endswith(
-        "ran without an effective filter, and the chapter's main numbers follow the code.")
+        "That threshold keeps 200 of the 200 candidates of the toy's 3-grams (100.0%), which the book reads "
+        "as a filter in name only: **Holds**: |1 − 1| = 0 ≤ 0.05, 200 candidate pairs. The paper's stated "
+        "threshold keeps 10 (5.0%): **Holds**: |0.05 − 0| = 0.05 ≤ 0.5, 200 candidate pairs. Of the pairs "
+        "that co-occur in the corpus, 4 survive the paper's threshold and 150 are kept without a filter.")
+    assert D.authors_sentence(counts, claims).startswith("The authors' effective threshold keeps 200 of 200")
     some = {"total": 200, "paper": 150, "authors": 120, "paper_co": 100, "none_co": 150}
-    assert "did filter" in D.authors_sentence(some, D.filter_claims(some))
+    assert "**Does not hold**" in D.filter_sentence(some, D.filter_claims(some), "x")
 
 
 def test_sensitivity_sentence_names_the_thin_threshold():
@@ -62,31 +62,50 @@ def test_sensitivity_sentence_names_the_thin_threshold():
              "pairs": p} for g, p in (("γ = 0.7", 40), ("γ = 0.75", 17)) for i in range(6)]
     claim = D.sensitivity_claim(pd.DataFrame(rows), 3)
     assert D.sensitivity_sentence(claim) == (
-        "The threshold check cannot decide whether the paper's stability holds here: γ = 0.75 keeps 17 "
-        "pairs, below the "
-        "minimum of 30 for a Mem_3. The rank correlations of Mem₃ with size are γ = 0.7 (40 pairs): +1.00; "
-        "γ = 0.75 (17 pairs): +1.00.")
+        "The rank correlations of Mem₃ with size per threshold are γ = 0.7 (40 pairs): +1.00; γ = 0.75 "
+        "(17 pairs): +1.00. **Inconclusive**: γ = 0.75: 17 pairs, below the minimum of 30.")
 
 
-def test_the_paragraphs_read_the_statuses():
+def test_the_paragraphs_read_the_verdicts():
     rising = ladder_mem("knowledge", [0.41, 0.43, 0.45, 0.47, 0.5, 0.54], [0.001] * 6)
     t = D.trend(rising, "knowledge", 3)
-    claims = [D.mem_significant(rising), D.mem_rises(rising),
-              D.tied_claim(pd.DataFrame({"p_taskgram": [1.0] * 15 + [0.5] * 85}), t, "knowledge"),
-              D.count_claim(ladder_mem("knowledge", [0.7] * 6, [0.001] * 6, lm="pair count"), "knowledge")]
-    assert D.knowledge_sentence(t, claims).endswith("this part of the paper's pattern reproduces on the lab.")
-    assert D.mem_sentence(t, "knowledge", 3, claims).endswith(", so it rises with size.")
-    assert D.ties_sentence(claims[2]).endswith("Most pairs are not tied, so the conditional can order them.")
-    counts = D.trend(ladder_mem("knowledge", [0.7] * 6, [0.001] * 6, lm="pair count"), "knowledge", 3,
-                     lm="pair count")
-    assert D.count_sentence(claims[3], counts).endswith(
-        "the models' probabilities follow the corpus frequency.")
-    neg = ladder_mem("reasoning", [-0.26, -0.2, -0.18, -0.17, -0.16, -0.15], [1e-10] * 6)
+    claims = [D.mem_significant(rising), D.mem_rises(rising)]
+    text = D.knowledge_sentence(t, claims)
+    assert text.startswith("The lab's knowledge Mem₃ ranges from 0.41 to 0.54, significant (cluster "
+                           "permutation over the facts) for 6 of 6 models. Significant for every model: "
+                           "**Reproduced**: the source's direction, p = 0.001 < 0.05, 40 facts.")
+    assert "Rising with size: **Reproduced**" in text
+    assert D.mem_sentence(t, "knowledge", 3, claims).endswith("6 models.")
+    neg = ladder_mem("reasoning", [-0.26, -0.2, -0.18, -0.17, -0.16, -0.15], [1e-3] * 6)
     none = D.mem_none(neg)
     assert none.status == NOT_REPRODUCED
-    assert D.reasoning_sentence(D.trend(neg, "reasoning", 3), none).endswith(
-        "(negative: the models' probabilities run against the co-occurrence conditional).")
+    assert D.reasoning_sentence(D.trend(neg, "reasoning", 3), none) == (
+        "The lab's reasoning Mem₃ ranges from -0.26 to -0.15; 6 of 6 models are significant after Holm's "
+        "correction over the models (negative: the models' probabilities run against the co-occurrence "
+        "conditional). **Not reproduced**: 6 of 6 models with Holm-adjusted p < 0.05; |1 − 0| = 1 > 0, 40 "
+        "problems (an exact value, no sampling error).")
     assert claims[0].status == claims[1].status == REPRODUCED
+
+
+def test_counts_sentence_counts_the_source_claims_per_status():
+    rising = ladder_mem("knowledge", [0.41, 0.43, 0.45, 0.47, 0.5, 0.54], [0.001] * 6)
+    filters = D.filter_claims({"total": 200, "paper": 10, "authors": 200, "paper_co": 4, "none_co": 150})
+    shown = D.mem_significant(ladder_mem("knowledge", [0.4] * 6, [0.001] * 6, control_rho=0.3,
+                                         control_p=0.001))
+    claims = [D.mem_significant(rising), D.mem_rises(rising), shown, *D.untestable_claims(), *filters]
+    assert D.counts_sentence(claims) == (
+        "Of the 5 claims the source makes that this chapter checks, 2 reproduced, 0 not reproduced, "
+        "1 inconclusive, 2 not testable here (1 of the inconclusive ones mechanical: the negative control "
+        "shows the same effect); of the book's own 2 claims, 2 holds, 0 does not hold, 0 inconclusive, "
+        "0 not testable here.")
+
+
+def test_units_sentence_counts_facts_and_problems():
+    tables = {("knowledge", 3): pd.DataFrame({"instance": [0, 0, 1, 2]}),
+              ("reasoning", 3): pd.DataFrame({"instance": [0, 1, 1]})}
+    assert D.units_sentence(tables, 3, 5, 2) == (
+        "the knowledge task's 4 3-gram pairs come from 3 of the 5 facts; the reasoning task's 3 from 2 of "
+        "the 2 problems.")
 
 
 def test_undefined_correlations_are_named_with_their_reason():
@@ -103,13 +122,16 @@ def test_undefined_correlations_are_named_with_their_reason():
 def test_lm_accuracy_and_copies_sentences_follow_their_claims():
     tg = [0.4] * 6
     mem = pd.concat([ladder_mem(task, tg, [0.01] * 6) for task in ("knowledge", "reasoning")]
-                    + [ladder_mem("knowledge", [0.2] * 6, [0.01] * 6, lm="∞-gram"),
-                       ladder_mem("reasoning", [0.6] * 6, [0.01] * 6, lm="∞-gram")])
-    claims = [D.claims.above_infgram_claim(mem, task) for task in ("knowledge", "reasoning")]
+                    + [ladder_mem("knowledge", [0.2] * 6, [0.01] * 6, lm="∞-gram", control_rho=0.1),
+                       ladder_mem("reasoning", [0.6] * 6, [0.01] * 6, lm="∞-gram", control_rho=0.1)])
+    claims = D.claims.above_infgram_claims(mem, sources={"knowledge": "src"})
     assert D.lm_sentence(claims, 3) == (
-        "The task-gram LM correlates at least as strongly as the ∞-gram LM for 6 of 6 models on knowledge "
-        "3-grams (as the source finds, p = 0.0312) and 0 of 6 models on reasoning 3-grams (the reverse of "
-        "the source's finding, p = 0.0312); the source states it for TriviaQA and MMLU.")
+        "On knowledge 3-grams the task-gram LM correlates at least as strongly as the ∞-gram LM for 6 of 6 "
+        "models, p = 0.0312: **Inconclusive**: the source's direction, not significant (Holm-adjusted "
+        "p = 0.0625 ≥ 0.05), 6 models. On reasoning 3-grams the task-gram LM correlates at least as "
+        "strongly as the ∞-gram LM for 0 of 6 models, p = 0.0312: **Inconclusive**: the opposite direction, "
+        "not significant (Holm-adjusted p = 0.0625 ≥ 0.05), 6 models. The source states it for TriviaQA and "
+        "MMLU.")
     acc = pd.DataFrame({"model": list("abcdef"), "params": [1, 2, 3, 4, 5, 6],
                         "knowledge accuracy": [0.1, 0.2, 0.3, 0.35, 0.38, 0.4], "reasoning accuracy": 0.02})
     by_copies = pd.DataFrame({"params": [1, 2, 3, 4, 5, 6], "1": 0.0,
@@ -118,10 +140,15 @@ def test_lm_accuracy_and_copies_sentences_follow_their_claims():
                              "n": [20, 5] * 6, "hits": [0, 0, 0, 1, 0, 0, 0, 2, 0, 1, 0, 5]})
     perf = D.performance_claims(acc, by_copies, answered)
     assert D.accuracy_sentence(acc, perf).startswith(
-        "The largest model, f, answers 40.0% of the facts and the smallest, a, 10.0%; across the ladder "
-        "knowledge accuracy rises with size (Spearman ρ with size +1.00, p < 0.001).")
+        "The largest model, f, answers 40.0% of the facts and the smallest, a, 10.0%. Whether knowledge "
+        "accuracy rises with size (Spearman ρ with size +1.00, p = 0.00")
+    assert "**Reproduced**" in D.accuracy_sentence(acc, perf)
     ladder = pd.DataFrame({"model": list("abcdef"), "family": ["wide", "deep"] * 3, "tokens": 100})
     text = D.copies_sentence(by_copies, ladder, perf)
-    assert text.startswith("f recalls 100.0% of the facts seen 65–256 times and 0.0% of those seen once: as "
-                           "in the source, recall rises with the count (Fisher's exact test, p < 0.001).")
+    assert text.startswith("f recalls 100.0% of the facts seen 65–256 times and 0.0% of those seen once "
+                           "(Fisher's exact test, p < 0.001): **Reproduced**")
     assert "deep family at most 100.0%; wide family at most 30.0%" in text and "trained on" not in text
+    floor = D.performance_claims(acc.assign(**{"knowledge accuracy": 0.0}),
+                                 by_copies.assign(**{"65–256": 0.0}),
+                                 answered.assign(hits=0))
+    assert "**Not testable here**: every arm is at the measurement's floor" in D.accuracy_sentence(acc, floor)

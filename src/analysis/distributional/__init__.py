@@ -13,27 +13,40 @@ chapter (``notebooks/distributional.md``) runs it on the lab corpus and ladder.
   and a measure read across it;
 * :mod:`.run`: the lab's two tasks, the corpus counts, the models' answers and
   probabilities, the ∞-gram LM;
+* :mod:`.inference`: the cluster permutation null of every Mem_n (whole facts or
+  problems move), the answers-swapped control, trends across the models;
 * :mod:`.claims`: every verdict as a :class:`~analysis.core.claims.Claim`;
 * :mod:`.text`: the English (:func:`render` and the glued paragraphs).
 """
 
 from analysis.distributional.claims import (
+    above_infgram_claims,
     copies_rise,
     copies_size,
     count_claim,
+    count_claims,
     filter_claims,
     kendall_inf_claim,
     kendall_rises,
     mem_claims,
     mem_none,
     mem_rises,
+    mem_rises_claims,
     mem_significant,
     mmlu_claims,
     novelty_claims,
     performance_claims,
     sensitivity_claim,
-    tied_claim,
+    tied_claims,
     untestable_claims,
+)
+from analysis.distributional.inference import (
+    aggregate_null,
+    cluster_mem_table,
+    cluster_spearman,
+    model_trend,
+    share_bootstrap,
+    unit_maps,
 )
 from analysis.distributional.method import (
     answer_correct,
@@ -96,6 +109,7 @@ from analysis.distributional.params import (
     MIN_PAIRS,
     MMLU_SPLITS,
     N_COUNT_BINS,
+    N_PERM,
     NONE_FILTER,
     NOVELTY_N,
     PAPER_FILTER,
@@ -135,6 +149,7 @@ from analysis.distributional.text import (
     authors_sentence,
     copies_sentence,
     count_sentence,
+    counts_sentence,
     filter_sentence,
     fmt_params,
     kendall_inf_sentence,
@@ -154,6 +169,7 @@ from analysis.distributional.text import (
     sensitivity_sentence,
     ties_sentence,
     undefined_sentence,
+    units_sentence,
     untestable_sentence,
 )
 
@@ -161,7 +177,7 @@ __all__ = [
     # params
     "ALPHA", "AUTHORS_FILTER", "CHAPTER_THRESHOLDS", "CONSTANT_NOTE", "COPIES_EDGES", "CORPUS_LMS",
     "E5_COSINE_RANGE", "KNOWLEDGE_PROMPT", "KNOWLEDGE_TOKENS", "MIN_FACTS", "MIN_MODELS", "MIN_PAIRS",
-    "MMLU_SPLITS", "N_COUNT_BINS", "NONE_FILTER", "NOVELTY_N", "PAPER_FILTER", "PARAMS", "PROFILES",
+    "MMLU_SPLITS", "N_PERM", "N_COUNT_BINS", "NONE_FILTER", "NOVELTY_N", "PAPER_FILTER", "PARAMS", "PROFILES",
     "SOURCE_KENDALL", "SOURCE_MMLU_REASONING", "SOURCE_NOVELTY", "SOURCE_MODELS", "SOURCE_SETUP",
     "DistributionalError", "load_paper_claims", "paper_value",
     # method
@@ -181,14 +197,18 @@ __all__ = [
     "mmlu_task", "ngram_logprob",
     "reasoning_task", "task_gram_tables",
     # claims
-    "copies_rise", "copies_size", "count_claim", "filter_claims", "kendall_inf_claim", "kendall_rises",
-    "mem_claims", "mem_none", "mem_rises", "mem_significant", "mmlu_claims", "novelty_claims",
-    "performance_claims", "sensitivity_claim", "tied_claim",
+    "above_infgram_claims", "copies_rise", "copies_size", "count_claim", "count_claims", "filter_claims",
+    "kendall_inf_claim", "kendall_rises", "mem_claims", "mem_none", "mem_rises", "mem_rises_claims",
+    "mem_significant", "mmlu_claims", "novelty_claims", "performance_claims", "sensitivity_claim",
+    "tied_claims",
     "untestable_claims",
+    # inference
+    "aggregate_null", "cluster_mem_table", "cluster_spearman", "model_trend", "share_bootstrap", "unit_maps",
     # text
-    "accuracy_sentence", "authors_sentence", "copies_sentence", "count_sentence", "filter_sentence",
+    "accuracy_sentence", "authors_sentence", "copies_sentence", "count_sentence", "counts_sentence",
+    "filter_sentence",
     "fmt_params", "kendall_inf_sentence", "kendall_sentence", "knowledge_sentence", "lm_sentence", "mem_glue",
     "mem_name", "mem_sentence", "mmlu_lab_text", "mmlu_sentence", "novelty_sentence", "peak_sentence",
     "range_text", "reasoning_sentence", "render", "sensitivity_sentence", "ties_sentence",
-    "undefined_sentence", "untestable_sentence",
+    "undefined_sentence", "units_sentence", "untestable_sentence",
 ]

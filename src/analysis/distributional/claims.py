@@ -1,41 +1,57 @@
 """The distributional chapter's decisions: every verdict it states, as a :class:`Claim`.
 
-Each function takes the chapter's tables and returns claims whose status is decided
-here, from the numbers, and nowhere else (:mod:`analysis.distributional.text` words
-them). The deciders:
+Each function takes the chapter's tables and returns claims whose status comes from
+the book's one rule set (:func:`analysis.core.claims.decide`, :func:`within`,
+:func:`not_testable`); :mod:`analysis.distributional.text` words them. What each
+claim rests on:
 
-* a trend across the ladder (Mem_n, accuracy or a distance against model size):
-  Spearman's ρ with size and its p-value, :func:`analysis.core.claims.directional`
-  with at least :data:`MIN_MODELS` models;
-* "Mem_n ≥ Mem_∞": the sign test over models, directional against one half;
-* a share against a bound ("nearly every candidate", "fewer than half tied"): the
-  Wilson 95% interval on one side of the bound (:func:`_share_claim`);
-* "significant for every model" / "for no model" / "for most models": the models'
-  own Spearman tests, read only where the table holds at least :data:`MIN_PAIRS`
-  pairs (a Mem_n on fewer pairs decides nothing).
+* a model's Mem_n (task-gram, ∞-gram, pair count): its units are the facts of the
+  knowledge task and the problems of the reasoning task (a fact's pairs share its
+  prompt and answer), and its p-value comes from the cluster permutation of
+  :mod:`analysis.distributional.inference` (whole units' model values move), the
+  negative control being the answers swapped between units;
+* "significant for every model": each model's cluster p below :data:`ALPHA` (an
+  intersection–union test, no correction needed); "for no model": the models' cluster
+  p-values Holm-corrected; a statistic over the models (the median ρ) has the null of
+  the same permutations;
+* a trend across the ladder (Mem_n, accuracy, novelty, a distance against size): the
+  unit is the model, and Spearman's ρ with size is tested by permuting the values
+  among the models (:func:`~analysis.distributional.inference.model_trend`);
+* "Mem_n ≥ Mem_∞" and the like: the sign test over the models (an exact binomial null
+  for models as independent units, conditional on the one corpus and test set);
+* a share of pairs against a bound: a cluster bootstrap over facts or problems;
+* a claim stated for two tasks or two n (one statement) is a family, Holm-corrected.
+
+Claims the source makes are ``kind="source"`` with its value; the book's own
+additions are extensions (``holds`` / ``does not hold``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from analysis import ngrams
 from analysis.core.claims import (
+    EXTENSION,
     INCONCLUSIVE,
     NOT_REPRODUCED,
     NOT_TESTABLE,
     REPRODUCED,
+    SOURCE,
     Claim,
-    directional,
+    Verdict,
+    as_kind,
+    decide,
     not_testable,
+    within,
 )
+from analysis.distributional.inference import aggregate_null, model_trend, share_bootstrap
 from analysis.distributional.method import recall_gap
-from analysis.distributional.method_trends import Trend, above_infgram, threshold_trends, trend
+from analysis.distributional.method_trends import Trend, threshold_trends, trend
 from analysis.distributional.params import (
     ALPHA,
     MIN_FACTS,
@@ -50,15 +66,21 @@ from analysis.distributional.params import (
     paper_value,
 )
 from analysis.stats import ranks
-from analysis.stats.intervals import wilson_interval
+from analysis.stats.resampling import holm
 
 CHAPTER = "distributional"
 #: the notebook's section labels, where each claim is shown
-FILTER, PERFORMANCE, MEM, NOVELTY, SENSITIVITY, MMLU, SOURCE = (
+FILTER, PERFORMANCE, MEM, NOVELTY, SENSITIVITY, MMLU, SOURCE_SECTION = (
     "distributional-filter", "distributional-performance", "distributional-mem", "distributional-novelty",
     "distributional-sensitivity", "distributional-mmlu", "distributional-source")
 #: how the trend claims are compared
-TREND_TEST = f"Spearman's ρ with model size, two-sided p < {ALPHA:g}, at least {MIN_MODELS} models"
+TREND_TEST = (f"Spearman's ρ with model size, two-sided permutation p over the models < {ALPHA:g}, at least "
+              f"{MIN_MODELS} models")
+#: the independent unit of each task's pairs
+TASK_UNITS = {"knowledge": "facts", "reasoning": "problems", "MMLU knowledge": "facts",
+              "MMLU reasoning": "problems"}
+#: why the trend claims across the ladder have no negative control
+NO_LADDER_CONTROL = "every ladder model trained on the whole corpus; none lacks the signal"
 
 
 def _plain(x):
@@ -72,94 +94,164 @@ def _plain(x):
     return None if isinstance(x, float) and not math.isfinite(x) else x
 
 
-def _claim(id: str, statement: str, status_reason: tuple[str, str], **kw) -> Claim:
-    status, reason = status_reason
+def _num(x) -> float | None:
+    return None if x is None or not np.isfinite(x) else float(x)
+
+
+def _claim(id: str, statement: str, verdict, kind: str = SOURCE, **kw) -> Claim:
+    """A claim of this chapter, its status (a :class:`Verdict` or (status, reason))
+    worded for its ``kind``."""
+    status, reason, *mech = verdict
     kw["extra"] = _plain(kw.get("extra", {}))
-    return Claim(id=id, chapter=CHAPTER, statement=statement, status=status, reason=reason, **kw)
+    for name in ("value", "p", "p_adjusted", "null_value", "control_value"):
+        if name in kw:
+            kw[name] = _num(kw[name])
+    if kw.get("control_value") is None and not kw.get("control_reason"):
+        kw["control_reason"] = "the answers-swapped control is undefined (too few units or a constant side)"
+    return Claim(id=id, chapter=CHAPTER, statement=statement, status=as_kind(status, kind), reason=reason,
+                 kind=kind, mechanical=bool(mech and mech[0]), **kw)
+
+
+def _nt(id: str, statement: str, why: str, kind: str = SOURCE, **kw) -> Claim:
+    kw["extra"] = _plain(kw.get("extra", {}))
+    kw.setdefault("unit", "models")
+    return not_testable(id, CHAPTER, statement, why, kind=kind, **kw)
+
+
+def _holm(specs: list[dict]) -> None:
+    """Holm-adjust the ``p`` of a family of claim specs in place (``p_adjusted``)."""
+    adj = holm([s["p"] if s.get("gate") is None else None for s in specs])
+    for s, a in zip(specs, adj):
+        s["p_adjusted"] = a
+
+
+def _decide_spec(s: dict) -> Verdict:
+    """The verdict of a spec: its gate, else :func:`decide` on its (adjusted) p."""
+    if s.get("gate") is not None:
+        return s["gate"]
+    adjusted = s.get("p_adjusted") is not None
+    if s.get("floor"):  # every arm at the floor: not testable, whatever the (undefined) value
+        return decide(value=0.0, null=0.0, n_units=s["n_units"] or 1, min_n=s["min_n"], floor=s["floor"])
+    return decide(value=s["value"], null=s["null"], p=s["p_adjusted"] if adjusted else s["p"],
+                  adjusted=adjusted, n_units=s["n_units"], min_n=s["min_n"], direction=s.get("direction", 1),
+                  floor=s.get("floor"), control_value=s.get("control_value"), control_p=s.get("control_p"),
+                  unit=s["unit"])
 
 
 # ---------------------------------------------------------------------------
-# Deciders
+# Rows of the Mem tables
 # ---------------------------------------------------------------------------
 
 
-def _share_claim(id: str, statement: str, k: int, n: int, bound: float, below: bool, min_n: int, **kw
-                 ) -> Claim:
-    """A share ``k / n`` claimed to lie below ``bound`` (``below``) or at or above it:
-    reproduced when the whole Wilson 95% interval is on the claimed side, not
-    reproduced when it is wholly on the other, inconclusive when it straddles the
-    bound or ``n < min_n``."""
-    kw["extra"] = _plain(kw.get("extra", {}))
-    side = "below" if below else "at or above"
-    comparison = f"Wilson 95% interval of the share {side} {bound:g}, at least {min_n} items"
-    if not n:
-        return not_testable(id, CHAPTER, statement, "this run has no item to count", comparison=comparison,
-                            **kw)
-    lo, hi = (float(v) for v in wilson_interval(k, n))
-    if n < min_n:
-        sr = INCONCLUSIVE, f"n = {n} is below the minimum of {min_n}"
-    else:
-        holds, fails = (hi < bound, lo >= bound) if below else (lo >= bound, hi < bound)
-        status = REPRODUCED if holds else NOT_REPRODUCED if fails else INCONCLUSIVE
-        where = "wholly below" if hi < bound else "wholly at or above" if lo >= bound else "on both sides of"
-        sr = status, f"95% interval {lo:.3f}–{hi:.3f}, {where} {bound:g}, n = {n}"
-    return _claim(id, statement, sr, comparison=comparison, value=k / n, interval=(lo, hi), n=n, min_n=min_n,
-                  **kw)
+def _rows(mem: pd.DataFrame, task: str, n: int, lm: str = "task-gram",
+          filt: str = "no filter") -> pd.DataFrame:
+    g = mem[(mem["task"] == task) & (mem["n"] == n) & (mem["lm"] == lm)]
+    if "filter" in g:
+        g = g[g["filter"] == filt]
+    return g.sort_values("params", kind="stable")
 
 
-def _trend_claim(id: str, statement: str, params, values, direction: int = 1, **kw) -> Claim:
-    """A measure claimed to rise (``direction`` +1) or fall (−1) with model size."""
-    est = ranks.rank_trend(params, values)
-    sr = directional(value=est.value, null=0.0, p=est.p, n=est.n, min_n=MIN_MODELS, direction=direction)
-    extra = {"unit": "size_rho", **kw.pop("extra", {})}
-    return _claim(id, statement, sr, comparison=TREND_TEST, value=est.value, p=est.p, n=est.n,
-                  min_n=MIN_MODELS, extra=extra, **kw)
+def _units(g: pd.DataFrame) -> int:
+    """The fewest units any model's Mem of these rows rests on (0 for none)."""
+    return int(np.nanmin(g["units"].to_numpy(float))) if len(g) and g["units"].notna().any() else 0
 
 
 def _pairs(mem: pd.DataFrame, task: str, n: int, lm: str = "task-gram", filt: str = "no filter") -> int:
     """The fewest pairs a Mem_n of ``task``'s ``n``-grams rests on, over the models (0 for none)."""
-    g = mem[(mem["task"] == task) & (mem["n"] == n) & (mem["lm"] == lm) & (mem["filter"] == filt)]
+    g = _rows(mem, task, n, lm, filt)
     return int(g["pairs"].min()) if len(g) else 0
 
 
-def _per_model_gate(t: Trend, pairs: int) -> tuple[str, str] | None:
-    """The status of a claim about the models' own tests, when the evidence cannot
-    decide it: no value, too few models, or too few pairs for any Mem_n."""
+def _gate(t: Trend, units: int, unit: str) -> Verdict | None:
+    """The verdict of a claim about the models' own Mem when the evidence cannot
+    decide it: no value, too few models, or too few units."""
     if not t.defined:
-        return NOT_TESTABLE, "no model has a defined correlation"
+        return Verdict(NOT_TESTABLE, "no model has a defined correlation")
     if t.n_models < MIN_MODELS:
-        return INCONCLUSIVE, f"n = {t.n_models} models is below the minimum of {MIN_MODELS}"
-    if pairs < MIN_PAIRS:
-        return INCONCLUSIVE, f"the thinnest Mem rests on {pairs} pairs, below the minimum of {MIN_PAIRS}"
+        return Verdict(INCONCLUSIVE, f"{t.n_models} models, below the minimum of {MIN_MODELS}")
+    if units < MIN_FACTS:
+        return Verdict(INCONCLUSIVE,
+                       f"the thinnest Mem rests on {units} {unit}, below the minimum of {MIN_FACTS}")
     return None
 
 
+def _trend_spec(params, values, direction: int = 1, floor: str | None = None, control=None) -> dict:
+    """The spec of a trend across the ladder (unit: models, permutation null over them)."""
+    est = model_trend(params, values)
+    spec = {"value": est["rho"], "p": est["pvalue"], "null": 0.0, "null_value": est["null_rho"],
+            "n_units": est["models"], "min_n": MIN_MODELS, "direction": direction, "floor": floor,
+            "unit": "models", "gate": None}
+    if control is not None:
+        c = model_trend(params, control)
+        spec |= {"control_value": c["rho"], "control_p": c["pvalue"]}
+    return spec
+
+
+def _trend_claim(id: str, statement: str, spec: dict, kind: str = SOURCE, **kw) -> Claim:
+    v = _decide_spec(spec)
+    if _num(spec.get("control_value")) is not None:
+        kw["control_value"] = spec["control_value"]
+    else:
+        kw.setdefault("control_reason", NO_LADDER_CONTROL if "control_value" not in spec
+                      else "the answers-swapped control has no defined trend")
+    if v.status == NOT_TESTABLE and _num(spec["value"]) is None:
+        spec = spec | {"null_value": None}
+        kw["null_kind"] = "none"
+    kw.setdefault("null_kind", "permutation")
+    return _claim(id, statement, v, kind, comparison=TREND_TEST, value=spec["value"], p=spec["p"],
+                  p_adjusted=spec.get("p_adjusted"), n=spec["n_units"], n_units=spec["n_units"],
+                  unit="models", min_n=MIN_MODELS, null_value=spec["null_value"], **kw)
+
+
 # ---------------------------------------------------------------------------
-# The embedding filter
+# The embedding filter (the book's own: the source gives no share)
 # ---------------------------------------------------------------------------
 
 
-def filter_claims(counts: Mapping[str, int], task: str = "knowledge", n: int = 3) -> list[Claim]:
+def filter_claims(counts: Mapping[str, int], task: str = "knowledge", n: int = 3, n_facts: int | None = None
+                  ) -> list[Claim]:
     """What the two thresholds do to one (task, n)'s candidates
     (:func:`~analysis.distributional.method_tables.filter_counts`): the authors'
     effective threshold keeps nearly every one (at least :data:`NEARLY_ALL`), and
-    the paper's, with MiniLM in place of E5, keeps fewer than half (:data:`MOST`)."""
+    the paper's, with MiniLM in place of E5, keeps at most half (:data:`MOST`). Both
+    are counts over the whole candidate set (a census, no sampling), of the
+    ``n_facts`` facts whose candidates they are."""
     total = counts["total"]
-    common = {"section": FILTER, "extra": {"unit": "share", "task": task, "n": n, **counts}}
-    authors = _share_claim(
-        "authors_filter", f"The authors' code's effective threshold (γ = {ngrams.AUTHORS_THRESHOLD:g}) keeps "
-        f"nearly every candidate {n}-gram pair of the {task} task (a filter in name only)",
-        counts["authors"], total, NEARLY_ALL, below=False, min_n=MIN_PAIRS, **common)
-    paper = _share_claim(
-        "paper_filter", f"With MiniLM in place of E5, the paper's threshold keeps fewer than half of the "
-        f"{task} task's candidate {n}-gram pairs", counts["paper"], total, MOST, below=True, min_n=MIN_PAIRS,
-        source_value=f"γ = {ngrams.PAPER_THRESHOLDS['triviaqa'][n]:g} for TriviaQA {n}-grams (E5)", **common)
-    return [authors, paper]
+    common = dict(section=FILTER, unit=TASK_UNITS.get(task, "facts"), n_units=n_facts, null_kind="target",
+                  n=total, min_n=MIN_PAIRS, extra={"unit": "share", "task": task, "n": n, **counts},
+                  control_reason="a count of the embedding filter over every candidate; no signal to take "
+                                 "away")
+    out = []
+    for id, statement, k, target, tol, bound in (
+            ("authors_filter", f"The authors' code's effective threshold (γ = {ngrams.AUTHORS_THRESHOLD:g}) "
+             f"keeps nearly every candidate {n}-gram pair of the {task} task (a filter in name only)",
+             counts["authors"], 1.0, 1 - NEARLY_ALL, NEARLY_ALL),
+            ("paper_filter", f"With MiniLM in place of E5, the paper's threshold (γ = "
+             f"{ngrams.PAPER_THRESHOLDS['triviaqa'][n]:g} for TriviaQA {n}-grams) keeps at most half of the "
+             f"{task} task's candidate {n}-gram pairs", counts["paper"], 0.0, MOST, MOST)):
+        comparison = f"the share of candidates within {tol:g} of {target:g}, counted over every candidate"
+        if not total:
+            out.append(_nt(id, statement, "this run has no candidate to count", EXTENSION,
+                           comparison=comparison,
+                           section=FILTER, unit=common["unit"], extra=common["extra"]))
+            continue
+        sr = within(value=k / total, target=target, tolerance=tol, n=total, min_n=MIN_PAIRS, exact=True,
+                    unit="candidate pairs")
+        out.append(_claim(id, statement, sr, EXTENSION, comparison=comparison, value=k / total,
+                          null_value=bound, **common))
+    return out
 
 
 # ---------------------------------------------------------------------------
 # Performance against counts
 # ---------------------------------------------------------------------------
+
+
+def _floor(values, what: str) -> str | None:
+    """``what`` when every value is 0 (the floor of an accuracy), else None."""
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    return what if len(v) and (v == 0).all() else None
 
 
 def performance_claims(acc: pd.DataFrame, by_copies: pd.DataFrame, answered: pd.DataFrame,
@@ -170,8 +262,11 @@ def performance_claims(acc: pd.DataFrame, by_copies: pd.DataFrame, answered: pd.
     :func:`~analysis.distributional.method_tables.answered_by_copies`."""
     fig3 = paper_value(paper, "Figure 3", "TriviaQA (n = 5)")
     knowledge = acc["knowledge accuracy"]
-    size = _trend_claim("accuracy_size", "Knowledge accuracy rises with model size", acc["params"], knowledge,
-                        section=PERFORMANCE, source_value=fig3,
+    spec = _trend_spec(acc["params"], knowledge, floor=_floor(knowledge, "floor (0% knowledge accuracy for "
+                                                                         "every model)"))
+    size = _trend_claim("accuracy_size", "Knowledge accuracy rises with model size", spec,
+                        section=PERFORMANCE,
+                        source_value=fig3 or "accuracy rises with size past about 400M parameters",
                         extra={"constant": bool(knowledge.nunique() == 1)})
     return [size, copies_rise(by_copies, answered, fig3), copies_size(by_copies)]
 
@@ -179,37 +274,45 @@ def performance_claims(acc: pd.DataFrame, by_copies: pd.DataFrame, answered: pd.
 def copies_rise(by_copies: pd.DataFrame, answered: pd.DataFrame, source_value: str | None = None) -> Claim:
     """The source's performance-against-count claim, on the lab's exact copies: the
     model with the best recall on the most-copied facts recalls them more often than
-    the least-copied ones (Fisher's exact test; the model is chosen after the fact,
-    so the p-value is optimistic)."""
+    the least-copied ones (Fisher's exact test over the facts, each answered once; the
+    model is chosen after the fact, so the p-value is optimistic). Every model at 0%
+    recall in every bin is the floor: not testable."""
     statement = "Knowledge accuracy rises with the count of the fact in the corpus"
+    source_value = source_value or "accuracy rises with the count of the question's n-gram pairs"
     bins = [c for c in by_copies.columns if c != "params"]
     comparison = (f"recall on the most- minus the least-copied facts of the model best on the most-copied, "
                   f"Fisher's exact test p < {ALPHA:g}, at least {MIN_FACTS} facts")
+    control = "no ladder model is trained without the facts"
     col = by_copies[bins[-1]].astype(float) if bins else pd.Series(dtype=float)
+    kw = dict(comparison=comparison, section=PERFORMANCE, source_value=source_value, unit="facts")
     if len(bins) < 2 or col.notna().sum() == 0:
-        return not_testable("copies_rise", CHAPTER, statement,
-                            "no model has scorable answers in two copies bins", comparison=comparison,
-                            section=PERFORMANCE, source_value=source_value)
+        return _nt("copies_rise", statement, "no model has scorable answers in two copies bins", **kw)
     top, low, best = bins[-1], bins[0], col.idxmax()
     count = answered.set_index(["model", "bin"])
     gap = recall_gap(count.loc[(best, top), "hits"], count.loc[(best, top), "n"],
                      count.loc[(best, low), "hits"], count.loc[(best, low), "n"])
-    sr = directional(value=gap.value, null=0.0, p=gap.p, n=gap.n, min_n=MIN_FACTS)
+    floor = _floor(by_copies[bins].to_numpy(float).ravel(),
+                   "floor (0% recall in every copies bin for every model)")
+    v = decide(value=gap.value, null=0.0, p=gap.p, n_units=gap.n, min_n=MIN_FACTS, floor=floor, unit="facts")
     extra = {"unit": "difference", "model": best, "top": top, "low": low,
              "hi": float(by_copies.loc[best, top]), "lo": float(by_copies.loc[best, low]),
              "none_recalled": bool(col.max() == 0),
              "best_any": float(by_copies[bins].astype(float).max().max())}
-    return _claim("copies_rise", statement, sr, comparison=comparison, value=gap.value, p=gap.p, n=gap.n,
-                  min_n=MIN_FACTS, section=PERFORMANCE, source_value=source_value, extra=extra)
+    return _claim("copies_rise", statement, v, value=gap.value, p=gap.p, n=gap.n, n_units=gap.n,
+                  min_n=MIN_FACTS,
+                  null_kind="analytic", null_value=0.0, control_reason=control, extra=extra, **kw)
 
 
 def copies_size(by_copies: pd.DataFrame) -> Claim:
-    """Recall on the most-copied facts rises with model size (the source sees the
-    count effect only past about 400M parameters)."""
+    """Recall on the most-copied facts rises with model size (the book's own reading
+    of the source's remark that the count effect appears only past about 400M)."""
     bins = [c for c in by_copies.columns if c != "params"]
     values = by_copies[bins[-1]].astype(float) if bins else np.full(len(by_copies), np.nan)
-    return _trend_claim("copies_size", "Recall on the most-copied facts rises with model size",
-                        by_copies["params"], values, section=PERFORMANCE)
+    spec = _trend_spec(by_copies["params"], values,
+                       floor=_floor(values, "floor (0% recall on the most-copied facts for every model)"))
+    return _trend_claim("copies_size", "Recall on the most-copied facts rises with model size", spec,
+                        EXTENSION,
+                        section=PERFORMANCE)
 
 
 # ---------------------------------------------------------------------------
@@ -217,104 +320,245 @@ def copies_size(by_copies: pd.DataFrame) -> Claim:
 # ---------------------------------------------------------------------------
 
 
+def _cluster_kw(g: pd.DataFrame, task: str) -> dict:
+    return dict(unit=TASK_UNITS.get(task, "facts"), n_units=_units(g), null_kind="permutation",
+                null_value=float(np.nanmedian(g["null_rho"])) if g["null_rho"].notna().any() else None)
+
+
 def mem_significant(mem: pd.DataFrame, task: str = "knowledge", n: int = 3, source_value: str | None = None
                     ) -> Claim:
-    """The source's TriviaQA Mem_n is significant and positive at every size."""
-    t = trend(mem, task, n)
-    pairs = _pairs(mem, task, n)
+    """The source's TriviaQA Mem_n is significant and positive at every size: every
+    model's cluster p below :data:`ALPHA` with ρ > 0 (decided on the weakest model, or
+    on the most significant negative one, which is evidence against)."""
+    t, g = trend(mem, task, n), _rows(mem, task, n)
+    unit, units = TASK_UNITS.get(task, "facts"), _units(g)
+    kw = dict(comparison=f"every model's cluster-permutation p < {ALPHA:g} with ρ > 0 (intersection–union), "
+                         f"at least {MIN_FACTS} {unit}", section=MEM,
+              source_value=source_value or "Mem_n significant and positive at every size", **_cluster_kw(g,
+                                                                                                         task),
+              extra={"unit": "share", "task": task, "mem_n": n, "pairs": _pairs(mem, task, n)})
+    statement = f"The {task} task's Mem_{n} is significant and positive for every model"
     good = t.significant & (t.rho > 0)
-    sr = _per_model_gate(t, pairs) or (
-        (REPRODUCED, f"all {t.n_models} models positive with p < {ALPHA:g}, on at least {pairs:,} pairs")
-        if good.all() else
-        (NOT_REPRODUCED, f"{int(good.sum())} of {t.n_models} models positive with p < {ALPHA:g}, "
-                         f"on at least {pairs:,} pairs"))
-    p = float(np.nanmax(t.pvalue)) if t.defined else None
-    return _claim(f"mem{n}_significant",
-                  f"The {task} task's Mem_{n} is significant and positive for every model", sr,
-                  comparison=f"every model's Spearman p < {ALPHA:g} with ρ > 0, at least {MIN_PAIRS} pairs",
-                  value=good.mean() if t.n_models else None, p=p, n=t.n_models, min_n=MIN_MODELS, section=MEM,
-                  source_value=source_value,
-                  extra={"unit": "share", "task": task, "mem_n": n, "k": int(good.sum()), "pairs": pairs})
+    kw["extra"]["k"] = int(good.sum())
+    gate = _gate(t, units, unit)
+    if gate is not None and gate.status == NOT_TESTABLE:
+        return _nt(f"mem{n}_significant", statement, gate.reason, **{k: v for k, v in kw.items()
+                                                                    if k not in ("n_units", "null_kind",
+                                                                                 "null_value")})
+    neg = t.significant & (t.rho < 0)
+    i = int(np.nanargmin(np.where(neg, t.pvalue, np.inf))) if neg.any() else int(np.nanargmin(t.rho))
+    value, p = float(t.rho[i]), float(t.pvalue[i]) if neg.any() else float(np.nanmax(t.pvalue))
+    c_rho, c_p = g["control_rho"].to_numpy(float), g["control_pvalue"].to_numpy(float)
+    control, control_p = float(np.nanmin(c_rho)), float(np.nanmax(c_p))
+    v = gate or decide(value=value, null=kw["null_value"] or 0.0, p=p, n_units=units, min_n=MIN_FACTS,
+                       control_value=control, control_p=control_p, unit=unit)
+    return _claim(f"mem{n}_significant", statement, v, value=value, p=p, n=int(g["pairs"].min()),
+                  min_n=MIN_FACTS, control_value=control, **kw)
 
 
-def mem_rises(mem: pd.DataFrame, task: str = "knowledge", n: int = 3, source_value: str | None = None
-              ) -> Claim:
-    """The source's TriviaQA Mem_n rises with model size; no trend is read when no
-    model's Mem_n is significant."""
-    t = trend(mem, task, n)
-    claim = _trend_claim(f"mem{n}_rises", f"The {task} task's Mem_{n} rises with model size", t.params, t.rho,
-                         section=MEM, source_value=source_value, extra={"task": task, "mem_n": n})
-    if t.defined and t.n_models >= MIN_MODELS and t.n_sig == 0:
-        return replace(claim, status=INCONCLUSIVE,
-                       reason="no model's Mem is significant, so there is no memorization trend to read")
-    return claim
+def mem_rises_claims(mem: pd.DataFrame, task: str = "knowledge", ns=(3, 5), sources=None) -> list[Claim]:
+    """The source's TriviaQA Mem_n rises with model size, per n (a Holm family over
+    the n): Spearman's ρ of the models' Mem_n with size, a permutation null over the
+    models; the control is the same trend of the answers-swapped Mem_n. No trend is
+    read when no model's Mem_n is significant."""
+    sources = sources or {}
+    specs = []
+    for n in ns:
+        t, g = trend(mem, task, n), _rows(mem, task, n)
+        spec = _trend_spec(t.params, t.rho, control=g["control_rho"].to_numpy(float) if len(g) else None)
+        if t.defined and t.n_models >= MIN_MODELS and t.n_sig == 0:
+            spec["gate"] = Verdict(INCONCLUSIVE, "no model's Mem is significant (cluster permutation), so "
+                                                 "there is no memorization trend to read")
+        specs.append(spec)
+    _holm(specs)
+    return [_trend_claim(f"mem{n}_rises", f"The {task} task's Mem_{n} rises with model size", s, section=MEM,
+                         family=f"mem_rises ({task})",
+                         source_value=sources.get(n) or ("TriviaQA: Mem_n increases with model size "
+                                                         "(Figure 4, "
+                                                         "solid lines; numbers given for n = 3 only)"),
+                         extra={"task": task, "mem_n": n})
+            for n, s in zip(ns, specs)]
 
 
-def mem_none(mem: pd.DataFrame, task: str = "reasoning", n: int = 3, source_value: str | None = None
-             ) -> Claim:
-    """The source's GSM8K: no significant Mem_n at any size."""
-    t = trend(mem, task, n)
-    pairs = _pairs(mem, task, n)
-    sig = t.rho[t.significant]
-    sign = 0 if not len(sig) else -1 if (sig < 0).all() else 1 if (sig > 0).all() else 0
-    sr = _per_model_gate(t, pairs) or (
-        (REPRODUCED, f"no model has p < {ALPHA:g}, on at least {pairs:,} pairs") if t.n_sig == 0 else
-        (NOT_REPRODUCED, f"{t.n_sig} of {t.n_models} models have p < {ALPHA:g}, on at least {pairs:,} pairs"))
-    return _claim(f"mem{n}_{task}_none", f"The {task} task's Mem_{n} is significant for no model", sr,
-                  comparison=f"every model's Spearman p ≥ {ALPHA:g}, at least {MIN_PAIRS} pairs",
-                  value=t.n_sig / t.n_models if t.n_models else None,
-                  p=float(np.nanmin(t.pvalue)) if t.defined else None, n=t.n_models, min_n=MIN_MODELS,
-                  section=MEM, source_value=source_value,
-                  extra={"unit": "share", "task": task, "mem_n": n, "k": t.n_sig, "sign": sign,
-                         "pairs": pairs})
+def mem_rises(mem: pd.DataFrame, task: str = "knowledge", n: int = 3,
+              source_value: str | None = None) -> Claim:
+    """One n of :func:`mem_rises_claims` (a family of one)."""
+    return mem_rises_claims(mem, task, (n,), {n: source_value})[0]
+
+
+def mem_none(mem: pd.DataFrame, task: str = "reasoning", n: int = 3,
+             source_value: str | None = None) -> Claim:
+    """The source's GSM8K: no significant Mem_n at any size. The count of models whose
+    cluster p is below :data:`ALPHA` after Holm's correction over the models, held
+    against zero; when the answers-swapped control also has a significant model,
+    the count measures the method (mechanical)."""
+    t, g = trend(mem, task, n), _rows(mem, task, n)
+    unit, units = TASK_UNITS.get(task, "problems"), _units(g)
+    statement = f"The {task} task's Mem_{n} is significant for no model"
+    kw = dict(comparison=f"models with Holm-adjusted cluster-permutation p < {ALPHA:g} = 0, at least "
+                         f"{MIN_FACTS} {unit}", section=MEM,
+              source_value=source_value or "no significant Mem_n at any size")
+    gate = _gate(t, units, unit)
+    if gate is not None and gate.status == NOT_TESTABLE:
+        return _nt(f"mem{n}_{task}_none", statement, gate.reason, unit=unit, **kw)
+    adj = np.array([np.nan if a is None else a for a in holm(list(t.pvalue))], float)
+    ctrl = np.array([np.nan if a is None else a for a in holm(list(g["control_pvalue"].to_numpy(float)))],
+                    float)
+    sig, csig = adj < ALPHA, ctrl < ALPHA
+    k, ck = int(sig.sum()), int(csig.sum())
+    sig_rho = t.rho[sig]
+    sign = 0 if not len(sig_rho) else -1 if (sig_rho < 0).all() else 1 if (sig_rho > 0).all() else 0
+    if gate is not None:
+        v = gate
+    else:
+        status, reason = within(value=k / t.n_models, target=0.0, tolerance=0.0, n=units, min_n=MIN_FACTS,
+                                exact=True, unit=unit)
+        reason = f"{k} of {t.n_models} models with Holm-adjusted p < {ALPHA:g}; {reason}"
+        v = Verdict(status, reason)
+        if status == NOT_REPRODUCED and ck:  # the protocol: a control that shows it makes it mechanical
+            v = Verdict(INCONCLUSIVE,
+                        reason + f"; but the answers-swapped control has {ck} such models, so this "
+                                               "measures the method, not the phenomenon", True)
+    p_adj = float(np.nanmin(adj)) if np.isfinite(adj).any() else None
+    return _claim(f"mem{n}_{task}_none", statement, v, value=k / t.n_models, p=float(np.nanmin(t.pvalue)),
+                  p_adjusted=p_adj, family=f"mem{n}_{task}_none: the {t.n_models} models",
+                  n=int(g["pairs"].min()),
+                  min_n=MIN_FACTS, control_value=ck / t.n_models, **_cluster_kw(g, task), **kw,
+                  extra={"unit": "share", "task": task, "mem_n": n, "k": k, "sign": sign,
+                         "pairs": _pairs(mem, task, n), "control_k": ck})
+
+
+def _above_spec(mem: pd.DataFrame, task: str, n: int) -> dict:
+    tg, inf = _rows(mem, task, n), _rows(mem, task, n, lm="∞-gram")
+    a, b = tg["rho"].to_numpy(float), inf["rho"].to_numpy(float)
+    ok = np.isfinite(a) & np.isfinite(b) if len(a) == len(b) else np.zeros(0, bool)
+    above, total = int((a[ok] >= b[ok]).sum()), int(ok.sum())
+    est = ranks.sign_test(above, total)
+    spec = {"value": est.value, "p": est.p, "null": 0.5, "n_units": total, "min_n": MIN_MODELS,
+            "unit": "models",
+            "gate": None, "k": above}
+    if len(a) == len(b) and "control_rho" in tg:
+        ca, cb = tg["control_rho"].to_numpy(float), inf["control_rho"].to_numpy(float)
+        cok = np.isfinite(ca) & np.isfinite(cb)
+        c = ranks.sign_test(int((ca[cok] >= cb[cok]).sum()), int(cok.sum()))
+        spec |= {"control_value": c.value, "control_p": c.p}
+    if not total:
+        spec["gate"] = Verdict(NOT_TESTABLE, "no model has both correlations")
+    return spec
+
+
+def above_infgram_claims(mem: pd.DataFrame, tasks=("knowledge", "reasoning"), n: int = 3, sources=None
+                         ) -> list[Claim]:
+    """Mem_n ≥ Mem_∞ per task, a Holm family over the tasks: the sign test over the
+    models (the source states it for TriviaQA and MMLU, so the knowledge task is its
+    claim and the reasoning task the book's); the control is the same sign test on
+    the answers-swapped correlations."""
+    sources = sources or {}
+    specs = [_above_spec(mem, task, n) for task in tasks]
+    _holm(specs)
+    out = []
+    for task, s in zip(tasks, specs):
+        kind = SOURCE if sources.get(task) else EXTENSION
+        out.append(_claim(
+            f"mem{n}_above_infgram_{task}", f"On the {task} task, Mem_{n} (task-gram LM) is at least Mem_∞ "
+            "(∞-gram LM)", _decide_spec(s), kind,
+            comparison=f"share of models with Mem_{n} ≥ Mem_∞, two-sided sign test (Holm over the tasks) "
+                       f"p < {ALPHA:g}, at least {MIN_MODELS} models",
+            value=s["value"], p=s["p"], p_adjusted=s.get("p_adjusted"), family=f"mem{n}_above_infgram",
+            n=s["n_units"],
+            n_units=s["n_units"], unit="models", min_n=MIN_MODELS, null_kind="analytic", null_value=0.5,
+            control_value=s.get("control_value"),
+            control_reason=None if _num(s.get("control_value")) is not None else "no answers-swapped "
+                                                                                 "correlations",
+            section=MEM, source_value=sources.get(task),
+            extra={"unit": "share", "task": task, "mem_n": n, "k": s["k"]}))
+    return out
 
 
 def above_infgram_claim(mem: pd.DataFrame, task: str, n: int = 3, source_value: str | None = None) -> Claim:
-    """Mem_n ≥ Mem_∞ (the source finds it on TriviaQA and MMLU): the sign test over models."""
-    above, total = above_infgram(mem, task, n)
-    est = ranks.sign_test(above, total)
-    sr = directional(value=est.value, null=0.5, p=est.p, n=total, min_n=MIN_MODELS)
-    return _claim(f"mem{n}_above_infgram_{task}",
-                  f"On the {task} task, Mem_{n} (task-gram LM) is at least Mem_∞ (∞-gram LM)", sr,
-                  comparison=f"share of models with Mem_{n} ≥ Mem_∞, two-sided sign test p < {ALPHA:g}, "
-                             f"at least {MIN_MODELS} models",
-                  value=est.value, p=est.p, n=total, min_n=MIN_MODELS, section=MEM, source_value=source_value,
-                  extra={"unit": "share", "task": task, "mem_n": n, "k": above})
+    """One task of :func:`above_infgram_claims` (a family of one)."""
+    return above_infgram_claims(mem, (task,), n, {task: source_value})[0]
 
 
-def tied_claim(table: pd.DataFrame | None, t: Trend, task: str, n: int = 3) -> Claim:
-    """Fewer than half of a task's test pairs have ``P_{n,D} = 1``, so the task-gram LM
-    can order them (the paper's TriviaQA n-grams recur across the Pile). By design on
-    the knowledge task: stretches of each question also occur without its answer."""
-    k = int((table["p_taskgram"].to_numpy(dtype=float) == 1).sum()) if table is not None else 0
-    top = max(abs(t.lo), abs(t.hi)) if t.defined else np.nan
-    return _share_claim(
-        f"tied{n}_{task}", f"Fewer than half of the {task} task's {n}-gram test pairs have P(s^y | s^x) = 1",
-        k, 0 if table is None else len(table), MOST, below=True, min_n=MIN_PAIRS, section=MEM,
-        by_design=task == "knowledge",
-        extra={"unit": "share", "task": task, "mem_n": n, "max_abs_mem": top,
-               "near_zero": bool(top < NEAR_ZERO)})
+def tied_claims(tables: Mapping[tuple, pd.DataFrame], mem: pd.DataFrame, tasks=("knowledge", "reasoning"),
+                n: int = 3) -> list[Claim]:
+    """Fewer than half of a task's test pairs have ``P_{n,D} = 1`` (the task-gram LM can
+    order them), per task, a Holm family (the book's own): the share with a cluster
+    bootstrap over the task's units, decided on its two-sided bootstrap p against
+    one half."""
+    specs, info = [], []
+    for task in tasks:
+        table, unit = tables.get((task, n)), TASK_UNITS.get(task, "facts")
+        t = trend(mem, task, n)
+        top = max(abs(t.lo), abs(t.hi)) if t.defined else np.nan
+        if table is None or not len(table):
+            specs.append({"gate": Verdict(NOT_TESTABLE, "this run has no test pair to count"), "p": None})
+            info.append((task, unit, table, None, top))
+            continue
+        b = share_bootstrap(table["p_taskgram"].to_numpy(float) == 1, table["instance"].to_numpy(), MOST)
+        specs.append({"value": b["value"], "p": b["pvalue"], "null": MOST, "n_units": b["units"],
+                      "min_n": MIN_FACTS, "direction": -1, "unit": unit, "gate": None})
+        info.append((task, unit, table, b, top))
+    _holm(specs)
+    out = []
+    for s, (task, unit, table, b, top) in zip(specs, info):
+        kw = dict(section=MEM, unit=unit, family=f"tied{n}",
+                  control_reason="a property of the corpus counts alone; no model signal to take away",
+                  comparison=f"share of pairs below {MOST:g}, cluster bootstrap over the {unit} (Holm "
+                             "over the "
+                             "tasks)",
+                  extra={"unit": "share", "task": task, "mem_n": n, "max_abs_mem": top,
+                         "near_zero": bool(top < NEAR_ZERO)})
+        statement = f"Fewer than half of the {task} task's {n}-gram test pairs have P(s^y | s^x) = 1"
+        if b is None:
+            out.append(_nt(f"tied{n}_{task}", statement, s["gate"].reason, EXTENSION, **kw))
+            continue
+        out.append(_claim(f"tied{n}_{task}", statement, _decide_spec(s), EXTENSION, value=b["value"],
+                          interval=b["interval"], p=b["pvalue"], p_adjusted=s.get("p_adjusted"), n=len(table),
+                          n_units=b["units"], min_n=MIN_FACTS, null_kind="target", null_value=MOST, **kw))
+    return out
+
+
+def count_claims(mem: pd.DataFrame, tasks=("knowledge", "reasoning"), n: int = 3) -> list[Claim]:
+    """A variant beyond the paper, per task (a Holm family): the models' probabilities
+    follow the pair count ``C((x, y))``. The median over the models of their ρ, with
+    the cluster permutation null of the same statistic (the permutations are shared
+    by the models of a table) and the answers-swapped control."""
+    specs, rows = [], []
+    for task in tasks:
+        c, g = trend(mem, task, n, lm="pair count"), _rows(mem, task, n, lm="pair count")
+        unit, units = TASK_UNITS.get(task, "facts"), _units(g)
+        value, p, null, control, control_p = aggregate_null(g) if len(g) else (np.nan,) * 5
+        specs.append({"value": value, "p": p, "null": null if np.isfinite(null) else 0.0, "n_units": units,
+                      "min_n": MIN_FACTS, "unit": unit, "control_value": control, "control_p": control_p,
+                      "gate": _gate(c, units, unit), "null_value": null})
+        rows.append((task, c, g))
+    _holm(specs)
+    out = []
+    for s, (task, c, _g) in zip(specs, rows):
+        pos = int((c.significant & (c.rho > 0)).sum())
+        neg = int((c.significant & (c.rho < 0)).sum())
+        statement = f"On the {task} task, the models' probabilities follow the pair count C((s^x, s^y))"
+        kw = dict(section=MEM, unit=s["unit"], family=f"count{n}",
+                  comparison=f"median ρ over the models, cluster-permutation p (Holm over the tasks) < "
+                             f"{ALPHA:g}, "
+                             f"at least {MIN_FACTS} units",
+                  extra={"unit": "median_rho", "task": task, "mem_n": n, "k": c.n_sig, "pos": pos,
+                         "neg": neg})
+        v = _decide_spec(s)
+        if v.status == NOT_TESTABLE:
+            out.append(_nt(f"count{n}_{task}", statement, v.reason, EXTENSION, **kw))
+            continue
+        out.append(_claim(f"count{n}_{task}", statement, v, EXTENSION, value=s["value"], p=s["p"],
+                          p_adjusted=s.get("p_adjusted"), n=c.n_models, n_units=s["n_units"],
+                          min_n=MIN_FACTS, null_kind="permutation", null_value=s["null_value"],
+                          control_value=s["control_value"], **kw))
+    return out
 
 
 def count_claim(mem: pd.DataFrame, task: str, n: int = 3) -> Claim:
-    """A variant beyond the paper: the models' probabilities follow the pair count
-    ``C((x, y))``: more than half of the models significantly positive (not
-    reproduced when more than half are significantly negative)."""
-    c = trend(mem, task, n, lm="pair count")
-    pairs = _pairs(mem, task, n, lm="pair count")
-    pos = int((c.significant & (c.rho > 0)).sum())
-    neg = int((c.significant & (c.rho < 0)).sum())
-    need = MOST * c.n_models
-    sr = _per_model_gate(c, pairs) or (
-        (REPRODUCED if pos > need else NOT_REPRODUCED if neg > need else INCONCLUSIVE,
-         f"{pos} of {c.n_models} models significantly positive, {neg} significantly negative"))
-    return _claim(f"count{n}_{task}",
-                  f"On the {task} task, the models' probabilities follow the pair count C((s^x, s^y))", sr,
-                  comparison=f"more than half of the models with Spearman p < {ALPHA:g} and ρ > 0, at least "
-                             f"{MIN_PAIRS} pairs",
-                  value=float(np.nanmedian(c.rho)) if c.defined else None, n=c.n_models, min_n=MIN_MODELS,
-                  section=MEM, extra={"unit": "median_rho", "task": task, "mem_n": n, "k": c.n_sig,
-                                      "pos": pos, "neg": neg})
+    """One task of :func:`count_claims` (a family of one)."""
+    return count_claims(mem, (task,), n)[0]
 
 
 def kendall_rises(kendall: pd.DataFrame, task: str = "reasoning", n: int = 3, source_value: str | None = None
@@ -322,7 +566,8 @@ def kendall_rises(kendall: pd.DataFrame, task: str = "reasoning", n: int = 3, so
     """The source's GSM8K Kendall tau distance rises with model size (read as generalization)."""
     k = trend(kendall, task, n, value="kendall")
     return _trend_claim(f"kendall{n}_rises", f"The {task} task's Kendall tau distance rises with model size",
-                        k.params, k.rho, section=MEM, source_value=source_value,
+                        _trend_spec(k.params, k.rho), section=MEM,
+                        source_value=source_value or "Kendall tau distance rises with size (GSM8K)",
                         extra={"task": task, "mem_n": n})
 
 
@@ -336,82 +581,90 @@ def kendall_inf_claim(kendall: pd.DataFrame, task: str = "reasoning", n: int = 3
     both = np.isfinite(tg.rho) & np.isfinite(inf.rho) if tg.n_models == inf.n_models else np.zeros(0, bool)
     above, total = int((inf.rho[both] > tg.rho[both]).sum()), int(both.sum())
     est = ranks.sign_test(above, total)
-    sr = directional(value=est.value, null=0.5, p=est.p, n=total, min_n=MIN_MODELS)
+    v = decide(value=est.value, null=0.5, p=est.p, n_units=total, min_n=MIN_MODELS, unit="models")
     return _claim(f"kendall{n}_inf_above",
                   f"On the {task} task, the Kendall tau distance to the ∞-gram LM exceeds that to the "
-                  "task-gram LM", sr,
+                  "task-gram LM", v,
                   comparison=f"share of models with the larger ∞-gram distance, two-sided sign test "
                              f"p < {ALPHA:g}, at least {MIN_MODELS} models",
-                  value=est.value, p=est.p, n=total, min_n=MIN_MODELS, section=MEM, source_value=source_value,
-                  extra={"unit": "share", "task": task, "mem_n": n, "k": above})
+                  value=est.value, p=est.p, n=total, n_units=total, unit="models", min_n=MIN_MODELS,
+                  null_kind="analytic", null_value=0.5, control_reason=NO_LADDER_CONTROL, section=MEM,
+                  source_value=source_value or SOURCE_KENDALL, extra={"unit": "share", "task": task,
+                                                                      "mem_n": n,
+                                                                     "k": above})
 
 
 def mem_claims(mem: pd.DataFrame, kendall: pd.DataFrame, tables: Mapping[tuple, pd.DataFrame],
                paper: pd.DataFrame | None = None, n: int = 3, also_n: int = 5) -> list[Claim]:
     """Every claim of the memorization section, for ``n``-grams (and the knowledge
     task's trend for ``also_n``-grams), from
+    :func:`~analysis.distributional.inference.cluster_mem_table` of
     :func:`~analysis.distributional.method_tables.mem_table` and
     :func:`~analysis.distributional.method_tables.kendall_table`."""
     k3 = paper_value(paper, "Figure 4", f"TriviaQA (n = {n})")
     gsm = paper_value(paper, "Figure 4", "GSM8K")
     return [
-        mem_significant(mem, "knowledge", n, k3), mem_rises(mem, "knowledge", n, k3),
-        mem_rises(mem, "knowledge", also_n), mem_none(mem, "reasoning", n, gsm),
-        above_infgram_claim(mem, "knowledge", n, paper_value(paper, "Figure 4", "TriviaQA")),
-        above_infgram_claim(mem, "reasoning", n),
-        *(tied_claim(tables.get((task, n)), trend(mem, task, n), task, n)
-          for task in ("knowledge", "reasoning")),
-        count_claim(mem, "knowledge", n), count_claim(mem, "reasoning", n),
+        mem_significant(mem, "knowledge", n, k3), *mem_rises_claims(mem, "knowledge", (n, also_n), {n: k3}),
+        mem_none(mem, "reasoning", n, gsm),
+        *above_infgram_claims(mem, ("knowledge", "reasoning"), n,
+                              {"knowledge": paper_value(paper, "Figure 4", "TriviaQA")}),
+        *tied_claims(tables, mem, ("knowledge", "reasoning"), n),
+        *count_claims(mem, ("knowledge", "reasoning"), n),
         kendall_rises(kendall, "reasoning", n, gsm), kendall_inf_claim(kendall, "reasoning", n),
     ]
 
 
 # ---------------------------------------------------------------------------
-# The threshold check, and what the lab cannot test
+# The threshold check
 # ---------------------------------------------------------------------------
 
 
-def _threshold_status(row) -> tuple[str, str]:
+def _threshold_verdict(row) -> tuple[Verdict, dict]:
     if row["pairs"] < MIN_PAIRS:
-        return INCONCLUSIVE, f"{row['pairs']} pairs, below the minimum of {MIN_PAIRS}"
-    return directional(value=row["size_rho"], null=0.0, p=row["pvalue"], n=row["models"], min_n=MIN_MODELS)
+        return Verdict(INCONCLUSIVE, f"{row['pairs']} pairs, below the minimum of {MIN_PAIRS}"), {}
+    spec = _trend_spec(row["params"], row["rhos"])
+    return _decide_spec(spec), spec
 
 
 def sensitivity_claim(sens: pd.DataFrame, n: int = 3, paper: pd.DataFrame | None = None) -> Claim:
     """The source's Mem_n rises with size at every threshold of its grid, from
-    :func:`~analysis.distributional.method_tables.sensitivity_table`: reproduced when
-    the rise is significant at every threshold, each keeping at least
-    :data:`MIN_PAIRS` pairs; not reproduced when a threshold with enough pairs shows
-    otherwise; inconclusive else (``n`` is the fewest pairs a threshold keeps)."""
+    :func:`~analysis.distributional.method_tables.sensitivity_table`: at each
+    threshold keeping at least :data:`MIN_PAIRS` pairs, the trend across the models
+    (permutation null over them); reproduced when it is reproduced at every
+    threshold, not reproduced when a threshold with enough pairs shows evidence
+    against, inconclusive else."""
     statement = f"The knowledge task's Mem_{n} rises with model size at every cosine threshold"
-    source = paper_value(paper, "Figure 6", f"TriviaQA (n = {n})")
+    source = paper_value(paper, "Figure 6", f"TriviaQA (n = {n})") or "the same trend at γ ∈ {0.7, 0.75, 0.8}"
     comparison = f"{TREND_TEST}, at every threshold, each keeping at least {MIN_PAIRS} pairs"
+    kw = dict(comparison=comparison, section=SENSITIVITY, source_value=source, unit="models")
     rows = threshold_trends(sens)
     if rows.empty:
-        return not_testable(f"sensitivity{n}", CHAPTER, statement, "no threshold was applied",
-                            comparison=comparison, section=SENSITIVITY, source_value=source)
-    decided = [_threshold_status(r) for _, r in rows.iterrows()]
-    rows = rows.assign(status=[s for s, _ in decided], why=[w for _, w in decided])
+        return _nt(f"sensitivity{n}", statement, "no threshold was applied", **kw)
+    per = {label: (g["params"].to_numpy(float), g["rho"].to_numpy(float))
+           for label, g in sens[sens["gamma"] != "no filter"].groupby("gamma", sort=False)}
+    rows = rows.assign(params=[per[g][0] for g in rows["gamma"]], rhos=[per[g][1] for g in rows["gamma"]])
+    decided = [_threshold_verdict(r) for _, r in rows.iterrows()]
+    rows = rows.assign(status=[v.status for v, _ in decided], why=[v.reason for v, _ in decided],
+                       pvalue=[s.get("p", np.nan) for _, s in decided])
     fewest = int(rows["pairs"].min())
     enough = rows["pairs"] >= MIN_PAIRS
     against = rows[enough & (rows["status"] == NOT_REPRODUCED)]
     if len(against):
-        sr = NOT_REPRODUCED, "; ".join(f"{g}: {w}" for g, w in zip(against["gamma"], against["why"]))
-    elif fewest < MIN_PAIRS:
-        thin = rows[~enough]
-        sr = INCONCLUSIVE, "; ".join(f"{g} keeps {p} pairs" for g, p in zip(thin["gamma"], thin["pairs"])) + (
-            f", below the minimum of {MIN_PAIRS} for a Mem_{n}")
+        v = Verdict(NOT_REPRODUCED, "; ".join(f"{g}: {w}" for g, w in zip(against["gamma"], against["why"])))
     elif (rows["status"] == REPRODUCED).all():
-        sr = REPRODUCED, f"a significant rise at all {len(rows)} thresholds, on at least {fewest} pairs"
+        v = Verdict(REPRODUCED, f"reproduced at all {len(rows)} thresholds, on at least {fewest} pairs")
     else:
         weak = rows[rows["status"] != REPRODUCED]
-        sr = INCONCLUSIVE, "; ".join(f"{g}: {w}" for g, w in zip(weak["gamma"], weak["why"]))
+        v = Verdict(INCONCLUSIVE, "; ".join(f"{g}: {w}" for g, w in zip(weak["gamma"], weak["why"])))
     rho = rows["size_rho"].to_numpy(float)
-    return _claim(f"sensitivity{n}", statement, sr, comparison=comparison,
+    models = int(rows["models"].min())
+    return _claim(f"sensitivity{n}", statement, v,
                   value=float(np.nanmin(rho)) if np.isfinite(rho).any() else None,
                   p=float(np.nanmax(rows["pvalue"])) if rows["pvalue"].notna().any() else None,
-                  n=fewest, min_n=MIN_PAIRS, section=SENSITIVITY, source_value=source,
-                  extra={"unit": "min_size_rho", "mem_n": n, "thresholds": rows.to_dict("records")})
+                  n=fewest, n_units=models, min_n=MIN_MODELS, null_kind="permutation", null_value=0.0,
+                  control_reason=NO_LADDER_CONTROL,
+                  extra={"unit": "min_size_rho", "mem_n": n,
+                         "thresholds": rows.drop(columns=["params", "rhos"]).to_dict("records")}, **kw)
 
 
 # ---------------------------------------------------------------------------
@@ -420,39 +673,56 @@ def sensitivity_claim(sens: pd.DataFrame, n: int = 3, paper: pd.DataFrame | None
 
 
 def novelty_claims(nov: pd.DataFrame, source_value: str | None = SOURCE_NOVELTY) -> list[Claim]:
-    """The source's WMT novelty rises with model size (read as generalization); per lab
-    task, the share of novel generated pairs
-    (:func:`~analysis.distributional.method_tables.novelty_table`) against size. A
-    task where some model generated fewer than :data:`MIN_PAIRS` pairs is inconclusive."""
-    out = []
+    """Per lab task, the share of novel generated pairs
+    (:func:`~analysis.distributional.method_tables.novelty_table`) against size: the
+    source's WMT reading (novelty rises with size, read as generalization) carried to
+    the lab's tasks, the book's own (a Holm family over the tasks). A task where some
+    model generated fewer than :data:`MIN_PAIRS` pairs is inconclusive; every model at
+    novelty 1 (or 0) is the ceiling (floor): not testable."""
+    specs, groups = [], []
     for task, g in nov.groupby("task", sort=False):
         g = g.sort_values("params", kind="stable")
         fewest = int(g["pairs"].min()) if len(g) else 0
-        claim = _trend_claim(f"novelty_rises_{task}", f"On the {task} task, the share of novel generated "
-                             "n-gram pairs rises with model size", g["params"], g["novelty"], section=NOVELTY,
-                             source_value=source_value, extra={"task": task, "pairs": fewest})
-        if claim.status in (REPRODUCED, NOT_REPRODUCED) and fewest < MIN_PAIRS:
-            claim = replace(claim, status=INCONCLUSIVE,
-                            reason=f"a model generated only {fewest} pairs, below the minimum of {MIN_PAIRS}")
-        out.append(claim)
-    return out
+        values = g["novelty"].to_numpy(float)
+        fin = values[np.isfinite(values)]
+        floor = None
+        if len(fin) and (fin == 1).all():
+            floor = "ceiling (every generated pair of every model is novel)"
+        elif len(fin) and (fin == 0).all():
+            floor = "floor (no generated pair of any model is novel)"
+        spec = _trend_spec(g["params"], values, floor=floor)
+        if floor is None and len(fin) and fewest < MIN_PAIRS:
+            spec["gate"] = Verdict(INCONCLUSIVE,
+                                   f"a model generated only {fewest} pairs, below the minimum of "
+                                                 f"{MIN_PAIRS}")
+        specs.append(spec)
+        groups.append((task, fewest))
+    _holm(specs)
+    return [_trend_claim(f"novelty_rises_{task}", f"On the {task} task, the share of novel generated n-gram "
+                         "pairs rises with model size (the source's reading of its translation task)", s,
+                         EXTENSION,
+                         family="novelty_rises", section=NOVELTY, extra={"task": task, "pairs": fewest,
+                                                                         "source": source_value})
+            for s, (task, fewest) in zip(specs, groups)]
 
 
-def _split_gate(splits: pd.DataFrame, mem: pd.DataFrame, task: str, n: int) -> tuple[str, str] | None:
-    """The status of an MMLU split's claim when its pairs cannot decide it: none
+def _split_gate(splits: pd.DataFrame, mem: pd.DataFrame, task: str, n: int) -> Verdict | None:
+    """The verdict of an MMLU split's claim when its pairs cannot decide it: none
     co-occurs in the corpus (not testable), or too few (inconclusive)."""
     row = splits[(splits["task"] == task) & (splits["n"] == n)]
     if row.empty:
-        return NOT_TESTABLE, f"the {task} split was not counted"
+        return Verdict(NOT_TESTABLE, f"the {task} split was not counted")
     r = row.iloc[0]
     if not r["co-occurring"]:
-        return NOT_TESTABLE, (f"none of the {r['candidates']:,} candidate {n}-gram pairs of the {task} "
-                              f"split's {r['questions']:,} questions co-occurs in a document of the lab "
-                              "corpus")
+        return Verdict(NOT_TESTABLE,
+                       f"none of the {r['candidates']:,} candidate {n}-gram pairs of the {task} "
+                                     f"split's {r['questions']:,} questions co-occurs in a document of "
+                                     "the lab "
+                                     "corpus")
     pairs = _pairs(mem, task, n)
     if pairs < MIN_PAIRS:
-        return INCONCLUSIVE, (f"the {task} split has {pairs} co-occurring pairs, below the minimum of "
-                              f"{MIN_PAIRS} for a Mem_{n}")
+        return Verdict(INCONCLUSIVE, f"the {task} split has {pairs} co-occurring pairs, below the minimum of "
+                                     f"{MIN_PAIRS} for a Mem_{n}")
     return None
 
 
@@ -460,45 +730,45 @@ def mmlu_claims(mem: pd.DataFrame, splits: pd.DataFrame, paper: pd.DataFrame | N
                 knowledge: str = "MMLU knowledge", reasoning: str = "MMLU reasoning") -> list[Claim]:
     """The source's MMLU split (Figure 4): the knowledge split's ``Mem_n`` falls with
     model size, and the reasoning split's is lower than the knowledge split's, from
-    :func:`~analysis.distributional.method_tables.split_tables` (``splits``) and
-    :func:`~analysis.distributional.method_tables.taskgram_mem_table` (``mem``)."""
-    src = paper_value(paper, "Figure 4", f"MMLU knowledge (n = {n})")
-    falls = _trend_claim("mmlu_mem_falls", f"The MMLU knowledge split's Mem_{n} falls with model size",
-                         *_xy(mem, knowledge, n), direction=-1, section=MMLU, source_value=src,
+    :func:`~analysis.distributional.method_tables.split_tables` (``splits``) and the
+    cluster p-values of :func:`~analysis.distributional.method_tables.taskgram_mem_table` (``mem``)."""
+    src = paper_value(paper, "Figure 4", f"MMLU knowledge (n = {n})") or "Mem_n falls with model size"
+    tk = trend(mem, knowledge, n)
+    spec = _trend_spec(tk.params, tk.rho, direction=-1)
+    spec["gate"] = _split_gate(splits, mem, knowledge, n)
+    if spec["gate"] is None and tk.n_models >= MIN_MODELS and tk.n_sig == 0:
+        spec["gate"] = Verdict(INCONCLUSIVE,
+                               "no model's Mem is significant, so there is no memorization trend "
+                                             "to read")
+    falls = _trend_claim("mmlu_mem_falls", f"The MMLU knowledge split's Mem_{n} falls with model size", spec,
+                         section=MMLU, source_value=src,
                          extra={"task": knowledge, "mem_n": n, "pairs": _pairs(mem, knowledge, n)})
-    t = trend(mem, knowledge, n)
-    gate = _split_gate(splits, mem, knowledge, n)
-    if gate is None and t.n_models >= MIN_MODELS and t.n_sig == 0:
-        gate = INCONCLUSIVE, "no model's Mem is significant, so there is no memorization trend to read"
-    if gate:
-        falls = replace(falls, status=gate[0], reason=gate[1])
-    tk, tr = t, trend(mem, reasoning, n)
+    tr = trend(mem, reasoning, n)
     both = np.isfinite(tk.rho) & np.isfinite(tr.rho) if tk.n_models == tr.n_models else np.zeros(0, bool)
     below, total = int((tr.rho[both] < tk.rho[both]).sum()), int(both.sum())
     est = ranks.sign_test(below, total)
     gates = [g for g in (_split_gate(splits, mem, knowledge, n), _split_gate(splits, mem, reasoning, n)) if g]
-    sr = (next((g for g in gates if g[0] == NOT_TESTABLE), gates[0]) if gates
-          else directional(value=est.value, null=0.5, p=est.p, n=total, min_n=MIN_MODELS))
-    lower = _claim("mmlu_reasoning_below",
-                   f"The MMLU reasoning split's Mem_{n} is lower than the knowledge split's", sr,
+    v = (next((g for g in gates if g.status == NOT_TESTABLE), gates[0]) if gates
+         else decide(value=est.value, null=0.5, p=est.p, n_units=total, min_n=MIN_MODELS, unit="models"))
+    lower = _claim("mmlu_reasoning_below", f"The MMLU reasoning split's Mem_{n} is lower than the knowledge "
+                   "split's", v,
                    comparison=f"share of models with the lower reasoning Mem_{n}, two-sided sign test "
                               f"p < {ALPHA:g}, at least {MIN_MODELS} models and {MIN_PAIRS} pairs per split",
-                   value=est.value, p=est.p, n=total, min_n=MIN_MODELS, section=MMLU,
-                   source_value=SOURCE_MMLU_REASONING,
+                   value=est.value, p=est.p, n=total, n_units=total, unit="models", min_n=MIN_MODELS,
+                   null_kind="analytic" if total else "none", null_value=0.5 if total else None,
+                   control_reason=NO_LADDER_CONTROL, section=MMLU, source_value=SOURCE_MMLU_REASONING,
                    extra={"unit": "share", "task": reasoning, "mem_n": n, "k": below,
                           "pairs": _pairs(mem, reasoning, n)})
     return [falls, lower]
 
 
-def _xy(mem: pd.DataFrame, task: str, n: int):
-    t = trend(mem, task, n)
-    return t.params, t.rho
-
-
 def untestable_claims(paper: pd.DataFrame | None = None) -> list[Claim]:
     """The source's claims on tasks the lab has no counterpart of (WMT)."""
+    why = "the lab has no translation task"
     return [
-        not_testable("wmt_mem_none", CHAPTER, "Translation (WMT) shows no significant Mem_n at any size",
-                     "the lab has no translation task", section=SOURCE,
-                     source_value=paper_value(paper, "Figure 4", "WMT")),
+        _nt("wmt_mem_none", "Translation (WMT) shows no significant Mem_n at any size", why,
+            section=SOURCE_SECTION, unit="tasks",
+            source_value=paper_value(paper, "Figure 4", "WMT") or "none shown (none significant)"),
+        _nt("wmt_novelty_rises", "On translation (WMT), the share of novel generated n-gram pairs rises with "
+            "model size", why, section=SOURCE_SECTION, unit="tasks", source_value=SOURCE_NOVELTY),
     ]

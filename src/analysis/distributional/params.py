@@ -94,8 +94,17 @@ MIN_PAIRS = 30
 #: the fewest models a claim across the ladder rests on (a trend with size, a sign
 #: test over models): with fewer, the two-sided sign test cannot reach p < 0.05
 MIN_MODELS = 6
-#: the fewest facts a recall comparison between two copies bins rests on
+#: the fewest facts a recall comparison between two copies bins rests on, and the fewest
+#: units (facts, problems) a Mem_n claim rests on
 MIN_FACTS = 10
+#: seeded permutations of the cluster null of every model's Mem_n (whole facts or problems
+#: move; :mod:`analysis.distributional.inference`): 1,000, so that the smallest two-sided
+#: p-value, 2/1001, survives Holm's correction over the ten models of the ladder
+N_PERM = 1000
+#: seeded permutations of the null of a trend across the models (the values shuffled among them)
+MODEL_PERM = 2000
+#: the seed of both
+PERM_SEED = 0
 
 # ---------------------------------------------------------------------------
 # Profiles and parameters
