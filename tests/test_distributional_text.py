@@ -39,7 +39,8 @@ def test_render_words_a_claim_in_the_books_one_voice():
         "**Holds**: |0.993 − 1| = 0.0074 ≤ 0.05, 2,161 candidate pairs. The authors' code's effective "
         "threshold (γ = 0.002) keeps nearly every candidate 3-gram pair of the knowledge task (a filter in "
         "name only). This run: 99.3% of 2,161 (the book's own addition). Evidence: 400 facts (2,161 rows); "
-        "the source's value at 0.95; no negative control (a count of the embedding filter over every "
+        "a target (the source's value, or the book's bound) at 0.95; "
+        "no negative control (a count of the embedding filter over every "
         "candidate; no signal to take away).")
     assert "(by design" not in D.render(claim)
 

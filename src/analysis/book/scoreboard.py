@@ -123,7 +123,7 @@ def units(row) -> str:
 def null(row) -> str:
     if row["null_kind"] == "none":
         return "—"
-    words = {"permutation": "permutation", "analytic": "exact", "target": "source's value"}[row["null_kind"]]
+    words = {"permutation": "permutation", "analytic": "exact", "target": "target"}[row["null_kind"]]
     return words + (f" {_number(row['null_value'])}" if _present(row["null_value"]) else "")
 
 

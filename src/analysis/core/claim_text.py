@@ -31,7 +31,7 @@ STATUS_WORDS = {REPRODUCED: "Reproduced", NOT_REPRODUCED: "Not reproduced", INCO
                 NOT_TESTABLE: "Not testable here", HOLDS: "Holds", DOES_NOT_HOLD: "Does not hold"}
 #: how each kind of null reads
 NULL_WORDS = {"permutation": "a permutation null", "analytic": "an exact null",
-              "target": "the source's value", "none": "no null"}
+              "target": "a target (the source's value, or the book's bound)", "none": "no null"}
 
 
 def number(x: float | None) -> str:
@@ -84,5 +84,6 @@ def render(claim: Claim, value_text: str | None = None) -> str:
             value_text += f" [{number(claim.interval[0])}, {number(claim.interval[1])}]"
     source = f"; the source: {claim.source_value}" if claim.source_value else " (the book's own addition)"
     ev = evidence(claim)
-    return (f"{verdict(claim)} {claim.statement} This run: {value_text}{source}."
+    statement = claim.statement if claim.statement.endswith((".", "?", "!")) else claim.statement + "."
+    return (f"{verdict(claim)} {statement} This run: {value_text}{source}."
             + (f" Evidence: {ev}." if ev else ""))

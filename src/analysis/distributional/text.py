@@ -7,7 +7,6 @@ formatting of its glued numbers."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -99,8 +98,7 @@ def _value_text(c: Claim) -> str:
 def render(claim: Claim) -> str:
     """One claim as Markdown, in the book's one voice (:func:`analysis.core.claim_text.render`),
     with this run's value worded for the chapter."""
-    statement = claim.statement if claim.statement.endswith(".") else claim.statement + "."
-    return claim_text.render(replace(claim, statement=statement), _value_text(claim) or None)
+    return claim_text.render(claim, _value_text(claim) or None)
 
 
 def _pick(claims: Iterable[Claim], id: str) -> Claim:
