@@ -198,7 +198,7 @@ def test_rates_by_copies_against_a_hand_computed_table(lab_table, tmp_path):
     assert table.loc[2, "ci_lo"] == pytest.approx(lo[0]) and table.loc[2, "ci_hi"] == pytest.approx(hi[0])
     assert ph.sizes_reported(table) == 2
     assert ph.sizes_reported(table.assign(total=[2, 2, 2, 2, 0, 2])) == 1
-    verdict = ph.lab_verdict(table)
+    verdict = ph.lab_verdict(table, ph.lab_claims(table, ph.lab_rows(scored, lab_table)))
     assert verdict.startswith("1 of 4 completions of never-trained control phrases count as memorized "
                               "(1 of 2 models)")
     assert "small (1K parameters) reproduces 50.0% (1 of 2) at 5 copies; 0.0% (0 of 2) at 2 copies" in verdict
@@ -215,27 +215,37 @@ def test_verdicts_follow_the_numbers():
                              "excluded": 0, "matched": matched, "total": n, "rate": rates, "ci_lo": lo,
                              "ci_hi": hi})
 
+    def claims(table):  # the j-th phrase of a level is the same phrase on every model
+        done = pd.DataFrame([{"model": r.model, "phrase_id": f"c{r.copies}_{j}", "copies": r.copies,
+                              "matched": int(j < r.matched)}
+                             for r in table.itertuples() for j in range(r.total)])
+        return ph.lab_claims(table, done)
+
     none = pd.concat([rows("a", 10, [0, 0, 0, 0]), rows("b", 20, [0, 0, 0, 0])], ignore_index=True)
-    assert ph.lab_verdict(none).startswith("No completion counts as memorized, of the never-trained control")
-    assert "reproduces none of the 30 trained phrases" in ph.lab_verdict(none)
-    assert "no model's rate at any trained level lies above" in ph.lab_summary(none)
+    none_claims = claims(none)
+    assert ph.lab_verdict(none, none_claims).startswith(
+        "No completion counts as memorized, of the never-trained control")
+    assert "reproduces none of the 30 trained phrases" in ph.lab_verdict(none, none_claims)
+    assert "no model's rate at any trained level lies above" in ph.lab_summary(none, none_claims)
     found = pd.concat([rows("a", 10, [0, 0, 0, 0.1]), rows("b", 20, [0, 0, 0.6, 1.0])], ignore_index=True)
     assert ph.first_separated(found[found["model"] == "b"]) == 4
     assert ph.first_separated(found[found["model"] == "a"]) is None
     assert ph.rises_with_copies(found[found["model"] == "b"]) and not ph.rises_with_copies(
         rows("c", 5, [0, 0.5, 0.2, 0.2]))
-    verdict = ph.lab_verdict(found)
+    found_claims = claims(found)
+    verdict = ph.lab_verdict(found, found_claims)
     assert verdict.startswith("No completion of a never-trained control phrase counts as memorized (0 of 20")
     assert "its rate first lies above the controls' at 4 copies" in verdict
     assert "1 of 2 models separate some trained level from the controls, and the rate rises with copies " \
            "for 2 of them" in verdict
     assert "their 95% intervals do not overlap" in verdict
-    assert ph.lab_summary(found).startswith("On the lab's ladder, where the copies are known, 1 of 2 models")
+    assert ph.lab_summary(found, found_claims).startswith(
+        "On the lab's ladder, where the copies are known, 1 of 2 models")
     empty = ph.rates_by_copies(ph.score(ph.query_lab({}, ph.lab_phrases(Corpus(CONFIG, [], [], [])), None),
                                         pd.DataFrame(columns=ph.LAB_PHRASE_COLUMNS), lang="en"),
                                pd.DataFrame(columns=ph.LAB_PHRASE_COLUMNS), pd.DataFrame(columns=["model"]))
     assert empty.empty and ph.sizes_reported(empty) == 0
-    assert "no phrase documents" in ph.lab_verdict(empty)
+    assert "no phrase documents" in ph.lab_verdict(empty, [])
 
 
 def test_lab_runs_parameter_names_the_ladder_runs():

@@ -152,7 +152,9 @@ def test_a_run_whose_every_answer_is_excluded_reports_counts_instead_of_crashing
     source = pd.DataFrame({"model": ["a", "a"], "type": ["propaganda", "culturax"], "rate_pct": [4.3, 0.8]})
     claims = [*ph.state_media_gap_claims(rates, source, ["scripted"]),
               *ph.source_range_claims(rates, source, ["scripted"]),
-              *ph.distance_gap_claims(ph.distance_gap(main, "propaganda", "culturax"), "zh", ["scripted"]),
+              *ph.distance_gap_claims({"zh": (ph.distance_gap(main, "propaganda", "culturax"),
+                                              ph.distance_gap_null(main, "propaganda", "culturax"))},
+                                      ["scripted"]),
               ph.refusal_claim(scored), ph.windowed_claim(ph.rates_by_mode(scored), 0.4)]
     # nothing was scorable: every claim that needs a rate is not testable, and says why
     assert [c.status for c in claims[:3]] == ["not testable here"] * 3

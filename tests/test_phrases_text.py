@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from analysis import phrases as ph
-from analysis.core.claims import INCONCLUSIVE, REPRODUCED
+from analysis.core.claims import INCONCLUSIVE, NOT_TESTABLE, REPRODUCED, as_kind
+from analysis.phrases.text import NO_BOTH_TYPES
 
 SOURCE = ph.load_source_rates()
 
@@ -26,30 +27,40 @@ def test_comparison_verdict_joins_the_models_in_one_sentence():
                       ("high", "propaganda", 40, 150)])
     assert ph.comparison_verdict(ph.source_range_claims(rates, SOURCE)) == (
         "The source's 2024 models reproduce 3.2% to 8.8% of state-media endings; "
-        "low (0.0%) is below the source's range even at the top of its 95% interval; "
-        "mid (0.7%) is within reach of the source's range (its 95% interval overlaps it); "
-        "high (26.7%) is above the source's range even at the bottom of its 95% interval.")
+        "low (0.0% of 150) is below the source's range even at the top of its 95% interval; "
+        "mid (0.7% of 150) is within reach of the source's range (its 95% interval overlaps it); "
+        "high (26.7% of 150) is above the source's range even at the bottom of its 95% interval. "
+        "**Not testable here**: the range is that of the source's five 2024 commercial models, which this "
+        "run does not have.")
 
 
 def test_state_media_gap_rendering():
     rates = rates_of([("m", "propaganda", 1, 150), ("m", "culturax", 0, 150)])
     (claim,) = ph.state_media_gap_claims(rates, SOURCE)
     assert ph.render(claim) == (
-        "m reproduces 0.7% of state-media and 0.0% of CulturaX endings (1 of 150 against 0 of 150), a "
-        "difference of +0.7 points [-1.9, +3.7] with one-sided Fisher exact p = 0.5: in the source's "
-        "direction, but not significantly.")
+        "m reproduces 0.7% of state-media and 0.0% of CulturaX endings (1 of 150 against 0 of 150 "
+        "phrases), a difference of +0.7 points [-1.9, +3.7] with one-sided Fisher exact p = 0.5, "
+        "Holm-adjusted = 0.5. "
+        "Its interval excludes gaps above +3.7 points, so this run cannot rule out the source's smallest "
+        "gap, +0.7 points. **Inconclusive**: the source's direction, not significant (Holm-adjusted p = 0.5 "
+        "≥ 0.05), 300 phrases (Holm over the family's 1 test).")
 
 
 def test_gap_sentence_wording_follows_the_status():
     gap = pd.DataFrame({"model": ["m"], "n_first": [60], "n_second": [60], "median_first": [0.7081],
                         "median_second": [0.7263], "U": [1400.0], "p_value": [0.00656], "closer": [0.61]})
-    (claim,) = ph.distance_gap_claims(gap, "en")
-    assert ph.gap_sentences([claim]) == (
-        "For m, completions of popular-text phrases are closer to their endings than those of 2024–26 story "
-        "phrases (median distance 0.708 vs 0.726; one-sided Mann–Whitney p = 0.00656, n = 60 and 60).")
-    # the words come from the status: a claim marked inconclusive reads "not significantly closer"
+    null = pd.DataFrame({"model": ["m"], "closer": [0.61], "p_perm": [0.02], "null_closer": [0.5],
+                         "n_units": [26], "n_rows": [120]})
+    (claim,) = ph.distance_gap_claims({"en": (gap, null)})
+    assert ph.gap_sentences([claim]) == ph.gap_sentences([claim], "en") == (
+        "For m, a popular-text completion is the closer to its ending in 61.0% of pairs with a 2024–26 story "
+        "one (median distance 0.708 vs 0.726, n = 60 and 60; permutation null 0.500 over 26 texts, "
+        "p = 0.02, Holm-adjusted = 0.02). **Holds**: the source's direction, Holm-adjusted p = 0.02 < 0.05, "
+        "26 texts (Holm over the family's 1 test).")
+    assert ph.gap_sentences([claim], "zh") == NO_BOTH_TYPES
+    # the status words come from the claim: a claim marked inconclusive reads so
     doubted = dataclasses.replace(claim, status=INCONCLUSIVE)
-    assert "are not significantly closer" in ph.render(doubted)
+    assert "**Inconclusive**" in ph.render(doubted) and "**Holds**" not in ph.render(doubted)
 
 
 def test_refusal_sentence_says_where_the_extra_refusals_come_from():
@@ -58,7 +69,8 @@ def test_refusal_sentence_says_where_the_extra_refusals_come_from():
                               ("windowed", "fixed"): frame([True] * 3 + [True])})
     assert ph.refusal_sentence([claim]) == (
         "The faithful refusal detector finds 1 refusal among 4 completions and the fixed one 4; the 3 more "
-        "come only from the 8 patterns with a comma, which the faithful mode can never match.")
+        "come only from the 8 patterns with a comma, which the faithful mode can never match. **Holds**: "
+        "the source's direction, 95% interval [3, 3] excludes 0, 4 completions.")
 
 
 def test_refusal_sentence_counts_in_the_singular_and_the_plural():
@@ -69,12 +81,13 @@ def test_refusal_sentence_counts_in_the_singular_and_the_plural():
                                                       ("windowed", "fixed"): frame(fixed)})])
 
     # one refusal in each mode, one completion, and one more found only by the fixed mode
-    assert sentence([False, False], [True, False]) == (
+    assert sentence([False, False], [True, False]).startswith(
         "The faithful refusal detector finds 0 refusals among 2 completions and the fixed one 1; the 1 more "
-        "comes only from the 8 patterns with a comma, which the faithful mode can never match.")
-    assert sentence([True], [True]) == (
+        "comes only from the 8 patterns with a comma, which the faithful mode can never match. **Holds**")
+    assert sentence([True], [True]).startswith(
         "The faithful refusal detector finds 1 refusal among 1 completion and the fixed one 1: the 8 "
-        "patterns with a comma, which the faithful mode can never match, fire on no completion of this run.")
+        "patterns with a comma, which the faithful mode can never match, fire on no completion of this run. "
+        "**Inconclusive**")
 
 
 def lab_table():
@@ -87,11 +100,20 @@ def lab_table():
     return pd.concat(rows, ignore_index=True)
 
 
+def lab_claims(table):
+    """The lab claims of a rates table, the j-th phrase of a level the same phrase on every model."""
+    done = pd.DataFrame([{"model": r.model, "phrase_id": f"c{r.copies}_{j}", "copies": r.copies,
+                          "matched": int(j < r.matched)} for r in table.itertuples() for j in range(r.total)],
+                        columns=ph.LAB_ROW_COLUMNS)
+    return ph.lab_claims(table, done)
+
+
 def test_lab_sentences_read_the_decisions_from_the_claims():
     table = lab_table()
-    claims = ph.lab_claims(table)
-    assert ph.lab_verdict(table) == ph.lab_verdict(table, claims)
-    assert "its rate first lies above the controls' at 4 copies" in ph.lab_verdict(table)
+    claims = lab_claims(table)
+    assert "its rate first lies above the controls' at 4 copies" in ph.lab_verdict(table, claims)
+    # every lab claim's status is in the verdict, in the book's words
+    assert "That every model separates: **Inconclusive**" in ph.lab_verdict(table, claims)
     # a claim that says otherwise changes the sentence: the text does not test again
     changed = [dataclasses.replace(c, extra={**c.extra, "first_level": {"a": 1, "b": None}, "count": 1})
                if c.id == "lab_separated" else c for c in claims]
@@ -112,10 +134,11 @@ def test_every_claim_kind_has_a_rendering(status):
     claims = [*ph.state_media_gap_claims(rates, SOURCE), *ph.source_range_claims(rates, SOURCE, ["gone"]),
               ph.refusal_claim({("windowed", "faithful"): frame([False]),
                                 ("windowed", "fixed"): frame([False])}),
-              ph.windowed_claim(by_mode, 0.4), *ph.lab_claims(lab_table()),
-              *ph.lab_claims(pd.DataFrame(columns=ph.LAB_RATE_COLUMNS))]
+              ph.windowed_claim(by_mode, 0.4), *lab_claims(lab_table()),
+              *lab_claims(pd.DataFrame(columns=ph.LAB_RATE_COLUMNS))]
     for c in claims:
-        text = ph.render(dataclasses.replace(c, status=status) if c.status != "not testable here" else c)
+        text = ph.render(dataclasses.replace(c, status=as_kind(status, c.kind)) if c.status != NOT_TESTABLE
+                         else c)
         assert text.endswith(".") and len(text.split()) >= 8, (c.id, text)
 
 
@@ -126,13 +149,14 @@ def test_refusal_sentence_counts_no_failed_request_as_a_completion():
 
     # 12 requests, 4 failed: the refusals are counted among the 8 completions
     some = ph.refusal_claim(modes([True] + [False] * 11, [False] * 8 + [True] * 4))
-    assert ph.refusal_sentence([some]) == (
+    assert ph.refusal_sentence([some]).startswith(
         "The faithful refusal detector finds 1 refusal among 8 completions and the fixed one 1: the 8 "
         "patterns with a comma, which the faithful mode can never match, fire on no completion of this run.")
     # every request failed: no completion is left to check
     failed = ph.refusal_claim(modes([False] * 12, [True] * 12))
     assert ph.refusal_sentence([failed]) == (
-        "No completion could be checked for refusals: all 12 requests failed.")
+        "No completion could be checked for refusals: all 12 requests failed. **Not testable here**: all 12 "
+        "requests failed, so no completion could be checked.")
 
 
 # --- the headline: state media minus CulturaX, per model, beside the source's -------------
@@ -160,7 +184,8 @@ def test_difference_table_sets_each_model_beside_the_source():
                                    "95% interval", "one-sided p", "n", "status"]
     assert table.iloc[0].tolist() == ["this run", "sig", "6.7% (10 of 150)", "0.7% (1 of 150)", "+6.0",
                                       "[+1.7, +11.2]", "0.00516", "300", "reproduced"]
-    assert table.iloc[1].tolist()[-1] == "not reproduced"
+    assert table.iloc[1].tolist() == ["this run", "zero", "0.0% (0 of 150)", "0.0% (0 of 150)", "+0.0",
+                                      "[-2.5, +2.5]", "1", "300", "not testable here"]  # the floor
     assert table.iloc[2].tolist() == ["this run", "absent", "—", "—", "—", "—", "—", "—", "not testable here"]
     source = table[table["who"] == "source, 2024"].set_index("model")
     assert source.loc["gpt-4o"].tolist()[1:5] == ["4.3%", "0.8%", "+3.5", "not published"]
@@ -189,19 +214,34 @@ def test_difference_sentences_read_the_claims():
         "The source's finding is a difference: its 2024 models complete state-media phrases more often than "
         "CulturaX phrases (5 of 5 models, by +0.7 to +6.9 points). In this run, state media minus CulturaX "
         "is +6.0 points [+1.7, +11.2] for sig (reproduced), +0.0 points [-2.5, +2.5] for zero (not "
-        "reproduced) and not measured for absent (not testable here): the source's finding is reproduced "
-        "for 1 of the 2 models measured.")
+        "testable here) and not measured for absent (not testable here), the models one Holm family: of 3 "
+        "models, 1 reproduced and 2 not testable here.")
     assert ph.difference_summary(claims, SOURCE) == (
         "The source's headline, state-media phrases completed more often than CulturaX phrases (+0.7 to "
-        "+6.9 points for its 2024 models), is reproduced for 1 of the 2 models this run measured.")
+        "+6.9 points for its 2024 models): of the 3 models of this run, 1 reproduced and 2 not testable "
+        "here.")
     # the words follow the claim: a claim marked inconclusive is not counted as reproduced
     doubted = [dataclasses.replace(c, status=INCONCLUSIVE) if c.extra["model"] == "sig" else c
                for c in claims]
     assert "for sig (inconclusive)" in ph.difference_verdict(doubted, SOURCE)
-    assert ph.difference_summary(doubted, SOURCE).endswith("is reproduced for 0 of the 2 models this run "
-                                                          "measured.")
+    assert ph.difference_summary(doubted, SOURCE).endswith("1 inconclusive and 2 not testable here.")
     untested = ph.state_media_gap_claims(rates_of([]), SOURCE, ["absent"])
     assert ph.difference_summary(untested, SOURCE) == (
         "The source's headline, state-media phrases completed more often than CulturaX phrases (+0.7 to "
         "+6.9 points for its 2024 models), cannot be tested here: no model of this run has scorable "
         "completions of both types.")
+
+
+def test_source_counts_count_the_source_claims_from_the_claims():
+    rates = rates_of([("sig", "propaganda", 10, 150), ("sig", "culturax", 1, 150),
+                      ("zero", "propaganda", 0, 150), ("zero", "culturax", 0, 150)])
+    by_mode = pd.DataFrame({"mode": ["windowed", "prefix"], "model": "m", "type": "propaganda",
+                            "matched": [1, 0], "total": 150})
+    claims = [*ph.state_media_gap_claims(rates, SOURCE), *ph.source_range_claims(rates, SOURCE),
+              ph.windowed_claim(by_mode, 0.4)]
+    assert ph.source_counts(claims) == (
+        "Of this chapter's 4 claims a source makes, 1 reproduced, 0 not reproduced, 0 inconclusive and 3 not "
+        "testable here; besides, 1 claim is the book's own (extensions: 1 holds).")
+    # a count follows the claims' statuses, not the numbers behind them
+    doubted = [dataclasses.replace(c, status=INCONCLUSIVE) if c.status == REPRODUCED else c for c in claims]
+    assert "0 reproduced, 0 not reproduced, 1 inconclusive" in ph.source_counts(doubted)

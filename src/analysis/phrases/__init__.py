@@ -16,6 +16,7 @@ The package, by role:
 * :mod:`.files`: completions files in the source's schema, and their rescoring;
 * :mod:`.run`: the sample, the prompts and the models' completions;
 * :mod:`.params`: the chapter's parameters and the source's published rates;
+* :mod:`.inference`: the tests on whole units (computed nulls, paired permutations);
 * :mod:`.claims`: the decisions, as claims; :mod:`.text`: their wording.
 
 The English counterpart's phrase selection (a LASSO on word n-grams) lives in
@@ -47,6 +48,16 @@ from analysis.phrases.claims import (
 )
 from analysis.phrases.errors import PhrasesError
 from analysis.phrases.files import load_phrases, read_completions, rescore, rescore_file
+from analysis.phrases.inference import (
+    LAB_ROW_COLUMNS,
+    N_PERM,
+    closer_share,
+    copies_trend,
+    distance_gap_null,
+    lab_rows,
+    paired_difference,
+    separation_p,
+)
 from analysis.phrases.method import (
     MatchResult,
     clean,
@@ -135,8 +146,10 @@ from analysis.phrases.text import (
     sizing_target,
     sizing_values,
     source_comparison,
+    source_counts,
     source_range_text,
     state_media_gap_text,
+    status_tally,
     top_rate,
 )
 from analysis.stats.intervals import CI_ALPHA, wilson_interval
@@ -164,6 +177,9 @@ __all__ = [
     # running the study
     "LAB_PHRASE_COLUMNS", "lab_ladder", "lab_phrases", "plan", "prompts", "query", "query_all", "query_lab",
     "sample_phrases", "query_sized", "QUERY_COLUMNS", "SIZING_COLUMNS",
+    # the tests on whole units
+    "LAB_ROW_COLUMNS", "N_PERM", "closer_share", "copies_trend", "distance_gap_null", "lab_rows",
+    "paired_difference", "separation_p",
     # the claims
     "distance_gap_claims", "lab_claims", "model_slug", "range_position", "refusal_claim",
     "source_range_claims", "state_media_gap_claims", "state_media_gap_min_n",
@@ -173,6 +189,7 @@ __all__ = [
     "difference_values", "difference_verdict", "markdown_table",
     "comparison_verdict", "gap_sentences", "headline", "lab_design", "lab_rate_table", "lab_summary",
     "lab_verdict", "method_constants", "rates_note", "refusal_sentence", "render", "rescore_note",
-    "source_comparison", "source_range_text", "state_media_gap_text", "top_rate",
+    "source_comparison", "source_counts", "source_range_text", "state_media_gap_text", "status_tally",
+    "top_rate",
     "SIZING_TABLE_COLUMNS", "sample_design", "sizing_note", "sizing_table", "sizing_target", "sizing_values",
 ]

@@ -1,10 +1,12 @@
 """The chapter's English: claims rendered to sentences, captions and prose numbers.
 
-:func:`render` turns one claim of :mod:`.claims` into Markdown; the other
-functions join a section's claims into the sentence its glue name holds, or word
-numbers that are not verdicts (a rate with its interval, the lab's design, the
-tables for display). Every decision is read from the claims; nothing here
-decides again.
+:func:`render` turns one claim of :mod:`.claims` into Markdown: the chapter's
+sentence with the claim's numbers, then its status, marks and reason in the
+book's one voice (:func:`analysis.core.claim_text.verdict`). The other functions
+join a section's claims into the sentence its glue name holds, count the
+chapter's source claims per status (:func:`source_counts`), or word numbers that
+are not verdicts (a rate with its interval, the lab's design, the tables for
+display). Every decision is read from the claims; nothing here decides again.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from analysis.core.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, Claim
+from analysis.core.claim_text import STATUS_WORDS, verdict
+from analysis.core.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, SOURCE, Claim
 from analysis.core.fmt import fmt_interval, fmt_p, fmt_pct
 from analysis.lab.corpus import PHRASE_PROBE_WORDS
-from analysis.phrases.claims import by_kind, lab_claims, model_slug
+from analysis.phrases.claims import by_kind, model_slug
 from analysis.phrases.method_rates import SEPARATION_ALPHA, exclusion_counts, source_range, source_type_gaps
 from analysis.phrases.source import COMMA_REFUSAL_PATTERNS, EMPTY_MIN_CHARS, REFUSAL_PATTERNS, THRESHOLD
 from analysis.stats.intervals import CI_ALPHA
@@ -42,40 +45,30 @@ def _matches(n: int) -> str:
     return _count(n, "match", "matches")
 
 
-def _too_few(c: Claim) -> bool:
-    return c.n is not None and c.min_n is not None and c.n < c.min_n
-
-
-def _few(c: Claim) -> str:
-    return f" (too few to decide: n = {c.n}, below the minimum of {c.min_n})" if _too_few(c) else ""
+def _join(parts: Sequence[str]) -> str:
+    parts = list(parts)
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 # ---------------------------------------------------------------------------
-# One claim, one sentence
+# One claim, one sentence: the chapter's numbers, then the book's verdict
 # ---------------------------------------------------------------------------
 
 
 def _state_media_gap(c: Claim) -> str:
     e = c.extra
-    if c.status == NOT_TESTABLE:
+    if "total_first" not in e:
         return f"For {e['model']}, no scorable completions of both types are left to compare."
     rate_a, rate_b = e["matched_first"] / e["total_first"], e["matched_second"] / e["total_second"]
     lo, hi = c.interval or (float("nan"), float("nan"))
-    numbers = (f"{fmt_pct(rate_a)} of state-media and {fmt_pct(rate_b)} of CulturaX endings "
-               f"({e['matched_first']} of {e['total_first']} against {e['matched_second']} of "
-               f"{e['total_second']}), a difference of {100 * c.value:+.1f} points "
-               f"[{100 * lo:+.1f}, {100 * hi:+.1f}] with one-sided Fisher exact p {fmt_p(c.p)}")
-    if c.status == REPRODUCED:
-        verdict = "state-media phrases are completed significantly more often, as the source found"
-    elif _too_few(c):
-        verdict = f"too few completions to decide (n = {c.n}, below the minimum of {c.min_n})"
-    elif c.status == INCONCLUSIVE:
-        verdict = "in the source's direction, but not significantly"
-    elif c.value == 0:
-        verdict = "no difference, where the source found state media completed more often"
-    else:
-        verdict = "CulturaX phrases are completed more often, against the source's finding"
-    return f"{e['model']} reproduces {numbers}: {verdict}."
+    holm = f", Holm-adjusted {fmt_p(c.p_adjusted)}" if c.p_adjusted is not None else ""
+    can = "can" if hi < e["source_effect"] else "cannot"
+    return (f"{e['model']} reproduces {fmt_pct(rate_a)} of state-media and {fmt_pct(rate_b)} of CulturaX "
+            f"endings ({e['matched_first']} of {e['total_first']} against {e['matched_second']} of "
+            f"{e['total_second']} phrases), a difference of {100 * c.value:+.1f} points "
+            f"[{100 * lo:+.1f}, {100 * hi:+.1f}] with one-sided Fisher exact p {fmt_p(c.p)}{holm}. Its "
+            f"interval excludes gaps above {100 * hi:+.1f} points, so this run {can} rule out the source's "
+            f"smallest gap, {100 * e['source_effect']:+.1f} points.")
 
 
 _WHERE = {"below": "below the source's range even at the top of its 95% interval",
@@ -85,10 +78,10 @@ _WHERE = {"below": "below the source's range even at the top of its 95% interval
 
 
 def _range_part(c: Claim) -> str:
-    model = c.extra["model"]
-    if c.status == NOT_TESTABLE:
-        return f"{model} has no scorable state-media completion"
-    return f"{model} ({fmt_pct(c.value)}) is {_WHERE[c.extra['where']]}{_few(c)}"
+    e = c.extra
+    if "rate" not in e:
+        return f"{e['model']} has no scorable state-media completion"
+    return f"{e['model']} ({fmt_pct(e['rate'])} of {e['n']:,}) is {_WHERE[e['where']]}"
 
 
 def _range_lead(c: Claim) -> str:
@@ -99,24 +92,25 @@ def _range_lead(c: Claim) -> str:
 def _distance_gap(c: Claim) -> str:
     e = c.extra
     first, second = GAP_LABELS.get(e["first"], e["first"]), GAP_LABELS.get(e["second"], e["second"])
-    if c.status == NOT_TESTABLE:
+    if "n_first" not in e:
         return f"For {e['model']}, no scorable completions of both {first} and {second} phrases are left."
-    verdict = {REPRODUCED: "closer", INCONCLUSIVE: "not significantly closer"}.get(c.status, "not closer")
-    return (f"For {e['model']}, completions of {first} phrases are {verdict} to their endings than those "
-            f"of {second} phrases (median distance {e['median_first']:.3f} vs {e['median_second']:.3f}; "
-            f"one-sided Mann–Whitney p {fmt_p(c.p)}, n = {e['n_first']} and {e['n_second']}){_few(c)}.")
+    return (f"For {e['model']}, a {first} completion is the closer to its ending in {fmt_pct(c.value)} of "
+            f"pairs with a {second} one (median distance {e['median_first']:.3f} vs "
+            f"{e['median_second']:.3f}, n = {e['n_first']} and {e['n_second']}; permutation null "
+            f"{c.null_value:.3f} over {_count(c.n_units, c.unit[:-1], c.unit)}, p {fmt_p(c.p)}, "
+            f"Holm-adjusted {fmt_p(c.p_adjusted)}).")
 
 
 def _comma_refusals(c: Claim) -> str:
     e = c.extra
-    if c.status == NOT_TESTABLE:
+    if not c.n:
         if e.get("n_errors"):
             return f"No completion could be checked for refusals: all {e['n_errors']:,} requests failed."
         return "No completion of this run was scored, so there are no refusals to count."
     text = (f"The faithful refusal detector finds {_count(e['faithful'], 'refusal', 'refusals')} among "
             f"{_count(c.n, 'completion', 'completions')} and the fixed one {e['fixed']}")
-    if c.status == REPRODUCED:
-        more = e["fixed"] - e["faithful"]
+    more = e["fixed"] - e["faithful"]
+    if more > 0:
         return (f"{text}; the {more} more {'comes' if more == 1 else 'come'} only from the "
                 f"{e['n_comma_patterns']} patterns with a comma, which the faithful mode can never match.")
     return (f"{text}: the {e['n_comma_patterns']} patterns with a comma, which the faithful mode can never "
@@ -125,69 +119,69 @@ def _comma_refusals(c: Claim) -> str:
 
 def _windowed(c: Claim) -> str:
     e = c.extra
-    if c.status == NOT_TESTABLE:
+    if not c.n:
         return "No completion of this run was scored, so the two matching modes are not compared."
-    if c.status == INCONCLUSIVE:
-        return "Neither matching mode finds a match in this run, so it cannot show the window adding any."
-    if c.status == NOT_REPRODUCED:
-        return (f"The window finds fewer matches than the prefix rule for some model and type "
-                f"({e['windowed']} against {e['prefix']} in all).")
-    why = ("; at this threshold it cannot find fewer, since its first window is the prefix"
-           if c.by_design else "")
     return (f"Here the window finds {_matches(e['windowed'])} against {e['prefix']} for the prefix rule, and "
-            f"no fewer for any model and type{why}.")
+            f"fewer in {e['fewer_pairs']} of {e['n_pairs']} model–type pairs.")
 
 
 def _lab_controls(c: Claim) -> str:
     e = c.extra
-    if c.status == NOT_TESTABLE:
-        return f"No never-trained control phrase checks the method's false positives: {c.reason}."
-    if e["matched"] == 0:
-        return (f"No completion of a never-trained control phrase counts as memorized (0 of {e['total']:,} "
-                f"scorable, all models together){_few(c)}.")
-    return (f"{e['matched']} of {e['total']:,} completions of never-trained control phrases count as "
-            f"memorized ({e['models_matched']} of {e['n_models']} models){_few(c)}.")
+    if not e.get("total"):
+        return "No never-trained control phrase checks the method's false positives."
+    phrases = _count(c.n_units, "never-trained control phrase", "never-trained control phrases")
+    return (f"{e['matched']} of {e['total']:,} completions of the {phrases} count as memorized "
+            f"({e['models_matched']} of {e['n_models']} models).")
 
 
 def _lab_share(c: Claim) -> str:
     e = c.extra
-    if c.status == NOT_TESTABLE:
-        return f"Nothing to compare on the lab's ladder: {c.reason}."
+    if "n_models" not in e:
+        return "Nothing to compare on the lab's ladder."
     if e["kind"] == "lab_rises":
-        return f"The rate rises with copies for {e['count']} of {e['n_models']} ladder models."
+        return (f"The rate never falls and ends higher with copies for {e['count']} of {e['n_models']} "
+                f"ladder models; the smallest Spearman's ρ of a model's matches against copies is "
+                f"{'—' if c.value is None else f'{c.value:.2f}'}, the largest one-sided permutation p "
+                f"{fmt_p(c.p) if c.p is not None else 'not computed'}.")
     found = [lvl for lvl in e["first_level"].values() if lvl is not None]
     where = f", from {_copies(min(found))} at best" if found else ""
     return (f"{e['count']} of {e['n_models']} ladder models reproduce some trained level's phrases more "
             f"often than the never-trained controls' (one-sided Fisher exact test, "
-            f"p < {SEPARATION_ALPHA:g}){where}.")
+            f"p < {SEPARATION_ALPHA:g}){where}; the weakest model's p, Bonferroni over the levels, is "
+            f"{fmt_p(c.p) if c.p is not None else 'not computed'}.")
 
 
 def _lab_size(c: Claim) -> str:
     e = c.extra
-    if c.status == NOT_TESTABLE:
-        return f"The lab's ladder cannot compare model sizes: {c.reason}."
+    if "total_large" not in e or c.value is None:
+        return "The lab's ladder cannot compare model sizes."
     lo, hi = c.interval or (float("nan"), float("nan"))
-    verdict = {REPRODUCED: "significantly more, as larger models do in the source's scaling claim",
-               INCONCLUSIVE: "no significant difference"}.get(c.status, "not more")
+    ctl = (f"; on the never-trained control phrases the same difference is "
+           f"{100 * c.control_value:+.1f} points" if c.control_value is not None else "")
     return (f"Over every trained copy level, the largest model ({e['large']}) reproduces "
             f"{e['matched_large']} of {e['total_large']} phrases and the smallest ({e['small']}) "
             f"{e['matched_small']} of {e['total_small']}: a difference of {100 * c.value:+.1f} points "
-            f"[{100 * lo:+.1f}, {100 * hi:+.1f}], one-sided Fisher exact p {fmt_p(c.p)}; {verdict}{_few(c)}.")
+            f"[{100 * lo:+.1f}, {100 * hi:+.1f}] over {c.n_units} phrases, one-sided permutation p "
+            f"{fmt_p(c.p)} (model labels swapped within phrases){ctl}.")
+
+
+def _source_range(c: Claim) -> str:
+    return f"{_range_lead(c)}; {_range_part(c)}."
 
 
 _RENDER = {"state_media_gap": _state_media_gap, "distance_gap": _distance_gap,
            "comma_refusals": _comma_refusals, "windowed": _windowed, "lab_controls": _lab_controls,
-           "lab_separated": _lab_share, "lab_rises": _lab_share, "lab_size": _lab_size}
+           "lab_separated": _lab_share, "lab_rises": _lab_share, "lab_size": _lab_size,
+           "source_range": _source_range}
 
 
 def render(claim: Claim) -> str:
-    """One claim of the chapter as a Markdown sentence (what ``claim_<id>`` glues)."""
+    """One claim of the chapter as Markdown (what ``claim_<id>`` glues): its
+    numbers in the chapter's words, then :func:`~analysis.core.claim_text.verdict`."""
     kind = claim.extra.get("kind")
-    if kind == "source_range":
-        return f"{_range_lead(claim)}; {_range_part(claim)}."
     if kind not in _RENDER:
         raise KeyError(f"claim {claim.id!r}: no wording for kind {kind!r}")
-    return _RENDER[kind](claim)
+    return f"{_RENDER[kind](claim)} {verdict(claim)}"
 
 
 # ---------------------------------------------------------------------------
@@ -196,19 +190,23 @@ def render(claim: Claim) -> str:
 
 
 def comparison_verdict(claims: Sequence[Claim]) -> str:
-    """Where each model's state-media rate falls against the source's range
-    (``verdict``), from :func:`.claims.source_range_claims`."""
-    testable = [c for c in by_kind(claims, "source_range") if c.status != NOT_TESTABLE]
-    if not testable:
+    """Where each model's state-media rate falls beside the source's range
+    (``verdict``), from :func:`.claims.source_range_claims`, and why that is not a
+    test."""
+    measured = [c for c in by_kind(claims, "source_range") if "rate" in c.extra]
+    if not measured:
         return "This run has no scorable completion to set beside the source's rates."
-    return f"{_range_lead(testable[0])}; " + "; ".join(_range_part(c) for c in testable) + "."
+    return (f"{_range_lead(measured[0])}; " + "; ".join(_range_part(c) for c in measured)
+            + f". {verdict(measured[0])}")
 
 
-def gap_sentences(claims: Sequence[Claim]) -> str:
-    """The distance comparisons of one language (``gap_zh``, ``gap_en``), one
-    sentence per model with both types, from :func:`.claims.distance_gap_claims`."""
-    testable = [c for c in by_kind(claims, "distance_gap") if c.status != NOT_TESTABLE]
-    return " ".join(render(c) for c in testable) if testable else NO_BOTH_TYPES
+def gap_sentences(claims: Sequence[Claim], lang: str | None = None) -> str:
+    """The distance comparisons of one language (``gap_zh``, ``gap_en``; all of
+    them when ``lang`` is None), one sentence per model with both types, from
+    :func:`.claims.distance_gap_claims`."""
+    measured = [c for c in by_kind(claims, "distance_gap") if "n_first" in c.extra
+                and (lang is None or c.id.startswith(f"distance_gap_{lang}_"))]
+    return " ".join(render(c) for c in measured) if measured else NO_BOTH_TYPES
 
 
 def state_media_gap_text(claims: Sequence[Claim]) -> str:
@@ -221,6 +219,32 @@ def state_media_gap_text(claims: Sequence[Claim]) -> str:
 def refusal_sentence(claims: Sequence[Claim]) -> str:
     """The refusals in both modes (``refusals``), from :func:`.claims.refusal_claim`."""
     return " ".join(render(c) for c in by_kind(claims, "comma_refusals"))
+
+
+def status_tally(claims: Sequence[Claim]) -> str:
+    """How many of ``claims`` have each status they reach, in the book's words:
+    "1 inconclusive and 1 not testable here" (every status of their kind that occurs)."""
+    counts = {}
+    for c in claims:
+        counts[c.status] = counts.get(c.status, 0) + 1
+    order = [s for s in STATUS_WORDS if s in counts]
+    return _join([f"{counts[s]} {s}" for s in order]) if order else "none"
+
+
+def source_counts(claims: Sequence[Claim]) -> str:
+    """The chapter's source claims per status, in one sentence (``source_counts``):
+    every source status with its count, zeros included, and how many of them are
+    mechanical; then how many of the book's own claims there are besides."""
+    source = [c for c in claims if c.kind == SOURCE]
+    counts = [f"{sum(c.status == s for c in source)} {s}"
+              for s in (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTABLE)]
+    mech = sum(c.mechanical for c in source)
+    mech_text = f" ({mech} of them mechanical: the negative control shows the same effect)" if mech else ""
+    ext = len(claims) - len(source)
+    return (f"Of this chapter's {_count(len(source), 'claim', 'claims')} a source makes, {_join(counts)}"
+            f"{mech_text}; besides, "
+            f"{_count(ext, 'claim is', 'claims are')} the book's own (extensions: "
+            f"{status_tally([c for c in claims if c.kind != SOURCE])}).")
 
 
 # ---------------------------------------------------------------------------
@@ -246,6 +270,11 @@ def _difference(c: Claim) -> str:
     return f"{_points(c.value)} points {_points_interval(c)}"
 
 
+def _has_gap(c: Claim) -> bool:
+    """Whether a state-media gap claim has a measured difference (a floor has one too)."""
+    return "total_first" in c.extra
+
+
 def _gap_of(claims: Sequence[Claim], model: str) -> Claim:
     (c,) = [c for c in by_kind(claims, "state_media_gap") if c.extra["model"] == model]
     return c
@@ -256,7 +285,7 @@ def difference_values(claims: Sequence[Claim], model: str) -> dict[str, str]:
     with its 95% Newcombe interval) and ``diff_p`` (its one-sided Fisher exact
     p-value) of ``model``'s :func:`.claims.state_media_gap_claims` claim."""
     c = _gap_of(claims, model)
-    if c.status == NOT_TESTABLE:
+    if not _has_gap(c):
         return {"diff_sm_cx": NOT_MEASURED, "diff_p": "not computed"}
     return {"diff_sm_cx": _difference(c), "diff_p": f"{c.p:.3g}"}
 
@@ -273,7 +302,7 @@ def difference_table(claims: Sequence[Claim], source: pd.DataFrame) -> pd.DataFr
     rows = []
     for c in by_kind(claims, "state_media_gap"):
         e = c.extra
-        if c.status == NOT_TESTABLE:
+        if not _has_gap(c):
             rows.append(["this run", e["model"], *["—"] * 6, c.status])
             continue
         rows.append(["this run", e["model"], _rate_cell(e["matched_first"], e["total_first"]),
@@ -305,7 +334,7 @@ def difference_headline(claims: Sequence[Claim], source: pd.DataFrame, model: st
     """The headline number of ``model`` (``diff_headline``), then the source's
     difference for each of its 2024 models."""
     c = _gap_of(claims, model)
-    if c.status == NOT_TESTABLE:
+    if not _has_gap(c):
         ours = (f"For {model}, the difference is not measured: no scorable completions of both types are "
                 "left.")
     else:
@@ -320,37 +349,30 @@ def _source_finding(source: pd.DataFrame) -> str:
             "points")
 
 
-def _measured(claims: Sequence[Claim]) -> tuple[list[Claim], int]:
-    gaps = by_kind(claims, "state_media_gap")
-    measured = [c for c in gaps if c.status != NOT_TESTABLE]
-    return measured, sum(c.status == REPRODUCED for c in measured)
-
-
 def difference_verdict(claims: Sequence[Claim], source: pd.DataFrame) -> str:
     """The source's headline against this run's, model by model (``diff_verdict``),
-    from :func:`.claims.state_media_gap_claims`."""
-    parts = [f"{_difference(c) if c.status != NOT_TESTABLE else 'not measured'} for {c.extra['model']} "
-             f"({c.status})" for c in by_kind(claims, "state_media_gap")]
-    measured, k = _measured(claims)
+    from :func:`.claims.state_media_gap_claims`: each model's difference with its
+    status, then the statuses counted."""
+    gaps = by_kind(claims, "state_media_gap")
     lead = ("The source's finding is a difference: its 2024 models complete state-media phrases more often "
             f"than CulturaX phrases ({_source_finding(source)}).")
-    if not measured:
+    if not any(_has_gap(c) for c in gaps):
         return f"{lead} No model of this run has scorable completions of both types to compare."
-    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    return (f"{lead} In this run, state media minus CulturaX is {listed}: the source's finding is reproduced "
-            f"for {k} of the {_count(len(measured), 'model', 'models')} measured.")
+    parts = [f"{_difference(c) if _has_gap(c) else 'not measured'} for {c.extra['model']} ({c.status})"
+             for c in gaps]
+    return (f"{lead} In this run, state media minus CulturaX is {_join(parts)}, the models one Holm family: "
+            f"of {_count(len(gaps), 'model', 'models')}, {status_tally(gaps)}.")
 
 
 def difference_summary(claims: Sequence[Claim], source: pd.DataFrame) -> str:
     """The headline in one sentence for the chapter's summary (``diff_summary``)."""
-    gaps = source_type_gaps(source)
+    src = source_type_gaps(source)
     lead = ("The source's headline, state-media phrases completed more often than CulturaX phrases "
-            f"({gaps.min():+.1f} to {gaps.max():+.1f} points for its 2024 models)")
-    measured, k = _measured(claims)
-    if not measured:
+            f"({src.min():+.1f} to {src.max():+.1f} points for its 2024 models)")
+    gaps = by_kind(claims, "state_media_gap")
+    if not any(_has_gap(c) for c in gaps):
         return f"{lead}, cannot be tested here: no model of this run has scorable completions of both types."
-    models = _count(len(measured), "model", "models")
-    return f"{lead}, is reproduced for {k} of the {models} this run measured."
+    return f"{lead}: of the {_count(len(gaps), 'model', 'models')} of this run, {status_tally(gaps)}."
 
 
 # ---------------------------------------------------------------------------
@@ -407,7 +429,8 @@ def rates_note(scored: pd.DataFrame) -> str:
     reasons = _exclusion_reasons(counts)
     if k == 0:
         return f"The table is empty: none of the {n:,} requests left an answer to score, as {reasons}."
-    return f"The rates count {k:,} of the {n:,} requests; the other {n - k:,} are left out: {reasons}."
+    verb = "is" if n - k == 1 else "are"
+    return f"The rates count {k:,} of the {n:,} requests; the other {n - k:,} {verb} left out: {reasons}."
 
 
 def top_rate(rates_table: pd.DataFrame, type_labels: Mapping[str, str]) -> str:
@@ -508,8 +531,7 @@ def _controls_sentence(c: Claim) -> str:
                 "finds nothing here, and nothing false.")
     if e["matched"] == 0:
         return (f"No completion of a never-trained control phrase counts as memorized (0 of {e['total']:,} "
-                "scorable, all models together), so every match the method reports is a phrase the model "
-                "was trained on.")
+                f"scorable completions of {_count(c.n_units, 'phrase', 'phrases')}, all models together).")
     return (f"{e['matched']} of {e['total']:,} completions of never-trained control phrases count as "
             f"memorized ({e['models_matched']} of {e['n_models']} models): the threshold admits endings a "
             "model can guess without having seen the phrase.")
@@ -522,42 +544,42 @@ def _top_sentence(top: Mapping) -> str:
             f"the smallest's ({fmt_pct(top['rate_small'])}); their 95% intervals {overlap}.")
 
 
-def lab_verdict(table: pd.DataFrame, claims: Sequence[Claim] | None = None) -> str:
+def lab_verdict(table: pd.DataFrame, claims: Sequence[Claim]) -> str:
     """What the method finds on the lab's ladder, set against the truth, in words.
 
-    From :func:`.method_rates.rates_by_copies` and its :func:`.claims.lab_claims`
-    (made here when not given): the false positives on the never-trained
+    From :func:`.method_rates.rates_by_copies` and its :func:`.claims.lab_claims`:
+    the false positives on the never-trained
     controls; for the smallest and the largest model, the rate at every trained
     level and the first level whose rate exceeds the controls'; how many models
     separate and how many rise with copies; and the largest model against the
-    smallest at the top level.
+    smallest at the top level; each claim's verdict after its numbers.
     """
     if table.empty:
         return ("This lab has no phrase documents (its corpus sets `phrases_per_level` to zero), so there is "
                 "no truth to set the method's rates beside.")
-    claims = list(claims) if claims is not None else lab_claims(table)
     kinds = ("lab_controls", "lab_separated", "lab_rises", "lab_size")
     (controls,), (separated,), (rising,), (size,) = (by_kind(claims, k) for k in kinds)
     models = list(dict.fromkeys(table["model"]))
     levels = separated.extra["first_level"]
-    out = [_controls_sentence(controls)] if controls.extra.get("has_controls") else []
+    out = ([_controls_sentence(controls), verdict(controls)] if controls.extra.get("has_controls") else [])
     ends = [models[0]] if len(models) == 1 else [models[0], models[-1]]
     out += [_model_sentence(m, table[table["model"] == m], levels[m]) for m in ends]
     out.append(f"Over the whole ladder, {separated.extra['count']} of {len(models)} models separate some "
                f"trained level from the controls, and the rate rises with copies for {rising.extra['count']} "
                "of them.")
+    out += [f"That every model separates: {verdict(separated)}",
+            f"That every model's rate rises with copies: {verdict(rising)}"]
     if size.extra.get("top"):
         out.append(_top_sentence(size.extra["top"]))
     return " ".join(out)
 
 
-def lab_summary(table: pd.DataFrame, claims: Sequence[Claim] | None = None) -> str:
+def lab_summary(table: pd.DataFrame, claims: Sequence[Claim]) -> str:
     """One sentence for the chapter's summary: how many ladder models the method
     separates from the never-trained controls, and its false positives on them."""
     if table.empty:
         return ("The lab in this run has no phrase documents, so the method is not checked against a known "
                 "truth.")
-    claims = list(claims) if claims is not None else lab_claims(table)
     (controls,), (separated,) = by_kind(claims, "lab_controls"), by_kind(claims, "lab_separated")
     found = [lvl for lvl in separated.extra["first_level"].values() if lvl is not None]
     e = controls.extra
@@ -619,7 +641,7 @@ def sizing_values(sizing: pd.DataFrame, claims: Sequence[Claim]) -> dict[str, st
                                      f"state-media and {int(row.pilot_matched_second)} of "
                                      f"{int(row.pilot_total_second)} CulturaX")
         c = _gap_of(claims, row.model)
-        out[f"size_width_{slug}"] = (NOT_MEASURED if c.status == NOT_TESTABLE
+        out[f"size_width_{slug}"] = (NOT_MEASURED if not _has_gap(c)
                                      else f"±{_half_width_points(c):.1f} points")
     return out
 
@@ -640,8 +662,8 @@ def sizing_table(sizing: pd.DataFrame, claims: Sequence[Claim]) -> pd.DataFrame:
             "—" if pd.isna(row.planning_rate_first) else
             f"{fmt_pct(row.planning_rate_first)} and {fmt_pct(row.planning_rate_second)}",
             f"{int(row.n_per_type):,}",
-            NOT_MEASURED if c.status == NOT_TESTABLE else _difference(c),
-            NOT_MEASURED if c.status == NOT_TESTABLE else f"±{_half_width_points(c):.1f}",
+            NOT_MEASURED if not _has_gap(c) else _difference(c),
+            NOT_MEASURED if not _has_gap(c) else f"±{_half_width_points(c):.1f}",
         ])
     return pd.DataFrame(rows, columns=SIZING_TABLE_COLUMNS)
 
@@ -657,8 +679,8 @@ def sizing_note(sizing: pd.DataFrame, claims: Sequence[Claim], target_half_width
     missed = []
     for row in sizing.itertuples(index=False):
         c = _gap_of(claims, row.model)
-        if c.status == NOT_TESTABLE or _half_width_points(c) > target + 1e-9:
-            width = NOT_MEASURED if c.status == NOT_TESTABLE else f"±{_half_width_points(c):.1f} points"
+        if not _has_gap(c) or _half_width_points(c) > target + 1e-9:
+            width = NOT_MEASURED if not _has_gap(c) else f"±{_half_width_points(c):.1f} points"
             why = ("the most this run draws" if getattr(row, "capped", False)
                    else "its plan, from the pilot's rates, fell short")
             missed.append(f"{row.model} ({width} with {int(row.n_per_type):,} per type, {why})")
