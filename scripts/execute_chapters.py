@@ -17,7 +17,12 @@ picks it up. The run ends with a summary per chapter (wall time, queries,
 model calls, cache hits, errors); it exits non-zero when a chapter fails or
 measured nothing (every query to one of its models ended in an error: a wrong
 key, an unreachable endpoint), and with ``--strict`` also when any query ended in
-an error. A default-profile
+an error. A chapter stops at the first sign that it cannot measure: once an API
+model's endpoint has refused the key or cannot be reached, and every query to the
+model so far failed, the next cell that needs the model fails ("measured
+nothing"), before the lab's training or any other model's work. ``--keep-going``
+(``MEMBOOK_KEEP_GOING=1`` in the kernels' environment) runs the rest of such a
+chapter, every answer of that model an error, as before; it still fails. A default-profile
 execution writes each chapter's glued values, with its profile, parameters and
 commit, to results/<chapter>.json. Wall times go to book/chapters/_timings.json.
 
@@ -51,6 +56,7 @@ from analysis.book.plan import PlanError, chapter_plan, parse_price, totals  # n
 from analysis.book.plan import table as plan_table  # noqa: E402
 from analysis.core import jsonio  # noqa: E402
 from analysis.lab.train.devices import default_threads as available_cores  # noqa: E402
+from analysis.models.base import KEEP_GOING_ENV, MEASURED_NOTHING, nothing_measured  # noqa: E402
 from analysis.params import (  # noqa: E402
     PROFILE_NAMES,
     ParameterError,
@@ -214,9 +220,29 @@ def measured_nothing(values: dict) -> list[str]:
     unreachable endpoint). Read from the chapter's glued ``run_models``
     (:func:`analysis.book.report.glue_usage`); one line per model, for the summary."""
     models = json.loads(values.get("run_models") or "[]")
-    return [f"every one of its {m['queries']} queries to {m['model']} failed"
-            + (f" (last error: {m['last_error']})" if m.get("last_error") else "")
+    return [nothing_measured(m["model"], m["queries"], m.get("last_error"))
             for m in models if m["queries"] > 0 and m["errors"] == m["queries"]]
+
+
+#: the exception a chapter's cell raises when one of its models cannot measure
+#: (:class:`analysis.models.base.CannotMeasure`): the chapter measured nothing
+CANNOT_MEASURE = "CannotMeasure"
+
+
+@contextlib.contextmanager
+def keep_going(on: bool):
+    """With ``on``, ``MEMBOOK_KEEP_GOING=1`` in this process's environment (which the
+    chapters' kernels inherit) while the block runs; the environment as it was after."""
+    before = os.environ.get(KEEP_GOING_ENV)
+    if on:
+        os.environ[KEEP_GOING_ENV] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(KEEP_GOING_ENV, None)
+        else:
+            os.environ[KEEP_GOING_ENV] = before
 
 
 def summary_table(rows: list[dict]) -> str:
@@ -311,6 +337,11 @@ def main(argv=None) -> int:
                     help="a chapter parameter (a JSON value or a string); see --list-params")
     ap.add_argument("--list-params", metavar="CHAPTER", help="print a chapter's parameters and exit")
     ap.add_argument("--strict", action="store_true", help="exit non-zero when any query ended in an error")
+    ap.add_argument("--keep-going", action="store_true",
+                    help="when every query to a model fails (a refused key, an unreachable endpoint), run "
+                         "the rest of the chapter, every answer of that model an error, instead of stopping "
+                         f"at the next cell that needs it (sets {KEEP_GOING_ENV}=1 for the kernels); the "
+                         "chapter still fails as one that measured nothing")
     ap.add_argument("--out", type=Path, default=OUT, help="where the executed notebooks go")
     ap.add_argument("--results", type=Path, default=RESULTS,
                     help="where a default execution writes its values")
@@ -355,7 +386,7 @@ def main(argv=None) -> int:
         print(f"execute_chapters.py: error: {err}", file=sys.stderr)
         return 2
     try:
-        with hold_output(args.out):
+        with hold_output(args.out), keep_going(args.keep_going):
             return run(names, args, per_chapter)
     except OutputBusy as err:
         print(f"execute_chapters.py: error: {err}", file=sys.stderr)
@@ -401,12 +432,18 @@ def run(names: list[str], args, per_chapter: dict) -> int:
         row = {"chapter": name}
         if error is not None:
             failed = True
+            if error[0] == CANNOT_MEASURE:
+                # stopped at its first sign (a refused key, an unreachable endpoint): the
+                # error names the model and its last error
+                rows[name] = {**row, "status": f"failed: {MEASURED_NOTHING}"}
+                print(f"{name}: failed: {error[1]}", file=sys.stderr)
+                return
             rows[name] = {**row, "status": f"failed: {error[0]}"}
             print(f"{name}: failed: {error[0]}: {error[1]}", file=sys.stderr)
             return
         values = glued_values(args.out / f"{name}.ipynb")
         dead = measured_nothing(values)
-        row.update(status="failed: measured nothing" if dead else "ok", seconds=f"{seconds:.1f}",
+        row.update(status=f"failed: {MEASURED_NOTHING}" if dead else "ok", seconds=f"{seconds:.1f}",
                    **{k.removeprefix("run_"): values.get(k, "—") for k in USAGE_KEYS})
         rows[name] = row
         if dead:

@@ -136,8 +136,10 @@ def test_a_refused_connection_measures_nothing_and_fails_without_strict(api_env,
         port = s.getsockname()[1]
     api_env.setenv("MEMBOOK_API_BASE_URL", f"http://127.0.0.1:{port}/v1")
     api_env.setenv("MEMBOOK_API_MAX_RETRIES", "1")
+    # --keep-going: the chapter runs to its end, every answer of the model an error (without
+    # it, the chapter stops at the query: test_a_wrong_key_stops_the_chapter_before_the_lab)
     code = execute_main(["--chapters", "phrases", "--profile", "smoke", "-p", f"models={MODEL}",
-                         "--out", str(tmp_path)])
+                         "--out", str(tmp_path), "--keep-going"])
     assert code == 1  # without --strict: every query to the model failed, so nothing was measured
     out, err = capsys.readouterr()
     assert "phrases  failed: measured nothing" in out
@@ -151,6 +153,30 @@ def test_a_refused_connection_measures_nothing_and_fails_without_strict(api_env,
     assert values["first_sm"].startswith("not measured")
     # with no scorable completion, the comparison with the source's rates is not testable here
     assert values["verdict"] and NOT_TESTABLE in {c.status for c in from_json(values["claims"])}
+
+
+def test_a_wrong_key_stops_the_chapter_before_the_lab(api_env, isolated_cache, tmp_path, capsys):
+    """A refused key fails the chapter in the cell that queries the model, with the
+    "measured nothing" of a run that measured nothing, before the lab is built or asked
+    (an empty cache of the test's own: a lab run the chapter built would be in it)."""
+    api_env.delenv("MEMBOOK_KEEP_GOING", raising=False)
+    with FakeOpenAIServer(api_key="the-right-key") as server:
+        api_env.setenv("MEMBOOK_API_BASE_URL", server.base_url)
+        code = execute_main(["--chapters", "phrases", "--profile", "smoke", "-p", f"models={MODEL}",
+                             "--out", str(tmp_path / "out")])
+        sent = server.count()
+    assert code == 1
+    out, err = capsys.readouterr()
+    assert "phrases  failed: measured nothing" in out
+    assert "phrases: failed: measured nothing: every one of its" in err
+    assert f"queries to {MODEL} failed" in err and "authentication failed (HTTP 401" in err
+    assert 1 <= sent <= 4  # the requests in flight when the first 401 came back, then nothing
+    # the lab was neither trained nor queried: no lab run, no lab corpus, no lab query in the cache
+    assert not (isolated_cache / "lab").exists()
+    assert not list(isolated_cache.glob("lab*"))
+    nb = json.loads((tmp_path / "out" / "phrases.ipynb").read_text())
+    ran = [c["source"] for c in nb["cells"] if c["cell_type"] == "code" and c.get("execution_count")]
+    assert not any("build_lab" in "".join(source) for source in ran)
 
 
 # -- the paper profiles, planned and run (reduced) against the loopback server ---------------

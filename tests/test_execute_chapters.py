@@ -54,6 +54,38 @@ def test_a_failed_chapter_keeps_its_committed_results(tmp_path, monkeypatch, cap
     assert json.loads((results / "size.json").read_text()) == {"committed": True}
 
 
+def test_a_chapter_stopped_because_it_cannot_measure_is_one_that_measured_nothing(tmp_path, monkeypatch,
+                                                                                  capsys):
+    import papermill as pm
+
+    from analysis.models.base import KEEP_GOING_ENV
+
+    monkeypatch.delenv(KEEP_GOING_ENV, raising=False)
+    seen = []
+    stopped = ("measured nothing: every one of its 4 queries to api:x failed (last error: not sent: "
+               "authentication failed (HTTP 401 ...)); nothing more is sent to it in this process, ...")
+
+    def fake_execute(name, params, out_dir):
+        seen.append(os.environ.get(KEEP_GOING_ENV))  # what the chapter's kernel would inherit
+        raise pm.PapermillExecutionError(3, 3, "loaded = ...", "CannotMeasure", stopped, [])
+
+    monkeypatch.setattr(X, "execute", fake_execute)
+    results = tmp_path / "results"
+    code = X.main(["--chapters", "phrases", "--profile", "smoke", "--out", str(tmp_path / "out"),
+                   "--results", str(results)])
+    assert code == 1 and seen == [None]
+    out, err = capsys.readouterr()
+    assert "phrases  failed: measured nothing" in out
+    assert f"phrases: failed: {stopped}" in err and "CannotMeasure" not in err
+    assert not results.exists()
+    # --keep-going: the kernels see MEMBOOK_KEEP_GOING=1, and this process's environment is
+    # left as it was
+    assert X.main(["--keep-going", "--chapters", "phrases", "--profile", "smoke", "--out",
+                   str(tmp_path / "out")]) == 1
+    assert seen == [None, "1"] and KEEP_GOING_ENV not in os.environ
+    assert "--keep-going" in X.__doc__ and KEEP_GOING_ENV in X.__doc__
+
+
 HOLDER = textwrap.dedent(
     """
     import sys, time

@@ -32,6 +32,7 @@ from analysis.models.api import (
     _retry_after,
     reset_endpoints,
 )
+from analysis.models.base import KEEP_GOING_ENV
 from fakeserver import FakeOpenAIServer, Fault
 
 KEY = "sk-membook-test-9f3c1a77e2"
@@ -212,7 +213,10 @@ def test_connection_refused_is_retried_then_an_error(cache):
     assert answer.meta["attempts"] == 3
 
 
-def test_a_refused_key_stops_every_further_request_to_the_endpoint(cache):
+def test_a_refused_key_stops_every_further_request_to_the_endpoint(cache, monkeypatch):
+    # every answer an error, as a run with --keep-going sees it (without it, the call
+    # raises CannotMeasure: tests/test_cannot_measure.py)
+    monkeypatch.setenv(KEEP_GOING_ENV, "1")
     with FakeOpenAIServer(api_key="the-right-key") as s:
         model = OpenAIChatModel("fake-model", base_url=s.base_url, cache=cache, concurrency=4, **FAST)
         answers = model.chat([f"prompt {i}" for i in range(40)])
@@ -237,7 +241,8 @@ def test_a_refused_key_stops_every_further_request_to_the_endpoint(cache):
         assert s.count() == sent + 1
 
 
-def test_an_unreachable_endpoint_stops_after_a_few_failed_requests(cache):
+def test_an_unreachable_endpoint_stops_after_a_few_failed_requests(cache, monkeypatch):
+    monkeypatch.setenv(KEEP_GOING_ENV, "1")  # as with --keep-going (tests/test_cannot_measure.py)
     with FakeOpenAIServer(api_key=KEY) as s:
         url = s.base_url
     model = OpenAIChatModel("fake-model", base_url=url, cache=cache,

@@ -26,7 +26,15 @@ import importlib.metadata
 from collections.abc import Callable
 from pathlib import Path
 
-from analysis.models.base import Answer, GenerationSettings, Model, ModelError, Request, usage
+from analysis.models.base import (
+    Answer,
+    CannotMeasure,
+    GenerationSettings,
+    Model,
+    ModelError,
+    Request,
+    usage,
+)
 from analysis.models.hub import split_revision
 
 BUILTIN_MODELS = {
@@ -37,7 +45,7 @@ API_PREFIX = "api:"
 LAB_PREFIX = "lab:"
 
 __all__ = [
-    "Answer", "GenerationSettings", "Model", "ModelError", "Request",
+    "Answer", "CannotMeasure", "GenerationSettings", "Model", "ModelError", "Request",
     "BUILTIN_MODELS", "check_model_name", "describe_model_names", "load_model", "register_resolver",
     "tokenizer_identity", "usage",
 ]

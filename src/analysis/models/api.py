@@ -17,7 +17,13 @@ this process: every remaining query is recorded as an error "not sent:
 authentication failed ...", which is neither sent, stored nor scored. The same
 holds after :data:`UNREACHABLE_AFTER` requests in a row failed to connect at all.
 A run in which every query to a model failed is a failed run
-(``scripts/execute_chapters.py``).
+(``scripts/execute_chapters.py``), and it stops at the first sign: once the
+endpoint is stopped, the first call whose answers are all errors, of a model
+that has had no answer in this process, raises
+:class:`~analysis.models.base.CannotMeasure` ("measured nothing"), so a chapter
+fails in the cell that needs the model, before its other work;
+``MEMBOOK_KEEP_GOING=1`` (``execute_chapters.py --keep-going``) answers errors
+instead, as before.
 
 The key is read from the environment only and lives nowhere but inside the
 ``openai`` client: never in the query cache, an answer's ``meta``, ``repr()``,
@@ -328,6 +334,9 @@ class OpenAIChatModel(Model):
     def _release(self) -> None:
         """Close the HTTP client and its connection pool."""
         self._client.close()
+
+    def _stopped(self) -> str | None:
+        return self._endpoint.stopped
 
     def cache_identity(self) -> str:
         """``host/model id``, with ``@revision`` when the user set a revision label.

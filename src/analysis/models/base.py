@@ -10,6 +10,7 @@ on which backend it got.
 
 from __future__ import annotations
 
+import os
 import re
 from abc import ABC, abstractmethod
 from collections import Counter, defaultdict
@@ -47,6 +48,40 @@ def usage() -> pd.DataFrame:
 
 class ModelError(ValueError):
     """A bad model name, backend or request, raised before any work is done."""
+
+
+#: set (to anything but "", "0", "false" or "no") to answer every query of a model that
+#: cannot measure with errors, as before, instead of raising :class:`CannotMeasure`
+#: (``scripts/execute_chapters.py --keep-going`` sets it for the chapters' kernels)
+KEEP_GOING_ENV = "MEMBOOK_KEEP_GOING"
+#: the words that name a run in which every query to one of its models failed, in the
+#: error below and in ``scripts/execute_chapters.py``'s summary
+MEASURED_NOTHING = "measured nothing"
+
+
+class CannotMeasure(ModelError):
+    """Every query to a model so far ended in an error and its backend sends nothing
+    more in this process (its endpoint refused the key, or is unreachable): whatever
+    the run does next, it measures nothing with this model.
+
+    Raised by the call that finds it (the first whose answers are all errors once the
+    endpoint has stopped), so that a chapter fails in the cell that needs the model,
+    before its other work (training and querying the lab, the other models), with the
+    words of ``scripts/execute_chapters.py``'s "measured nothing". Not raised when the
+    model has had one answer in this process (an endpoint that answered, then refused),
+    nor with ``MEMBOOK_KEEP_GOING`` set: the answers are then errors, as before."""
+
+
+def keep_going() -> bool:
+    """Whether ``MEMBOOK_KEEP_GOING`` asks for a run to go on when a model cannot measure."""
+    return os.environ.get(KEEP_GOING_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def nothing_measured(model: str, queries: int, last_error: str | None) -> str:
+    """One line saying that every one of ``queries`` queries to ``model`` failed (the
+    summary line of ``scripts/execute_chapters.py`` and the text of :class:`CannotMeasure`)."""
+    return (f"every one of its {queries} queries to {model} failed"
+            + (f" (last error: {last_error})" if last_error else ""))
 
 
 @dataclass(frozen=True)
@@ -172,6 +207,8 @@ class Model(ABC):
         self.retry_errors = retry_errors
         self.calls = 0  # requests actually sent to the backend (cache misses)
         self.closed = False
+        # queries and error answers of this model object, for :meth:`_check_measuring`
+        self._asked: Counter = Counter()
 
     # -- resources ---------------------------------------------------------------
     def close(self) -> None:
@@ -210,6 +247,11 @@ class Model(ABC):
         self, contexts: Sequence[str], continuations: Sequence[str]
     ) -> Iterator[tuple[int, list[float]]]:
         raise ModelError(f"backend {self.backend!r} does not give token log-probabilities")
+
+    def _stopped(self) -> str | None:
+        """Why this model's backend sends no more requests in this process (an API
+        endpoint that refused the key or cannot be reached), or None: it still sends."""
+        return None
 
     def cache_identity(self) -> str:
         """What identifies this model's answers in the cache (name plus weights)."""
@@ -352,7 +394,26 @@ class Model(ABC):
                                  hits=len(requests) - len(todo) + counts["waited"], errors=len(errors))
         if errors:
             _LAST_ERROR[self.name] = errors[-1]
+        self._asked.update(queries=len(requests), errors=len(errors))
+        if errors:
+            self._check_measuring(errors[-1])
         return answers  # type: ignore[return-value]
+
+    def _check_measuring(self, last_error: str) -> None:
+        """Raise :class:`CannotMeasure` when every query to this model so far ended in an
+        error and its backend has stopped sending (:meth:`_stopped`), unless
+        ``MEMBOOK_KEEP_GOING`` is set."""
+        if self._asked["errors"] < self._asked["queries"] or keep_going():
+            return
+        reason = self._stopped()
+        if reason is None:
+            return
+        why = "" if reason in last_error else f" ({reason})"  # a request not sent names it already
+        raise CannotMeasure(
+            f"{MEASURED_NOTHING}: {nothing_measured(self.name, self._asked['queries'], last_error)}; "
+            f"nothing more is sent to it in this process{why}, so the run stops here, before its "
+            f"other work (fix the key or the endpoint; {KEEP_GOING_ENV}=1, or "
+            "scripts/execute_chapters.py --keep-going, runs the rest with every answer an error)")
 
     def _fetch(self, kind: str, requests: list[dict], unique: dict[str, int], found: dict, send_fn,
                answers: list, bar) -> Counter:
