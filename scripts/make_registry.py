@@ -43,11 +43,15 @@ DERIVED = {
 
 
 def kind_of(name: str) -> str:
-    """Kind of a mirror file: orig, clean, derived, task or phrases."""
+    """Kind of a mirror file: orig, clean, derived, task, phrases, completions or wordlist."""
     if name.startswith("tasks/"):
         return "task"
     if name == "state_media/phrases.json":
         return "phrases"
+    if name.startswith("state_media/completions"):
+        return "completions"  # the state-media study's own completions (a pilot set)
+    if name.startswith("nltk/"):
+        return "wordlist"
     if name.endswith(".orig.txt"):
         return "orig"
     if name in DERIVED:
@@ -61,10 +65,10 @@ def raw_url(row: dict) -> str:
     """Commit-pinned raw URL of a row's source file, or '' when there is no single one."""
     if not COMMIT_RE.fullmatch(row["commit"]):
         return ""
-    return (
-        f"https://raw.githubusercontent.com/{row['source_repo']}/{row['commit']}/"
-        f"{quote(row['path_in_repo'], safe='/')}"
-    )
+    # a member of an archive ("stopwords.zip (member stopwords/english)") is fetched as the
+    # archive, whose bytes then fail the member's sha256: such a file comes from the mirror
+    path = row["path_in_repo"].split(" (member ")[0]
+    return f"https://raw.githubusercontent.com/{row['source_repo']}/{row['commit']}/{quote(path, safe='/')}"
 
 
 def derived_from(name: str, kind: str) -> str:

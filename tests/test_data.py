@@ -62,11 +62,11 @@ def mirror():
 
 def test_registry_has_one_valid_row_per_input():
     table = data.registry()
-    assert len(table) == 264
+    assert len(table) == 266
     assert table["name"].is_unique
     assert table["sha256"].map(lambda s: bool(HEX64.fullmatch(s))).all()
     assert (table["bytes"] > 0).all()
-    assert set(table["kind"]) == {"orig", "clean", "derived", "task", "phrases"}
+    assert set(table["kind"]) == {"orig", "clean", "derived", "task", "phrases", "completions", "wordlist"}
 
 
 def test_registry_urls_are_commit_pinned():

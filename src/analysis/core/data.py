@@ -71,8 +71,8 @@ def registry() -> pd.DataFrame:
         One row per file with columns ``name`` (path inside the mirror),
         ``url`` (commit-pinned raw URL of the source file; empty when the file
         has no single source), ``sha256``, ``bytes``, ``license``,
-        ``citation``, ``kind`` (``orig``, ``clean``, ``derived``, ``task`` or
-        ``phrases``) and ``derived_from``. A fresh copy, safe to modify.
+        ``citation``, ``kind`` (``orig``, ``clean``, ``derived``, ``task``,
+        ``phrases``, ``completions`` or ``wordlist``) and ``derived_from``. A fresh copy, safe to modify.
     """
     return _load_registry().copy()
 
