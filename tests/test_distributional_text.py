@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import distributional as D
+from analysis.core.claim_text import counts_sentence
 from analysis.core.claims import NOT_REPRODUCED, REPRODUCED
 from distributional_toys import ladder_mem, mem_rows
 
@@ -94,10 +95,10 @@ def test_counts_sentence_counts_the_source_claims_per_status():
     shown = D.mem_significant(ladder_mem("knowledge", [0.4] * 6, [0.001] * 6, control_rho=0.3,
                                          control_p=0.001))
     claims = [D.mem_significant(rising), D.mem_rises(rising), shown, *D.untestable_claims(), *filters]
-    assert D.counts_sentence(claims) == (
-        "Of the 5 claims the source makes that this chapter checks, 2 reproduced, 0 not reproduced, "
-        "1 inconclusive, 2 not testable here (1 of the inconclusive ones mechanical: the negative control "
-        "shows the same effect); of the book's own 2 claims, 2 holds, 0 does not hold, 0 inconclusive, "
+    assert counts_sentence(claims) == (
+        "Of this chapter's 5 claims a source makes, 2 reproduced, 0 not reproduced, 1 inconclusive, "
+        "2 not testable here (1 of the inconclusive ones mechanical: the negative control shows the same "
+        "effect); besides, 2 claims of the book's own: 2 holds, 0 does not hold, 0 inconclusive, "
         "0 not testable here.")
 
 

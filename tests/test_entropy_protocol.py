@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.core.claim_text import counts_sentence
 from analysis.core.claims import HOLDS, INCONCLUSIVE, NOT_TESTABLE, REPRODUCED, to_json
 from analysis.entropy import claims as K
 from analysis.entropy import claims_mia as M
@@ -153,9 +154,9 @@ def test_the_summary_counts_the_source_claims_by_status():
     truths = [1, 0] * 5
     di = di_frame([float(t) for t in truths], truths, ["a"] * 10)
     claims = [K.di_claim(di, "lab", TABLE1), M._attack_claims(panel(0.9, 0.01, 0.5, 0.9))["mia_loss"]]
-    counts = T.source_counts(claims)
-    assert sum(counts.values()) == 1 and counts[claims[0].status] == 1
-    assert "1 more are the book's own extensions" in T.source_counts_sentence(claims)
+    text = counts_sentence(claims)
+    assert text.startswith("Of this chapter's 1 claim a source makes, ")
+    assert f"1 {claims[0].status}" in text and "besides, 1 claim of the book's own: " in text
 
 
 def test_by_design_claims_carry_their_rule():

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from analysis import phrases as ph
+from analysis.core.claim_text import counts_sentence
 from analysis.core.claims import INCONCLUSIVE, NOT_TESTABLE, REPRODUCED, as_kind
 from analysis.phrases.text import NO_BOTH_TYPES
 
@@ -239,9 +240,10 @@ def test_source_counts_count_the_source_claims_from_the_claims():
                             "matched": [1, 0], "total": 150})
     claims = [*ph.state_media_gap_claims(rates, SOURCE), *ph.source_range_claims(rates, SOURCE),
               ph.windowed_claim(by_mode, 0.4)]
-    assert ph.source_counts(claims) == (
-        "Of this chapter's 4 claims a source makes, 1 reproduced, 0 not reproduced, 0 inconclusive and 3 not "
-        "testable here; besides, 1 claim is the book's own (extensions: 1 holds).")
+    assert counts_sentence(claims) == (
+        "Of this chapter's 4 claims a source makes, 1 reproduced, 0 not reproduced, 0 inconclusive, 3 not "
+        "testable here; besides, 1 claim of the book's own: 1 holds, 0 does not hold, 0 inconclusive, "
+        "0 not testable here.")
     # a count follows the claims' statuses, not the numbers behind them
     doubted = [dataclasses.replace(c, status=INCONCLUSIVE) if c.status == REPRODUCED else c for c in claims]
-    assert "0 reproduced, 0 not reproduced, 1 inconclusive" in ph.source_counts(doubted)
+    assert "0 reproduced, 0 not reproduced, 1 inconclusive" in counts_sentence(doubted)

@@ -22,7 +22,8 @@ def make_tiny_checkpoint(folder: Path, texts: list[str], vocab_size: int = 300, 
     if bos:
         from tokenizers.processors import TemplateProcessing
 
-        bpe.post_processor = TemplateProcessing(single="<s> $A", special_tokens=[("<s>", bpe.token_to_id("<s>"))])
+        bpe.post_processor = TemplateProcessing(single="<s> $A",
+                                                special_tokens=[("<s>", bpe.token_to_id("<s>"))])
         extra = {"bos_token": "<s>"}
     tok = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>", pad_token="<|endoftext|>",
                                   **extra)

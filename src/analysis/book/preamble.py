@@ -19,6 +19,7 @@ from analysis.book import (
     report,  # noqa: E402, F401
 )
 from analysis.core import data  # noqa: E402, F401
+from analysis.core.claim_text import counts_sentence  # noqa: E402, F401
 from analysis.models import GenerationSettings, load_model  # noqa: E402, F401
 
 

@@ -23,9 +23,11 @@ import fnmatch
 import json
 import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 
+from analysis.core import claim_text
 from analysis.core.claim_text import STATUS_WORDS
 from analysis.core.claims import EXTENSION_STATUSES, SOURCE, SOURCE_STATUSES, STATUSES, Claim
 from analysis.core.paths import RESULTS_DIR
@@ -70,18 +72,12 @@ def status_counts(table: pd.DataFrame, kind: str | None = None) -> dict[str, int
 
 
 def counts_sentence(table: pd.DataFrame, chapter: str | None = None) -> str:
-    """The counts of source claims per status in words (of one chapter, or all),
-    with how many of them are mechanical and how many extensions there are besides."""
+    """The counts of source claims per status in words, of one chapter or of the
+    book (:func:`analysis.core.claim_text.counts_sentence` on the table's rows)."""
     if chapter is not None and len(table):
         table = table[table["chapter"] == chapter]
-    source = table[table["kind"] == SOURCE] if len(table) else table
-    counts = status_counts(source, SOURCE)
-    text = (f"Of {len(source)} claims a source makes, " + ", ".join(f"{n} {s}" for s, n in counts.items()))
-    mech = int(source["mechanical"].sum()) if len(source) else 0
-    if mech:
-        text += f" ({mech} of the inconclusive ones mechanical: the negative control shows the same effect)"
-    ext = len(table) - len(source)
-    return text + (f"; besides, {ext} of the book's own claims (extensions)." if ext else ".")
+    rows = [SimpleNamespace(**r) for r in table.to_dict("records")]
+    return claim_text.counts_sentence(rows, "this chapter's" if chapter else "the book's")
 
 
 def _number(x) -> str:

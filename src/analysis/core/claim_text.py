@@ -9,7 +9,9 @@ words them the same way on every page:
   (``**Reproduced**: the source's direction, p = 0.003 < 0.05, 12 texts.``);
 * :func:`evidence`: the unit, the null and the negative control in words;
 * :func:`render`: a whole claim for the page: the statement, this run's value
-  beside the source's, the verdict and the evidence.
+  beside the source's, the verdict and the evidence;
+* :func:`counts_sentence`: how many source claims have each status, and the
+  extensions besides (every chapter's summary, the introduction, the scoreboard).
 
 A chapter's ``text.py`` keeps only its statements, captions and the sentences
 around a claim; it words a claim's status with :func:`verdict`.
@@ -17,13 +19,18 @@ around a claim; it words a claim's status with :func:`verdict`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from analysis.core.claims import (
     DOES_NOT_HOLD,
+    EXTENSION_STATUSES,
     HOLDS,
     INCONCLUSIVE,
     NOT_REPRODUCED,
     NOT_TESTABLE,
     REPRODUCED,
+    SOURCE,
+    SOURCE_STATUSES,
     Claim,
 )
 
@@ -87,3 +94,28 @@ def render(claim: Claim, value_text: str | None = None) -> str:
     statement = claim.statement if claim.statement.endswith((".", "?", "!")) else claim.statement + "."
     return (f"{verdict(claim)} {statement} This run: {value_text}{source}."
             + (f" Evidence: {ev}." if ev else ""))
+
+
+def counts_sentence(claims: Iterable[Claim], whose: str = "this chapter's") -> str:
+    """How many of ``claims`` a source makes have each status (zeros included, the
+    mechanical ones named), then the book's own claims per status: e.g. "Of this
+    chapter's 5 claims a source makes, 1 reproduced, 0 not reproduced, 1 inconclusive,
+    3 not testable here; besides, 9 claims of the book's own: 4 holds, 0 does not hold,
+    3 inconclusive, 2 not testable here." Reads only ``kind``, ``status`` and
+    ``mechanical``, so a scoreboard row serves as well as a claim."""
+    claims = list(claims)
+    source = [c for c in claims if c.kind == SOURCE]
+    ext = [c for c in claims if c.kind != SOURCE]
+
+    def tally(group, statuses):
+        return ", ".join(f"{sum(c.status == s for c in group)} {s}" for s in statuses)
+
+    claims_word = "claim" if len(source) == 1 else "claims"
+    text = f"Of {whose} {len(source)} {claims_word} a source makes, {tally(source, SOURCE_STATUSES)}"
+    mech = sum(bool(c.mechanical) for c in source)
+    if mech:
+        text += f" ({mech} of the inconclusive ones mechanical: the negative control shows the same effect)"
+    if ext:
+        own = "claim" if len(ext) == 1 else "claims"
+        text += f"; besides, {len(ext)} {own} of the book's own: {tally(ext, EXTENSION_STATUSES)}"
+    return text + "."

@@ -149,7 +149,6 @@ from analysis.distributional.text import (
     authors_sentence,
     copies_sentence,
     count_sentence,
-    counts_sentence,
     filter_sentence,
     fmt_params,
     kendall_inf_sentence,
@@ -205,7 +204,7 @@ __all__ = [
     # inference
     "aggregate_null", "cluster_mem_table", "cluster_spearman", "model_trend", "share_bootstrap", "unit_maps",
     # text
-    "accuracy_sentence", "authors_sentence", "copies_sentence", "count_sentence", "counts_sentence",
+    "accuracy_sentence", "authors_sentence", "copies_sentence", "count_sentence",
     "filter_sentence",
     "fmt_params", "kendall_inf_sentence", "kendall_sentence", "knowledge_sentence", "lm_sentence", "mem_glue",
     "mem_name", "mem_sentence", "mmlu_lab_text", "mmlu_sentence", "novelty_sentence", "peak_sentence",

@@ -13,7 +13,7 @@ import pandas as pd
 
 from analysis.core import claim_text
 from analysis.core.claim_text import verdict
-from analysis.core.claims import EXTENSION, EXTENSION_STATUSES, NOT_TESTABLE, SOURCE, SOURCE_STATUSES, Claim
+from analysis.core.claims import NOT_TESTABLE, Claim
 from analysis.core.fmt import fmt_p, fmt_pct
 from analysis.distributional.method_trends import Trend, above_infgram, trend
 from analysis.distributional.params import NOVELTY_N
@@ -117,21 +117,6 @@ def untestable_sentence(claims: Iterable[Claim]) -> str:
     return " ".join(render(c) for c in claims if c.status == NOT_TESTABLE)
 
 
-def counts_sentence(claims: Iterable[Claim]) -> str:
-    """How many of the chapter's source claims have each status (the mechanical ones
-    named), and how many extensions there are besides: the chapter summary's count."""
-    claims = list(claims)
-    source = [c for c in claims if c.kind == SOURCE]
-    counts = ", ".join(f"{sum(c.status == s for c in source)} {s}" for s in SOURCE_STATUSES)
-    mech = sum(c.mechanical for c in source)
-    text = f"Of the {len(source)} claims the source makes that this chapter checks, {counts}"
-    if mech:
-        text += f" ({mech} of the inconclusive ones mechanical: the negative control shows the same effect)"
-    ext = [c for c in claims if c.kind == EXTENSION]
-    if ext:
-        text += ("; of the book's own " + f"{len(ext)} claims, "
-                 + ", ".join(f"{sum(c.status == s for c in ext)} {s}" for s in EXTENSION_STATUSES))
-    return text + "."
 
 
 def units_sentence(tables: Mapping[tuple, pd.DataFrame], n: int, n_facts: int, n_problems: int) -> str:

@@ -130,7 +130,6 @@ from analysis.entropy.text_di import (
     mia_sentence,
     panel_display,
     shift_sentence,
-    source_counts_sentence,
     tau_convention_sentence,
     tpr_phrase,
     undecided_sentence,
@@ -166,6 +165,6 @@ __all__ = [
     "copy_designs_sentence",
     "baseline_sentence", "claim_value", "di_calls_sentence", "mia_sentence", "panel_display",
     "shift_sentence",
-    "tau_convention_sentence", "undecided_sentence", "bos_sentence", "bos_values", "source_counts_sentence",
+    "tau_convention_sentence", "undecided_sentence", "bos_sentence", "bos_values",
     "tpr_phrase",
 ]

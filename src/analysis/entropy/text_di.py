@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from analysis.core.claims import HOLDS, NOT_TESTABLE, SOURCE, SOURCE_STATUSES, Claim
+from analysis.core.claims import HOLDS, NOT_TESTABLE, Claim
 from analysis.entropy.params import BOS_CHARS, BOS_TOKENS, PAPER_TAU
 from analysis.stats.mia import LOW_FPR
 
@@ -188,18 +188,3 @@ def bos_sentence(check: Mapping) -> str:
                  f"{s['after']:.2f} ({same}).")
     return text
 
-
-def source_counts(claims) -> dict[str, int]:
-    """How many of the chapter's source claims have each status."""
-    src = [c for c in claims if c.kind == SOURCE]
-    return {status: sum(c.status == status for c in src) for status in SOURCE_STATUSES}
-
-
-def source_counts_sentence(claims) -> str:
-    """The chapter's summary line: its source claims by status (computed from the claims)."""
-    counts = source_counts(claims)
-    total = sum(counts.values())
-    ext = sum(c.kind != SOURCE for c in claims)
-    return (f"Of the chapter's {total} claims from the source, {counts['reproduced']} are reproduced, "
-            f"{counts['not reproduced']} not reproduced, {counts['inconclusive']} inconclusive and "
-            f"{counts[NOT_TESTABLE]} not testable here; {ext} more are the book's own extensions.")

@@ -146,7 +146,6 @@ from analysis.phrases.text import (
     sizing_target,
     sizing_values,
     source_comparison,
-    source_counts,
     source_range_text,
     state_media_gap_text,
     status_tally,
@@ -189,7 +188,7 @@ __all__ = [
     "difference_values", "difference_verdict", "markdown_table",
     "comparison_verdict", "gap_sentences", "headline", "lab_design", "lab_rate_table", "lab_summary",
     "lab_verdict", "method_constants", "rates_note", "refusal_sentence", "render", "rescore_note",
-    "source_comparison", "source_counts", "source_range_text", "state_media_gap_text", "status_tally",
+    "source_comparison", "source_range_text", "state_media_gap_text", "status_tally",
     "top_rate",
     "SIZING_TABLE_COLUMNS", "sample_design", "sizing_note", "sizing_table", "sizing_target", "sizing_values",
 ]

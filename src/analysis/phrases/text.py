@@ -3,9 +3,8 @@
 :func:`render` turns one claim of :mod:`.claims` into Markdown: the chapter's
 sentence with the claim's numbers, then its status, marks and reason in the
 book's one voice (:func:`analysis.core.claim_text.verdict`). The other functions
-join a section's claims into the sentence its glue name holds, count the
-chapter's source claims per status (:func:`source_counts`), or word numbers that
-are not verdicts (a rate with its interval, the lab's design, the tables for
+join a section's claims into the sentence its glue name holds, or word numbers
+that are not verdicts (a rate with its interval, the lab's design, the tables for
 display). Every decision is read from the claims; nothing here decides again.
 """
 
@@ -17,7 +16,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from analysis.core.claim_text import STATUS_WORDS, verdict
-from analysis.core.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, SOURCE, Claim
+from analysis.core.claims import Claim
 from analysis.core.fmt import fmt_interval, fmt_p, fmt_pct
 from analysis.lab.corpus import PHRASE_PROBE_WORDS
 from analysis.phrases.claims import by_kind, model_slug
@@ -231,20 +230,6 @@ def status_tally(claims: Sequence[Claim]) -> str:
     return _join([f"{counts[s]} {s}" for s in order]) if order else "none"
 
 
-def source_counts(claims: Sequence[Claim]) -> str:
-    """The chapter's source claims per status, in one sentence (``source_counts``):
-    every source status with its count, zeros included, and how many of them are
-    mechanical; then how many of the book's own claims there are besides."""
-    source = [c for c in claims if c.kind == SOURCE]
-    counts = [f"{sum(c.status == s for c in source)} {s}"
-              for s in (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTABLE)]
-    mech = sum(c.mechanical for c in source)
-    mech_text = f" ({mech} of them mechanical: the negative control shows the same effect)" if mech else ""
-    ext = len(claims) - len(source)
-    return (f"Of this chapter's {_count(len(source), 'claim', 'claims')} a source makes, {_join(counts)}"
-            f"{mech_text}; besides, "
-            f"{_count(ext, 'claim is', 'claims are')} the book's own (extensions: "
-            f"{status_tally([c for c in claims if c.kind != SOURCE])}).")
 
 
 # ---------------------------------------------------------------------------

@@ -36,7 +36,6 @@ from analysis.predicting.claims import (
     exp3_claims,
     exp3_outcome,
     labels_claims,
-    source_counts,
 )
 from analysis.predicting.memo import (
     exp1_aucs,
@@ -119,7 +118,6 @@ from analysis.predicting.text import (
     bins_text,
     cells_text,
     computed_sentence,
-    counts_sentence,
     empty_cells_sentence,
     evidence_text,
     exp2_notes_markdown,
@@ -154,12 +152,10 @@ __all__ = [
     "cells_text",
     "check_pools",
     "computed_sentence",
-    "counts_sentence",
     "exp1_null",
     "exp2_null",
     "exp3_null",
     "window_null",
-    "source_counts",
     "twin_suffix_acc",
     "counterfactual",
     "empty_cells",

@@ -39,8 +39,6 @@ from analysis.core.claims import (
     NOT_REPRODUCED,
     NOT_TESTABLE,
     REPRODUCED,
-    SOURCE,
-    SOURCE_STATUSES,
     Claim,
     as_kind,
     decide,
@@ -688,11 +686,3 @@ def exp3_claims(table: pd.DataFrame | None, paper: pd.DataFrame, paired: pd.Data
     :func:`analysis.predicting.steps.exp3_gap_tests`)."""
     return [*(exp3_auc_claim(i, table, paper, null) for i in EXP3_ROWS), exp3_gap_claim(paired, paper, null)]
 
-
-def source_counts(claims: Sequence[Claim]) -> dict[str, int]:
-    """How many of the chapter's source claims have each status (the summary's counts)."""
-    out = {s: 0 for s in SOURCE_STATUSES}
-    for c in claims:
-        if c.kind == SOURCE:
-            out[c.status] += 1
-    return out

@@ -614,14 +614,6 @@ def render(c: Claim) -> str:
     return f"{c.statement} Source: {c.source_value or '—'}; this run: {value}. {_status(c)}"
 
 
-def counts_sentence(counts: Mapping[str, int]) -> str:
-    """How many of the chapter's source claims have each status, in words
-    (``counts``: :func:`analysis.predicting.claims.source_counts`)."""
-    total = sum(counts.values())
-    parts = and_list(f"{counts.get(s, 0)} {w}" for s, w in ((REPRODUCED, "reproduced"),
-                     (NOT_REPRODUCED, "not reproduced"), (INCONCLUSIVE, "inconclusive"),
-                     (NOT_TESTABLE, "not testable here")))
-    return f"Of the chapter's {total} claims from the source, {parts}."
 
 
 def evidence_text(claims: Iterable[Claim]) -> str:

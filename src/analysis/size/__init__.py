@@ -154,7 +154,6 @@ from analysis.size.text import (
     null_values,
     pairwise_text,
     render,
-    source_counts,
 )
 from analysis.stats.permutation import SignTestResult, sign_permutation_test
 
@@ -167,7 +166,6 @@ __all__ = [
     "ladder_stats",
     "pair_bootstrap",
     "null_values",
-    "source_counts",
     "text_label_null",
     "BAND",
     "DATA_DIR",

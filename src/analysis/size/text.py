@@ -17,8 +17,6 @@ from analysis.core.claims import (
     NOT_REPRODUCED,
     NOT_TESTABLE,
     REPRODUCED,
-    SOURCE,
-    SOURCE_STATUSES,
     Claim,
 )
 from analysis.core.fmt import fmt_p
@@ -190,15 +188,6 @@ def render(claim: Claim) -> str:
     return f"{claim.statement}. {verdict(claim)}"
 
 
-def source_counts(claims: Iterable[Claim]) -> str:
-    """How many of the chapter's source claims have each status, in a sentence
-    (the chapter summary's count, computed from the claims)."""
-    source = [c for c in claims if c.kind == SOURCE]
-    counts = {s: sum(c.status == s for c in source) for s in SOURCE_STATUSES}
-    mech = sum(c.mechanical for c in source)
-    parts = ", ".join(f"{counts[s]} {s}" for s in SOURCE_STATUSES)
-    extra = f" ({mech} of them mechanical)" if mech else ""
-    return f"Of the chapter's {len(source)} source claims, {parts}{extra}."
 
 
 def gap_text(claims: Iterable[Claim]) -> str:
