@@ -46,7 +46,8 @@ def test_claims_table_reads_every_chapter_in_book_order(tmp_path):
         "0 not testable here; besides, 1 claim of the book's own: 1 holds, 0 does not hold, "
         "0 inconclusive, 0 not testable here.")
     book = scoreboard.counts_sentence(table)
-    assert book.startswith("Of the book's 3 claims a source makes, 1 reproduced, 1 not reproduced, 1 inconclusive")
+    assert book.startswith("Of the book's 3 claims a source makes, 1 reproduced, 1 not reproduced, "
+                           "1 inconclusive")
 
 
 def test_cells_show_units_null_control_and_holm(tmp_path):
