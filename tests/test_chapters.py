@@ -199,14 +199,14 @@ class TestEntropy(SmokeChapter):
         assert values["lab_pairs"] == "150"  # the lab page ran first: the lab section has numbers
         assert int(values["lab_kept"].replace(",", "")) <= 150
         # the smoke profile decides 4 lab candidate sets and 2 real ones (5 + 3 sets, one reference each)
-        # "R of T", or "R of the D it decides (U of T left undecided)" when the rule leaves sets
-        # without a line
-        tally = re.compile(r"(\d+) of (?:the (\d+) it decides \((\d+) of (\d+) left undecided\)|(\d+))$")
+        # "R of T" over every candidate set, with "(U undecided, counted as misses)" when the
+        # rule leaves sets without a line (an undecided set is a miss: the rule made no call)
+        tally = re.compile(r"(\d+) of (\d+)(?: \((\d+) undecided, counted as misses\))?$")
 
         def parse(text):
-            right, decided, undecided, total, plain = tally.fullmatch(text).groups()
-            total = int(total or plain)
-            return int(right), int(decided or total), int(undecided or 0), total
+            right, total, undecided = tally.fullmatch(text).groups()
+            total, undecided = int(total), int(undecided or 0)
+            return int(right), total - undecided, undecided, total
 
         lab, real, both = (parse(values[k]) for k in ("di_lab_correct", "di_real_correct", "di_correct"))
         assert (lab[3], real[3], both[3]) == (4, 2, 6)
