@@ -13,6 +13,7 @@ import pytest
 from scipy import stats
 
 from analysis import size as sz
+from analysis.core.claim_text import counts_sentence
 from analysis.core.claims import (
     INCONCLUSIVE,
     NOT_REPRODUCED,
@@ -343,8 +344,8 @@ def test_calibration_text_says_which_kind_holds_its_level():
 
 def test_source_counts_are_computed_from_the_claims():
     claims = [*sz.calibration_claims(_cal(0.160, 0.025, 0.270)), sz.law_coefficients_claim()]
-    assert sz.source_counts(claims) == ("Of the chapter's 4 source claims, 1 reproduced, 2 not reproduced, "
-                                        "0 inconclusive, 1 not testable here.")
+    assert counts_sentence(claims) == ("Of this chapter's 4 claims a source makes, 1 reproduced, "
+                                       "2 not reproduced, 0 inconclusive, 1 not testable here.")
 
 
 # --- a model that answers nothing --------------------------------------------------------

@@ -254,7 +254,7 @@ def decide(*, value: float | None, null: float, n_units: int | None, min_n: int,
             side = (lo - null) * direction if (lo - null) * direction > 0 else (hi - null) * direction
         test = f"95% interval [{lo:.3g}, {hi:.3g}] {'excludes' if significant else 'covers'} {null:g}"
     else:
-        significant, test = False, "no significance test"
+        significant, test = False, None
     if significant and side > 0:
         if _control_shows(control_value, control_p, control_interval, null, direction, alpha):
             return Verdict(INCONCLUSIVE, f"{where}, {test}, {count}; but the negative control shows the "
@@ -269,6 +269,8 @@ def decide(*, value: float | None, null: float, n_units: int | None, min_n: int,
             return Verdict(NOT_REPRODUCED, f"{where}, not significant, but the 95% interval "
                                            f"[{lo:.3g}, {hi:.3g}] excludes the source's {source_effect:.3g}, "
                                            f"{count}")
+    if test is None:
+        return Verdict(INCONCLUSIVE, f"{where}, with no significance test, {count}")
     return Verdict(INCONCLUSIVE, f"{where}, not significant ({test}), {count}")
 
 
