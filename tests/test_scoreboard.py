@@ -62,6 +62,8 @@ def test_cells_show_units_null_control_and_holm(tmp_path):
     assert scoreboard.units(row["lab_law"]) == "10 models"
     assert scoreboard.null(row["e3_three_full"]) == "permutation 0.39"
     assert scoreboard.control(row["gap_x"]) == "none: no signal-free twin"
+    long = {"control_value": None, "control_reason": "x" * 70}
+    assert scoreboard.control(long) == "none: " + "x" * 59 + "…"  # the whole reason stays in results/
     assert scoreboard.status_cell(row["lab_law"]) == "**reproduced** (by design: forced by the ladder)"
     assert scoreboard.status_cell(row["gap_x"]) == "**inconclusive** [Holm: gaps]"
 

@@ -123,10 +123,15 @@ def null(row) -> str:
     return words + (f" {_number(row['null_value'])}" if _present(row["null_value"]) else "")
 
 
+#: the longest reason a control cell shows (the whole reason is in results/<chapter>.json)
+CONTROL_CHARS = 60
+
+
 def control(row) -> str:
     if _present(row["control_value"]):
         return _number(row["control_value"])
-    return f"none: {row['control_reason']}"
+    why = str(row["control_reason"])
+    return "none: " + (why if len(why) <= CONTROL_CHARS else why[: CONTROL_CHARS - 1].rstrip() + "…")
 
 
 def status_cell(row) -> str:
@@ -169,9 +174,9 @@ def headline_markdown(table: pd.DataFrame) -> list[str]:
 def chapter_markdown(group: pd.DataFrame) -> list[str]:
     """One chapter's counts and its two tables (source claims, then extensions)."""
     chapter = group["chapter"].iloc[0]
-    parts = [f"### {chapter.capitalize()}", "", counts_sentence(group), ""]
-    head = ("| claim | {src} | this run | units | null | control | status | reason | section |",
-            "|---|---|---|---|---|---|---|---|---|")
+    parts = [f"### {chapter.capitalize()}", "", counts_sentence(group, chapter), ""]
+    head = ("| claim | {src} | this run | units; null | control | status | reason | section |",
+            "|---|---|---|---|---|---|---|---|")
     for kind, title, src in ((SOURCE, "The source's claims", "source"),
                              ("extension", "The book's extensions", "kind")):
         rows = group[group["kind"] == kind]
@@ -181,7 +186,7 @@ def chapter_markdown(group: pd.DataFrame) -> list[str]:
         for _, row in rows.iterrows():
             first = _cell(row["source_value"] or "—") if kind == SOURCE else "extension"
             parts.append("| " + " | ".join([f"{_cell(row['statement'])} (`{row['id']}`)", first,
-                                            _cell(this_run(row)), _cell(units(row)), _cell(null(row)),
+                                            _cell(this_run(row)), _cell(f"{units(row)}; null {null(row)}"),
                                             _cell(control(row)), status_cell(row), _cell(row["reason"]),
                                             _link(row)]) + " |")
         parts.append("")
