@@ -64,3 +64,23 @@ def test_the_executed_notebook_and_the_timings_are_strict_json(tmp_path):
     path.write_text(json.dumps({"metadata": {"papermill": {"duration": math.nan}}, "cells": []}))
     X.tidy_notebook(path)
     assert strict(path.read_text())["metadata"]["papermill"]["duration"] is None
+
+
+#: where ``json.dumps`` may stay: what is not a file the project writes for readers (the
+#: query cache's own columns and hashes, request bodies, ids and strings inside the lab's
+#: corpus and order files) and the two strict writers themselves
+PLAIN_JSON_ALLOWED = {
+    "src/analysis/core/jsonio.py", "src/analysis/core/claims.py", "src/analysis/core/cache.py",
+    "src/analysis/ngrams/infini_api.py", "src/analysis/lab/corpus/facts.py",
+    "src/analysis/lab/corpus/problems.py", "src/analysis/lab/tokenizer.py", "src/analysis/lab/train/order.py",
+}
+
+
+def test_every_other_json_writer_goes_through_jsonio():
+    import re
+
+    plain = re.compile(r"\bjson\.dumps?\(")
+    files = [p for folder in ("src", "scripts") for p in (ROOT / folder).rglob("*.py")]
+    found = sorted(str(p.relative_to(ROOT)) for p in files
+                   if plain.search(p.read_text()) and str(p.relative_to(ROOT)) not in PLAIN_JSON_ALLOWED)
+    assert found == []

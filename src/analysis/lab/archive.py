@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from analysis.core import data
+from analysis.core import data, jsonio
 from analysis.core.cache import cache_dir, stable_hash
 from analysis.core.data import DataError
 from analysis.lab.config import LabConfigError
@@ -138,7 +138,7 @@ def pack_lab(build: LabBuild, out: str | os.PathLike) -> Path:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    blob = json.dumps(manifest, indent=1, sort_keys=True).encode()
+    blob = jsonio.dumps(manifest, indent=1, sort_keys=True).encode()
     with tarfile.open(tmp, "w", format=tarfile.USTAR_FORMAT) as tar:
         tar.addfile(_member(MANIFEST, len(blob)), io.BytesIO(blob))
         for path in sorted(set(folders.values()), key=lambda p: p.name):

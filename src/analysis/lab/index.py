@@ -16,6 +16,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from analysis.core import jsonio
 from analysis.core.cache import cache_dir
 from analysis.models import register_resolver
 from analysis.models.base import ModelError
@@ -54,7 +55,7 @@ def register(run_name: str, path: str | Path) -> None:
         index[run_name] = str(path)
         target = _index_file()
         tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(index, indent=1, sort_keys=True))
+        tmp.write_text(jsonio.dumps(index, indent=1, sort_keys=True))
         tmp.replace(target)
 
 

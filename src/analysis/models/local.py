@@ -38,13 +38,13 @@ import copy
 import hashlib
 import importlib.metadata
 import importlib.util
-import json
 import os
 import shutil
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from analysis.core import jsonio
 from analysis.core.cache import artifact_path, stable_hash
 from analysis.models.base import Answer, Model, ModelError, Request, request_seed
 from analysis.models.hub import offline, split_revision  # noqa: F401  (split_revision: re-exported)
@@ -136,7 +136,7 @@ def convert_gguf(name: str) -> Path:
     try:
         plain.save_pretrained(tmp)
         tok.save_pretrained(tmp)
-        (tmp / _DONE).write_text(json.dumps({**key, "seconds": round(time.time() - t0, 1)}))
+        (tmp / _DONE).write_text(jsonio.dumps({**key, "seconds": round(time.time() - t0, 1)}))
         if not (out / _DONE).exists():
             shutil.rmtree(out, ignore_errors=True)  # a half-written folder of a killed run
             try:
@@ -184,7 +184,7 @@ def gguf_tokenizer_folder(name: str) -> Path:
     tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tok.save_pretrained(tmp)
-    (tmp / _DONE).write_text(json.dumps({**key, "seconds": round(time.time() - t0, 1)}))
+    (tmp / _DONE).write_text(jsonio.dumps({**key, "seconds": round(time.time() - t0, 1)}))
     try:
         tmp.rename(out)
     except OSError:  # another process saved the same files first

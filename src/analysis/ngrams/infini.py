@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from analysis.core import jsonio
 from analysis.core.cache import artifact_path, stable_hash
 from analysis.ngrams.grams import NgramError
 
@@ -179,7 +180,7 @@ def build_index(
         "eos_token_id": int(eos) if eos is not None else 0, "vocab_size": len(tokenizer),
         "build_seconds": round(time.perf_counter() - start, 3), "code": INDEX_VERSION,
     }
-    (tmp / _DONE).write_text(json.dumps(meta))
+    (tmp / _DONE).write_text(jsonio.dumps(meta))
     shutil.rmtree(folder, ignore_errors=True)
     tmp.rename(folder)
     return folder

@@ -15,7 +15,6 @@ torch is imported inside the functions that need it: it is heavy.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -29,6 +28,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from analysis.core import jsonio
 from analysis.core.cache import stable_hash
 from analysis.lab.config import LabConfigError, RunConfig
 from analysis.lab.train.devices import (
@@ -384,7 +384,7 @@ def _save_run(job: _Job, trained: _Trained, t0: float) -> RunResult:
     _write_folder(job, trained.model, curve, exposure, tmp)
     seconds = time.perf_counter() - t0
     done = _done_record(job, trained, seconds, tokens_per_second, n_params)
-    (tmp / DONE).write_text(json.dumps(done, indent=1))
+    (tmp / DONE).write_text(jsonio.dumps(done, indent=1))
     _move_into_place(tmp, job.path)
     shutil.rmtree(job.partial, ignore_errors=True)
     barrier(job.place)
@@ -400,7 +400,7 @@ def _write_folder(job: _Job, model, curve: pd.DataFrame, exposure: pd.DataFrame,
     curve.to_parquet(tmp / "curve.parquet", index=False)
     exposure.to_parquet(tmp / "exposure.parquet", index=False)
     job.order.save(tmp / "order.npz")
-    (tmp / "run.json").write_text(json.dumps(job.key, default=str, indent=1))
+    (tmp / "run.json").write_text(jsonio.dumps(job.key, default=str, indent=1))
     if (job.partial / FORKS).is_dir():
         # linked, not moved: the partial folder stays whole until the run folder exists
         link_or_copy(job.partial / FORKS, tmp / FORKS)
