@@ -66,9 +66,6 @@ UNITS = ("texts", "facts", "problems", "sequences", "models", "level sets", "can
          "families", "replicates", "targets", "cells", "lengths", "strategies", "subsamples", "patterns",
          "completions", "pairs of sets", "pairs of models", "copy levels", "thresholds", "tasks", "seeds",
          "runs")
-#: a positive finding and a negative one, per kind
-_POSITIVE = {SOURCE: REPRODUCED, EXTENSION: HOLDS}
-_NEGATIVE = {SOURCE: NOT_REPRODUCED, EXTENSION: DOES_NOT_HOLD}
 #: the status words of one kind as the other's (a verdict computed once, worded per kind)
 _AS_KIND = {SOURCE: {HOLDS: REPRODUCED, DOES_NOT_HOLD: NOT_REPRODUCED},
             EXTENSION: {REPRODUCED: HOLDS, NOT_REPRODUCED: DOES_NOT_HOLD}}
@@ -172,12 +169,6 @@ class Claim:
                 if int(x) < 0:
                     raise ClaimError(f"{where}: {name} must be ≥ 0, got {x}")
                 object.__setattr__(self, name, int(x))
-
-    @property
-    def counts_as_evidence(self) -> bool:
-        """Whether the claim's status is evidence about the source (a mechanical
-        claim measured the method, not the phenomenon)."""
-        return not self.mechanical
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
