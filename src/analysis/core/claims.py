@@ -47,6 +47,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
+from analysis.core import jsonio
+
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
 INCONCLUSIVE = "inconclusive"
@@ -320,7 +322,8 @@ def to_json(claims: Iterable[Claim]) -> str:
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
         raise ClaimError(f"claim ids must be unique in a chapter, repeated: {dup}")
-    return json.dumps([c.to_dict() for c in claims], ensure_ascii=False, allow_nan=False)
+    # strict JSON: a NaN in a claim's ``extra`` (a model that answered nothing) is null
+    return jsonio.dumps([c.to_dict() for c in claims], ensure_ascii=False)
 
 
 def from_json(text: str) -> list[Claim]:

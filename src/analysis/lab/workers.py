@@ -4,11 +4,12 @@ The lab's models are small (0.06M-1.05M parameters in the default lab), so a tra
 step is mostly per-operation overhead that a second thread does not share: deep-12
 trained in 100 s on two threads and in 121 s on one. Two runs on one thread each
 therefore finish sooner than the same two runs one after the other on two threads.
-A run's weights do not depend on how many threads trained it (eager CPU training is
-deterministic, and the lab's matmuls came out bit-identical on one thread and on two:
-``scripts/bench_lab.py --cold`` checks every run's fingerprint), so a run's key
+A run trained one process at a time trains on one thread too
+(:meth:`analysis.lab.train.devices.Place.threads`): a matmul's sums can depend on the
+number of threads (on an AVX-512 Xeon a run trained on two threads and on one ends with
+other weights, though earlier machines gave bit-identical ones), so a run's key
 (:func:`analysis.lab.train.run_key`) is the same either way and a run trained here is
-the run a one-process build trains.
+the run a one-process build trains, bit for bit (``tests/test_lab_workers.py``).
 
 :func:`train_side_by_side` trains :class:`SideJob`\\ s in ``workers`` processes forked
 from the caller (so they share its tokenizer and token streams, and a script needs no

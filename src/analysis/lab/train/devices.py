@@ -91,7 +91,14 @@ class Placement:
         return {k: v for k, v in here.items() if v != SINGLE_CPU[k]}
 
     def threads(self) -> int:
-        """Default CPU threads of this process: the cores, shared by the processes on this machine."""
+        """Default CPU threads of a process training on the CPU: one. A matmul's sums can
+        depend on how many threads split them (measured on an AVX-512 Xeon: the same run
+        trained on two threads and on one ends with other weights), so a run trains on one
+        thread alone as it does side by side (:mod:`analysis.lab.workers`), and its weights
+        do not depend on the machine's cores. On a GPU the threads only feed it: the
+        cores, shared by the processes on this machine."""
+        if self.device == "cpu":
+            return 1
         return max(1, default_threads() // self.local_world_size)
 
 
