@@ -380,16 +380,22 @@ def exp2_recency_claim(tables: dict, paper: dict, dataset: pd.DataFrame, null: M
     n_pos, n_neg = _pool_classes(dataset, pool)
     if not _finite(value) or not (n_pos and n_neg) or not null or "recency" not in null:
         return _untestable("e2_recency", "exp2", f"no pairs to rank in the {pool} pool", source_value=source)
+    return _recency_claim("e2_recency", value, null, n_pos + n_neg, source, {"pool": pool})
+
+
+def _recency_claim(id: str, value: float, null: dict, n: int, source: str, extra: dict) -> Claim:
+    """A recency AUC against its permutation null, log_freq's AUC on the same pairs as
+    the control (``e2_recency`` and ``e2_recency_256``)."""
     est, ctrl = null["recency"], null.get("log_freq")
     control = (dict(control_value=ctrl.value) if ctrl is not None and _finite(ctrl.value)
                else dict(control_reason="no log_freq fit on the pairs"))
     v = decide(value=value, null=_null_median(est), p=_null_p(est), n_units=est.n_units, min_n=MIN_EXAMPLES,
                alpha=ALPHA, unit="sequences", control_value=control.get("control_value"),
                control_p=_null_p(ctrl))
-    return _claim("e2_recency", "exp2", v.status, v.reason, PERM_TESTS["exp2"], value=value, p=est.p,
-                  n=n_pos + n_neg, n_units=est.n_units, unit="sequences", min_n=MIN_EXAMPLES,
-                  null_kind="permutation", null_value=est.null_value, mechanical=v.mechanical,
-                  source_value=source, extra={"pool": pool}, **control)
+    return _claim(id, "exp2", v.status, v.reason, PERM_TESTS["exp2"], value=value, p=est.p, n=n,
+                  n_units=est.n_units, unit="sequences", min_n=MIN_EXAMPLES, null_kind="permutation",
+                  null_value=est.null_value, mechanical=v.mechanical, source_value=source, extra=extra,
+                  **control)
 
 
 def exp2_freq_claim(tables: dict, paper: dict, dataset: pd.DataFrame, pool: str = "quarters") -> Claim:
@@ -539,16 +545,7 @@ def exp2_top_level_claim(tables: dict, paper: dict, dataset: pd.DataFrame, plan_
     if not _finite(value) or not (n_pos and n_neg) or not null or "recency" not in null:
         return _untestable("e2_recency_256", "exp2", f"no {pool} pairs at {level} copies",
                            source_value=source, extra=extra)
-    est, ctrl = null["recency"], null.get("log_freq")
-    control = (dict(control_value=ctrl.value) if ctrl is not None and _finite(ctrl.value)
-               else dict(control_reason="no log_freq fit on the pairs"))
-    v = decide(value=value, null=_null_median(est), p=_null_p(est), n_units=est.n_units, min_n=MIN_EXAMPLES,
-               alpha=ALPHA, unit="sequences", control_value=control.get("control_value"),
-               control_p=_null_p(ctrl))
-    return _claim("e2_recency_256", "exp2", v.status, v.reason, PERM_TESTS["exp2"], value=value, p=est.p,
-                  n=n_pos + n_neg, n_units=est.n_units, unit="sequences", min_n=MIN_EXAMPLES,
-                  null_kind="permutation", null_value=est.null_value, mechanical=v.mechanical,
-                  source_value=source, extra=extra, **control)
+    return _recency_claim("e2_recency_256", value, null, n_pos + n_neg, source, extra)
 
 
 def exp2_claims(tables: dict, paper: dict, dataset: pd.DataFrame, labels: pd.DataFrame,
