@@ -28,13 +28,13 @@ additions are extensions (``holds`` / ``does not hold``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
 from analysis import ngrams
+from analysis.core import jsonio
 from analysis.core.claims import (
     EXTENSION,
     INCONCLUSIVE,
@@ -83,16 +83,6 @@ TASK_UNITS = {"knowledge": "facts", "reasoning": "problems", "MMLU knowledge": "
 NO_LADDER_CONTROL = "every ladder model trained on the whole corpus; none lacks the signal"
 
 
-def _plain(x):
-    """``x`` with numpy scalars as Python numbers and NaN as None, for a claim's JSON."""
-    if isinstance(x, Mapping):
-        return {str(k): _plain(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
-    if isinstance(x, np.generic):
-        x = x.item()
-    return None if isinstance(x, float) and not math.isfinite(x) else x
-
 
 def _num(x) -> float | None:
     return None if x is None or not np.isfinite(x) else float(x)
@@ -102,7 +92,7 @@ def _claim(id: str, statement: str, verdict, kind: str = SOURCE, **kw) -> Claim:
     """A claim of this chapter, its status (a :class:`Verdict` or (status, reason))
     worded for its ``kind``."""
     status, reason, *mech = verdict
-    kw["extra"] = _plain(kw.get("extra", {}))
+    kw["extra"] = jsonio.finite(kw.get("extra", {}))
     for name in ("value", "p", "p_adjusted", "null_value", "control_value"):
         if name in kw:
             kw[name] = _num(kw[name])
@@ -113,7 +103,7 @@ def _claim(id: str, statement: str, verdict, kind: str = SOURCE, **kw) -> Claim:
 
 
 def _nt(id: str, statement: str, why: str, kind: str = SOURCE, **kw) -> Claim:
-    kw["extra"] = _plain(kw.get("extra", {}))
+    kw["extra"] = jsonio.finite(kw.get("extra", {}))
     kw.setdefault("unit", "models")
     return not_testable(id, CHAPTER, statement, why, kind=kind, **kw)
 
