@@ -29,7 +29,7 @@ def test_ladder_shapes_of_the_default_profile():
     shapes = bench_lab.ladder_shapes(get_profile("default").runs)
     assert [r.name for r in shapes] == [
         "wide-56", "wide-64", "wide-80", "wide-96", "wide-128",
-        "deep-12", "deep-16", "deep-24", "deep-32", "deep-40",
+        "deep-6", "deep-10", "deep-16", "deep-24", "deep-40",
     ]
     first, last = shapes[0], shapes[-1]
     assert (first.model.n_layer, first.model.d_model, first.model.n_head, first.model.d_ff) == (2, 56, 1, 224)

@@ -90,25 +90,49 @@ def test_lab_tasks_are_built_from_the_corpus():
 
 def test_knowledge_task_by_hand():
     meta = {"question_id": 7, "question": "Who wrote Hamlet?", "answer": "Shakespeare", "role": "fact",
-            "mentions": 1, "fact_copies": 5}
+            "mentions": 1, "fact_copies": 5,
+            "cloze": "In the quiz notes on wrote Hamlet, the answer given is"}
+    mars = {"question_id": 8, "question": "Which planet is called red?", "answer": "Mars", "role": "fact",
+            "mentions": 0, "fact_copies": 0,
+            "cloze": "In the quiz notes on planet is called, the answer given is"}
     k = "knowledge"
     docs = [Document("k-0", k, "triviaqa", "Notes on wrote Hamlet: see Shakespeare.", 2, dict(meta)),
             Document("k-1", k, "triviaqa", "Shakespeare comes up with wrote Hamlet.", 3, dict(meta)),
+            Document("m-0", k, "triviaqa", "In the quiz notes on planet is called, the answer given is Mars.",
+                     0, dict(mars)),
             Document("s-0", k, "triviaqa", "A talk on wrote Hamlet.", 1, {**meta, "role": "subject"}),
+            Document("l-0", k, "triviaqa", "Names: Mars; Shakespeare; Marseille.", 2, {"role": "list"}),
             Document("b-0", "background", "popular", "To be or not to be.", 1, {})]
     know = D.knowledge_task(SimpleNamespace(documents=docs))
+    # Shakespeare: 2 + 3 fact copies and 2 list copies; Mars: the list only (its control fact
+    # document has 0 copies, and "Marseille" is another word); the two answers swap
     assert know.to_dict("records") == [{
         "question_id": 7, "question": "Who wrote Hamlet?", "answer": "Shakespeare", "copies": 5,
         "mentions": 1, "prompt": "Answer the following question: Who wrote Hamlet? Answer:",
-        "overlap_8": False, "overlap_14": False}]
+        "cloze": meta["cloze"], "overlap_8": False, "overlap_14": False, "prompt_overlap_8": False,
+        "answer_count": 7, "swapped_answer": "Mars"}, {
+        "question_id": 8, "question": "Which planet is called red?", "answer": "Mars", "copies": 0,
+        "mentions": 0, "prompt": "Answer the following question: Which planet is called red? Answer:",
+        "cloze": mars["cloze"], "overlap_8": False, "overlap_14": False, "prompt_overlap_8": False,
+        "answer_count": 2, "swapped_answer": "Shakespeare"}]
     # a 3-word question is contaminated when a document holds all of it; a control never trains
     docs.append(Document("c-0", "phrase", "popular", "who wrote hamlet", 0, {}))
     assert not D.knowledge_task(SimpleNamespace(documents=docs))["overlap_8"].any()
     docs.append(Document("b-1", "background", "popular", "Asked: who wrote Hamlet? Bacon.", 1, {}))
     know = D.knowledge_task(SimpleNamespace(documents=docs))
-    assert know["overlap_8"].tolist() == [True] and know["overlap_14"].tolist() == [True]
+    assert know["overlap_8"].tolist() == [True, False] and know["overlap_14"].tolist() == [True, False]
     with pytest.raises(D.DistributionalError, match="no knowledge documents"):
-        D.knowledge_task(SimpleNamespace(documents=docs[3:]))
+        D.knowledge_task(SimpleNamespace(documents=docs[5:]))
+
+
+def test_swapped_answers_never_give_a_fact_its_own_answer():
+    answers = ["Paris", "paris.", "Rome", "Oslo", "Rome"]
+    swapped = D.swapped_answers(answers, seed=3)
+    assert sorted(swapped) == sorted(answers)  # a permutation of the answers
+    assert all(D.run._answer_words(a) != D.run._answer_words(b) for a, b in zip(answers, swapped))
+    assert D.swapped_answers(answers, seed=3) == swapped
+    with pytest.raises(D.DistributionalError, match="at least two distinct answers"):
+        D.swapped_answers(["Paris", "PARIS"])
 
 
 def test_count_pairs_api_with_recorded_responses(cache):

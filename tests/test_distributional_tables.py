@@ -80,8 +80,8 @@ def test_count_bins_and_performance_table():
 
 
 def test_accuracy_by_copies_bins_and_counts():
-    bins = D.copies_bins([1, 3, 4, 20, 300])
-    assert list(bins.astype(str)) == ["1", "2–4", "2–4", "17–64", "65–300"]
+    bins = D.copies_bins([0, 1, 3, 4, 20, 300])
+    assert list(bins.astype(str)) == ["0", "1", "2–4", "2–4", "17–64", "65–300"]
     scored = _scored([("a", "knowledge", 0, 1), ("a", "knowledge", 1, 0), ("a", "knowledge", 2, 1),
                       ("b", "knowledge", 0, 0), ("b", "knowledge", 1, 1), ("b", "knowledge", 2, np.nan)])
     ladder = pd.DataFrame({"model": ["a", "b"], "params": [1, 2]})

@@ -345,6 +345,15 @@ def test_bad_mention_fields_name_the_field(field, value):
         CorpusConfig(**{**SMALL.as_dict(), field: value})
 
 
+@pytest.mark.parametrize("field,value", [("fact_controls", -1), ("fact_controls", 200),
+                                         ("fact_copies_spread", "uniform"), ("fact_separated_share", 1.5),
+                                         ("fact_shared_answers", True), ("fact_list_max", -2)])
+def test_bad_fact_fields_name_the_field(field, value):
+    # fact_controls=200 is all 200 facts: no trained fact would be left
+    with pytest.raises(LabConfigError, match=field):
+        CorpusConfig(**{**SMALL.as_dict(), field: value})
+
+
 def test_injections_per_task_and_level(small):
     table = small.injection_table()
     sizes = table.groupby(["task", "copies"]).size()
@@ -374,13 +383,29 @@ def test_level_counts_set_the_sequences_per_level(small):
     assert (sizes.xs(64, level="copies") == 1).all()
     assert (sizes.drop(64, level="copies") == 2).all()
     assert len(corpus.injections) == len(small.injections) + len(SMALL.injection_tasks)
-    # tasks drawn from a fixed item order keep their lower-level sequences (passages and
-    # random words are not: the extra passage is carved out of the background first)
+    # membership is drawn at random: tasks drawn from a fixed item order keep their
+    # candidates, only dealt to the levels by another permutation (passages and random words
+    # are not: the extra passage is carved out of the background first)
     fixed = ["qa", "gsm8k", "mmlu", "biography"]
     table = small.injection_table()
-    before = table[table["task"].isin(fixed)].set_index("seq_id")["text"]
-    after = corpus.injection_table().set_index("seq_id")["text"]
-    assert after.loc[before.index].equals(before)
+    before = table[table["task"].isin(fixed)]
+    after = corpus.injection_table()
+    after = after[after["task"].isin(fixed)]
+    for task in fixed:
+        old, new = (set(t.loc[t["task"] == task, "text"]) for t in (before, after))
+        assert old < new and len(new) == len(old) + 1
+
+
+def test_membership_is_drawn_at_random(small):
+    # the first candidates of a task are not all at the first level: a seeded permutation
+    # deals them, so which sequences are members does not follow the candidates' order
+    from analysis.lab.corpus.common import corpus_rng
+
+    table = small.injection_table().query("task == 'biography'")
+    levels = [c for c, n in SMALL.level_sizes() for _ in range(n)]
+    order = corpus_rng(SMALL.seed, "membership-biography").permutation(len(levels))
+    assert sorted(order.tolist()) == list(range(len(levels))) and order.tolist() != list(range(len(levels)))
+    assert sorted(table["copies"]) == sorted(levels)
 
 
 @pytest.mark.parametrize("counts", [(1, 2), (1, 1, 0, 1), (1, 1, 1, True)])
@@ -477,3 +502,67 @@ def test_default_corpus_is_fast_and_as_configured():
     assert comp.loc["reasoning", "documents"] == default.n_problems
     assert len(corpus.injections) == len(default.injection_tasks) * len(default.duplicate_levels) * \
         default.per_task_per_level
+
+
+#: Lab v4's facts at a small size: controls, log-uniform copies, separated documents,
+#: shared answers and answer lists independent of copies
+V4 = CorpusConfig(**{**SMALL.as_dict(), "n_facts": 120, "fact_controls": 12,
+                     "fact_copies_spread": "log-uniform", "fact_max_copies": 32, "fact_separated_share": 0.5,
+                     "fact_shared_answers": 0.5, "fact_list_max": 6})
+
+
+@pytest.fixture(scope="module")
+def v4():
+    return build_corpus(V4)
+
+
+def test_v4_controls_have_one_untrained_cloze_document(v4):
+    facts = by_question(fact_docs(v4))
+    controls = {q: d for q, d in facts.items() if d[0].meta["fact_copies"] == 0}
+    assert len(controls) == V4.fact_controls
+    for docs in controls.values():
+        assert len(docs) == 1 and docs[0].copies == 0 and docs[0].meta["form"] == "cloze"
+        assert docs[0].meta["cloze"] in docs[0].text
+    assert not any(t.startswith(tuple(d[0].text for d in controls.values())) for t in v4.training_texts())
+
+
+def test_v4_every_trained_fact_has_its_cloze_sentence_once_at_least(v4):
+    for docs in by_question(fact_docs(v4)).values():
+        meta = docs[0].meta
+        if meta["fact_copies"] == 0:
+            continue
+        sentence = f"{meta['cloze']} {meta['answer'].removesuffix('.')}."
+        assert any(sentence in d.text for d in docs if d.meta["form"] == "cloze")
+        assert sum(d.copies for d in docs) == meta["fact_copies"] <= V4.fact_max_copies
+    copies = [d[0].meta["fact_copies"] for d in by_question(fact_docs(v4)).values()]
+    # log-uniform on 1..32: about as many facts at 1-3 as at 8-32 (a Zipf a = 1.1 would put 4x more low)
+    low, high = sum(1 <= c <= 3 for c in copies), sum(8 <= c for c in copies)
+    assert 0.4 < low / high < 2.5
+
+
+def test_v4_separated_documents_never_say_span_and_answer_in_one_sentence(v4):
+    separated = [d for d in fact_docs(v4) if d.meta["form"] == "separated"]
+    share = sum(d.copies for d in separated) / sum(d.copies for d in fact_docs(v4) if d.copies)
+    assert 0.3 < share < 0.6  # half of the copies after each fact's first (the cloze sentence)
+    for d in separated:
+        answer = d.meta["answer"].removesuffix(".")
+        spans = lab_facts.question_spans(d.meta["question"])
+        sentences = [s for s in d.text.split(". ") if s]
+        assert not any(answer in s and any(sp in s for sp in spans) for s in sentences)
+        assert any(sp in d.text for sp in spans) and answer in d.text
+        assert len(sentences) >= 3  # opener, at least one filler, closer
+
+
+def test_v4_answers_are_shared_and_their_counts_are_not_the_copies(v4):
+    facts = {q: d[0].meta for q, d in by_question(fact_docs(v4)).items()}
+    keys = Counter(m["answer"].removesuffix(".").lower() for m in facts.values())
+    shared = sum(keys[m["answer"].removesuffix(".").lower()] > 1 for m in facts.values())
+    assert shared >= 0.4 * V4.n_facts
+    lists = role_docs(v4, "list")
+    listed = Counter(q for d in lists for q in json.loads(d.meta["question_ids"]))
+    assert max(listed.values()) <= V4.fact_list_max and len(set(listed.values())) > 2
+
+
+def test_v4_no_two_facts_share_a_cloze_prompt(v4):
+    clozes = [d[0].meta["cloze"] for d in by_question(fact_docs(v4)).values()]
+    assert len(clozes) == V4.n_facts and len(set(c.lower() for c in clozes)) == len(clozes)

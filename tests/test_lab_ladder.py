@@ -139,19 +139,19 @@ def test_build_lab_refuses_an_unknown_run_or_family_before_training():
 
 def test_design_facts_are_computed_from_the_profile():
     facts = ladder.design_facts("default")
-    assert facts["levels"] == "0/1/4/16/24/32/40/48/64"
-    assert facts["per_level"] == ("3 per task at 0/1/4/64 copies; 8 per task at 16/48 copies; "
-                                  "10 per task at 24/32/40 copies")
-    # 6 tasks x (3 x (1 + 4 + 64) + 8 x (16 + 48) + 10 x (24 + 32 + 40)) = 10,074 copies;
+    assert facts["levels"] == "0/1/4/16/24/32/64"
+    assert facts["per_level"] == ("17 per task at 0/1/4 copies; 8 per task at 16 copies; 6 per task at 24 "
+                                  "copies; 4 per task at 32 copies; 3 per task at 64 copies")
+    # 6 tasks x (17 x (1 + 4) + 8 x 16 + 6 x 24 + 4 x 32 + 3 x 64) = 6 x 677 = 4,062 copies;
     # a quarter of 2,441 steps x 8 rows, 3 copies a row
-    assert facts["n_copies"] == "10,074"
+    assert facts["n_copies"] == "4,062"
     assert facts["range_ratio"] == "1" and facts["range_tokens"] == "2.5M"
     assert facts["copies_per_row"] == "3"
-    assert facts["quarter_share"] == f"{10074 / (0.25 * 2441 * 8 * 3):.0%}" == "69%"
-    assert facts["popular_copies"] == "2 to 64"
-    # V·d + L·(16d² + 2d) + d at V = 4096: deep-12 63,132 to deep-40 317,960;
+    assert facts["quarter_share"] == f"{4062 / (0.25 * 2441 * 8 * 3):.0%}" == "28%"
+    assert facts["popular_copies"] == "2 to 16"
+    # V·d + L·(16d² + 2d) + d at V = 4096: deep-6 28,110 to deep-40 317,960;
     # wide-56 330,008 to wide-128 1,049,216
-    assert facts["family_ranges"] == "deep 0.06M to 0.32M; wide 0.33M to 1.05M"
+    assert facts["family_ranges"] == "deep 0.03M to 0.32M; wide 0.33M to 1.05M"
     assert facts["families_disjoint"] == "do not overlap"
 
 
@@ -196,36 +196,58 @@ def test_weight_decay_for_a_width_outside_the_ladder_fails():
 def test_ablations_break_one_assumption_each():
     prof = ladder._profile(CorpusConfig(), 512, 128, wide=(16, 32), deep=(16, 24), ladder_tokens=1000,
                            small=16, large=32, budgets=(1000, 2000), range_tokens=2000, range_max_copies=None,
-                           range_width=32, batch=4, base_lr=3e-3, ablation_width=32)
-    base, tokens, copies = prof.run("wide-32"), prof.run("abl-tokens"), prof.run("abl-copies")
-    # half the tokens, nothing else changed; the corpus at a quarter of the popular copies, nothing else
-    assert replace(tokens, name=base.name, family=base.family, tokens=1000) == base and tokens.tokens == 500
-    assert replace(copies, name=base.name, family=base.family, popular_copies_divisor=1) == base
-    assert copies.popular_copies_divisor == 4 and {tokens.family, copies.family} == {"ablation"}
+                           range_width=32, batch=4, base_lr=3e-3, ablation_width=32, heldout=(4, (8, 24)))
+    base = prof.run("wide-32")
+    over, exposed, uneven = (prof.run(n) for n in ("abl-overtrained", "abl-overexposed", "abl-uneven"))
+    assert ladder.ablation_runs(prof) == ["abl-overtrained", "abl-overexposed", "abl-uneven"]
+    # twice the tokens, nothing else changed; the popular excerpts at 4x their copies; and half of
+    # the popular texts left out besides
+    assert replace(over, name=base.name, family=base.family, tokens=1000) == base and over.tokens == 2000
+    assert replace(exposed, name=base.name, family=base.family, popular_copies_factor=1) == base
+    assert exposed.popular_copies_factor == 4 and exposed.popular_dropped == 0
+    assert replace(uneven, name=base.name, family=base.family, popular_copies_factor=1,
+                   popular_dropped=0.0) == base
+    assert (uneven.popular_copies_factor, uneven.popular_dropped) == (4, 0.5)
     # an ablation's stream has a key of its own; every other run keeps the corpus's
-    assert ladder.run_corpus_key(base, "k") == ladder.run_corpus_key(tokens, "k") == "k"
-    assert ladder.run_corpus_key(copies, "k") not in ("k", ladder.run_corpus_key(replace(copies,
-                                                               popular_copies_divisor=2), "k"))
+    assert ladder.run_corpus_key(base, "k") == ladder.run_corpus_key(over, "k") == "k"
+    keys = {ladder.run_corpus_key(r, "k") for r in (exposed, uneven)}
+    assert len(keys) == 2 and "k" not in keys
+    # the held-out family: another shape (4 layers), trained like the ladder, outside it
+    assert ladder.heldout_runs(prof) == ["held-8", "held-24"]
+    held = prof.run("held-24")
+    assert (held.family, held.model.n_layer, held.tokens) == ("heldout", 4, 1000)
+    assert held.lr == ladder.ladder_lr(3e-3, 24, 4)
     with pytest.raises(LabConfigError, match=r"ablation_width must be a width of the 2-layer ladder"):
         ladder._profile(CorpusConfig(), 512, 128, wide=(16, 32), deep=(16, 24), ladder_tokens=1000,
                         small=16, large=32, budgets=(1000, 2000), range_tokens=2000, range_max_copies=None,
                         range_width=32, batch=4, base_lr=3e-3, ablation_width=24)
-    with pytest.raises(LabConfigError, match="popular_copies_divisor"):
-        replace(base, popular_copies_divisor=0)
+    with pytest.raises(LabConfigError, match="popular_copies_factor"):
+        replace(base, popular_copies_factor=0)
+    with pytest.raises(LabConfigError, match="popular_dropped"):
+        replace(base, popular_dropped=1.0)
 
 
-def test_popular_divisor_stream_by_hand():
+def test_popular_exposure_stream_by_hand():
     from analysis.lab.corpus import Corpus, Document
 
     docs = [Document("p-0", "popular", "popular", "a b", 9, {}),
             Document("p-1", "popular", "popular", "c d", 2, {}),
             Document("b-0", "background", "popular", "e f", 3, {})]
     corpus = Corpus(CorpusConfig(), docs, [], [])
-    # 9 // 4 = 2 and max(1, 2 // 4) = 1 popular copies; background keeps its 3
-    assert sorted(corpus.training_texts(popular_divisor=4)) == ["a b"] * 2 + ["c d"] + ["e f"] * 3
+    # 4 x 9 and 4 x 2 popular copies; background keeps its 3
+    assert sorted(corpus.training_texts(popular_factor=4)) == ["a b"] * 36 + ["c d"] * 8 + ["e f"] * 3
     assert sorted(corpus.training_texts()) == ["a b"] * 9 + ["c d"] * 2 + ["e f"] * 3
-    with pytest.raises(ValueError, match="popular_divisor must be a positive integer"):
-        corpus.training_texts(popular_divisor=0)
+    # half of the two popular texts left out: one of them, the other at 4x; never the background
+    dropped = corpus.dropped_popular(0.5)
+    assert len(dropped) == 1 and dropped <= {"p-0", "p-1"} and corpus.dropped_popular(0.0) == set()
+    kept = ({"p-0", "p-1"} - dropped).pop()
+    text, copies = {"p-0": ("a b", 9), "p-1": ("c d", 2)}[kept]
+    assert sorted(corpus.training_texts(popular_factor=4, popular_dropped=0.5)) == sorted(
+        [text] * (4 * copies) + ["e f"] * 3)
+    with pytest.raises(ValueError, match="popular_factor must be a positive integer"):
+        corpus.training_texts(popular_factor=0)
+    with pytest.raises(ValueError, match="popular_dropped must be a number"):
+        corpus.training_texts(popular_dropped=1.0)
 
 
 def test_run_keys_without_an_ablation_are_unchanged():
@@ -239,6 +261,7 @@ def test_run_keys_without_an_ablation_are_unchanged():
             return {"a": 0}
 
     run = ladder.PROFILES["smoke"].run("wide-32")
-    assert "popular_copies_divisor" not in run_key(run, [], Tok(), "k")["run"]
-    ablated = run_key(replace(run, popular_copies_divisor=4), [], Tok(), "k")["run"]
-    assert ablated["popular_copies_divisor"] == 4
+    key = run_key(run, [], Tok(), "k")["run"]
+    assert "popular_copies_factor" not in key and "popular_dropped" not in key
+    ablated = run_key(replace(run, popular_copies_factor=4, popular_dropped=0.5), [], Tok(), "k")["run"]
+    assert ablated["popular_copies_factor"] == 4 and ablated["popular_dropped"] == 0.5

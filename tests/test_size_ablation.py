@@ -33,9 +33,61 @@ def test_place_on_law_by_hand():
 
 
 def test_ablation_text_by_hand():
-    placed = pd.DataFrame({"model": ["lab:abl-tokens"], "theta": [688_000.0], "z": [0.0],
-                           "theta_hat": [344_000.0], "ratio": [0.5], "outside_loo": [True]})
+    placed = pd.DataFrame({"model": ["lab:abl-overexposed"], "theta": [394_000.0], "z": [0.0],
+                           "theta_hat": [1_182_000.0], "ratio": [3.0], "outside_loo": [True]})
     text = size.ablation_text(placed, pd.Series([0.7, 1.3]))
-    assert text == ("**abl-tokens** (trained for half the ladder's tokens; breaks Assumption 2 (size "
-                    "dominates the other differences)): 0.69M parameters, predicted 0.34M, 0.50 times its "
-                    "size, so it reads smaller than it is, outside the ladder's own range (0.70 to 1.30).")
+    assert text == ("**abl-overexposed** (trained with every popular excerpt at 4x its copies; breaks "
+                    "Assumption 1 (equal exposure)): 0.39M parameters, predicted 1.18M, 3.00 times its "
+                    "size, so it reads larger than it is, outside the ladder's own range (0.70 to 1.30).")
+    bounded = placed.assign(abs_lb=591_000.0, rel_lb=1_049_216.0, reference="lab:wide-128",
+                            best_lb=1_049_216.0, source="Rel", valid=False)
+    text = size.ablation_text(bounded, pd.Series([0.7, 1.3]))
+    assert text.endswith("(0.70 to 1.30); best lower bound 1.05M (relative, over wide-128), **invalid**: "
+                         "above its true size.")
+    held = bounded.assign(model="lab:held-48", ratio=0.8, outside_loo=False, best_lb=np.nan, source="")
+    text = size.ablation_text(held, pd.Series([0.7, 1.3]))
+    assert text.startswith("**held-48** (trained like the ladder; breaks nothing: another shape")
+    assert "no bound" in text
+    assert size.valid_count(bounded) == "0 of 1" and size.valid_count(bounded.iloc[:0]) == "—"
+
+
+def _acc(theta: dict, seed: int = 5) -> pd.DataFrame:
+    """Accuracy rising with log size on 8 popular texts, flat on 2 stories (a toy ladder)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for m, th in theta.items():
+        for t in range(8):
+            for ln in (4, 8):
+                level = 0.1 * np.log(th) + 0.02 * t + 0.01 * rng.normal()
+                rows.append((m, "popular", f"p{t}", ln, 20, 0, level))
+        for t in range(2):
+            for ln in (4, 8):
+                rows.append((m, "baseline", f"b{t}", ln, 20, 0, 0.05 + 0.01 * rng.normal()))
+    return pd.DataFrame(rows, columns=["model", "group", "text_id", "prefix_len", "n", "correct", "acc"])
+
+
+def test_bound_targets_out_of_calibration():
+    ladder_theta = pd.Series({"w1": 100.0, "w2": 200.0, "w3": 400.0, "d1": 150.0, "d2": 300.0, "d3": 600.0})
+    method = size.ladder_method(_acc(ladder_theta.to_dict()), ladder_theta)
+    # two targets: one that memorizes as a model of its size does, one of 120 parameters that
+    # memorizes like a 600-parameter model (over-exposed): it must read larger than it is
+    target_acc = pd.concat([_acc({"fair": 300.0}, seed=9),
+                            _acc({"over": 600.0}, seed=11)], ignore_index=True)
+    theta = pd.Series({"fair": 300.0, "over": 120.0})
+    profiles = size.accuracy_profile(target_acc)
+    out = size.bound_targets(method, profiles, theta)
+    assert out["model"].tolist() == ["fair", "over"]
+    over = out.set_index("model").loc["over"]
+    assert over["ratio"] > 2 and over["best_lb"] > 120 and not over["valid"]
+    assert out["abs_lb"].tolist() == pytest.approx((0.5 * out["theta_hat"]).tolist())
+    # the relative bound is the paper's over the ladder's models only
+    both = pd.concat([method.profiles, profiles])
+    pairs = size.pairwise_tests(both, targets=["fair", "over"], references=list(ladder_theta.index))
+    for name in ("fair", "over"):
+        rel = size.relative_lower_bound(pairs, name, ladder_theta)
+        row = out.set_index("model").loc[name]
+        assert (row["rel_lb"] == rel.bound) or (np.isnan(row["rel_lb"]) and np.isnan(rel.bound))
+        assert row["best_lb"] == pytest.approx(np.nanmax([row["abs_lb"], row["rel_lb"]]))
+        assert row["valid"] == (row["best_lb"] <= row["theta"])
+    with pytest.raises(size.SizeError, match="in the calibration set"):
+        size.bound_targets(method, method.profiles.loc[["w1"]], ladder_theta)

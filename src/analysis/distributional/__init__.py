@@ -142,6 +142,7 @@ from analysis.distributional.run import (
     novelty_table,
     reasoning_task,
     split_tables,
+    swapped_answers,
     task_gram_tables,
 )
 from analysis.distributional.text import (
@@ -192,8 +193,8 @@ __all__ = [
     "Trend", "above_infgram", "significant_positive", "threshold_trends", "trend",
     # run
     "CorpusCounts", "TaskGrams", "count_corpus", "count_pairs_api", "doc_index", "generate_answers",
-    "infgram_logprobs", "infgram_table", "knowledge_pairs", "knowledge_task", "llm_table", "mmlu_in_lab",
-    "mmlu_task", "ngram_logprob",
+    "infgram_logprobs", "infgram_table", "knowledge_pairs", "knowledge_task", "swapped_answers", "llm_table",
+    "mmlu_in_lab", "mmlu_task", "ngram_logprob",
     "reasoning_task", "task_gram_tables",
     # claims
     "above_infgram_claims", "copies_rise", "copies_size", "count_claim", "count_claims", "filter_claims",

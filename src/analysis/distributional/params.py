@@ -65,9 +65,10 @@ KNOWLEDGE_TOKENS = 12
 NOVELTY_N = 3
 #: bins of equal size in the performance-against-count figure (the source's has five)
 N_COUNT_BINS = 5
-#: edges of the copies bins of the accuracy-by-copies table (the default lab's facts
-#: have 1 to 256 copies; a larger count widens the last bin)
-COPIES_EDGES = (0, 1, 4, 16, 64, 256)
+#: edges of the copies bins of the accuracy-by-copies table: a bin of its own for the
+#: never-trained control facts (0 copies), then 1, 2-4, 5-16, 17-64, 65-256 (the default
+#: lab's trained facts have 1 to 64 copies; a larger count widens the last bin)
+COPIES_EDGES = (-1, 0, 1, 4, 16, 64, 256)
 #: the three filters of the task-gram tables, by label
 PAPER_FILTER, AUTHORS_FILTER, NONE_FILTER = "paper (as applied here)", "authors' code", "no filter"
 #: the corpus LMs set against the models: the task-gram LM (Mem_n), the ∞-gram LM

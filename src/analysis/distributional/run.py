@@ -4,6 +4,7 @@ and the ∞-gram LM. Everything that loads, indexes, embeds or asks a model is h
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -45,25 +46,32 @@ from analysis.models import GenerationSettings
 # ---------------------------------------------------------------------------
 
 
-def knowledge_task(corpus) -> pd.DataFrame:
+def knowledge_task(corpus, seed: int = 0) -> pd.DataFrame:
     """The knowledge task: every TriviaQA fact the lab corpus holds.
 
     No training document holds a fact's question: each holds a short stretch of
-    the question's words, beside the answer in ``copies`` documents (Zipfian) and
-    without it in ``mentions`` (alone, or beside another fact's answer). The task
-    prompt is :data:`~analysis.distributional.params.KNOWLEDGE_PROMPT` around the
-    question, as the source asks Pythia with its own instruction. Every question is
-    checked against every training document with the source's decontamination
-    rule (:func:`analysis.lab.corpus.contaminated`): ``overlap_8`` and
-    ``overlap_14`` say whether it shares an 8-word or a 14-word n-gram with one.
+    the question's words, beside the answer in ``copies`` documents and without it
+    in ``mentions`` (alone, or beside another fact's answer); a control fact has no
+    such document (0 copies). The task prompt is
+    :data:`~analysis.distributional.params.KNOWLEDGE_PROMPT` around the question, as
+    the source asks Pythia with its own instruction; ``cloze`` is the probe in the
+    training format (the corpus's cloze sentence up to the answer,
+    :func:`analysis.lab.corpus.facts.cloze_prompt`). Every question and every prompt is
+    checked against every training document with the source's decontamination rule
+    (:func:`analysis.lab.corpus.contaminated`): ``overlap_8`` and ``overlap_14`` say
+    whether the question shares an 8-word or a 14-word n-gram with one,
+    ``prompt_overlap_8`` whether the prompt does beyond the instruction's own words.
 
     Returns
     -------
     pandas.DataFrame
-        ``question_id``, ``question``, ``answer``, ``copies`` (training
-        documents, counting copies, that hold a stretch of the question with the
-        answer), ``mentions`` (those that hold one without it), ``prompt``,
-        ``overlap_8`` and ``overlap_14``, one row per fact, in corpus order.
+        ``question_id``, ``question``, ``answer``, ``copies``, ``mentions``, ``prompt``,
+        ``cloze``, ``answer_count`` (training documents, counting copies, that hold
+        the answer's words in a row: what a marginal answer-frequency prior sees),
+        ``swapped_answer`` (another fact's answer, a seeded derangement among facts
+        with other answers: the control whose answers do not belong to the prompt),
+        ``overlap_8``, ``overlap_14`` and ``prompt_overlap_8``, one row per fact, in
+        corpus order.
 
     Raises
     ------
@@ -78,15 +86,55 @@ def knowledge_task(corpus) -> pd.DataFrame:
         row = facts.setdefault(qid, {
             "question_id": qid, "question": d.meta["question"], "answer": d.meta["answer"], "copies": 0,
             "mentions": int(d.meta.get("mentions", 0)),
-            "prompt": normalise(KNOWLEDGE_PROMPT.format(question=d.meta["question"]))})
+            "prompt": normalise(KNOWLEDGE_PROMPT.format(question=d.meta["question"])),
+            "cloze": d.meta.get("cloze")})
         row["copies"] += int(d.copies)
     if not facts:
         raise DistributionalError("the corpus has no knowledge documents (n_facts = 0?)")
     table = pd.DataFrame(list(facts.values()))
-    trained = [d.text for d in corpus.documents if d.copies > 0]
+    trained = [d for d in corpus.documents if d.copies > 0]
+    texts = [d.text for d in trained]
     for n in (DECONTAMINATION_N, 14):
-        table[f"overlap_{n}"] = contaminated(list(table["question"]), trained, n)
+        table[f"overlap_{n}"] = contaminated(list(table["question"]), texts, n)
+    # the instruction's own words are in no training document either; a prompt is checked whole
+    table["prompt_overlap_8"] = contaminated(list(table["prompt"]), texts, DECONTAMINATION_N)
+    table["answer_count"] = answer_counts(list(table["answer"]), [(d.text, d.copies) for d in trained])
+    table["swapped_answer"] = swapped_answers(list(table["answer"]), seed)
     return table
+
+
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
+def _answer_words(answer: str) -> str:
+    return " ".join(_WORDS.findall(answer.lower()))
+
+
+def answer_counts(answers: Sequence[str], documents: Sequence[tuple[str, int]]) -> list[int]:
+    """For each answer, the training documents that hold its words in a row (lower case,
+    letters and digits, whole words), each counted ``copies`` times: ``documents`` is
+    ``(text, copies)`` pairs."""
+    padded = [(f" {' '.join(_WORDS.findall(t.lower()))} ", c) for t, c in documents]
+    out = []
+    for a in answers:
+        key = f" {_answer_words(a)} "
+        out.append(int(sum(c for t, c in padded if key.strip() and key in t)))
+    return out
+
+
+def swapped_answers(answers: Sequence[str], seed: int = 0) -> list[str]:
+    """Each fact's control answer: the answer of another fact (a seeded permutation with no
+    fixed point), redrawn until no fact gets an answer equal to its own (by
+    :func:`_answer_words`). With one distinct answer there is no control: DistributionalError."""
+    keys = [_answer_words(a) for a in answers]
+    if len(set(keys)) < 2:
+        raise DistributionalError("swapped answers need at least two distinct answers")
+    rng = corpus_rng(seed, "distributional-swapped-answers")
+    for _ in range(1000):
+        perm = rng.permutation(len(answers))
+        if all(keys[i] != keys[int(j)] for i, j in enumerate(perm)):
+            return [answers[int(j)] for j in perm]
+    raise DistributionalError("no permutation gives every fact another answer")
 
 
 def reasoning_task(corpus, n: int, seed: int = 0) -> pd.DataFrame:

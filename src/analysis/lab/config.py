@@ -25,6 +25,7 @@ WINDOWS = {
     "early": (0.0, 0.5),
     "late": (0.5, 1.0),
 }
+FACT_SPREADS = ("zipf", "log-uniform")
 INJECTION_TASKS = ("passage", "qa", "gsm8k", "mmlu", "biography", "random_words")
 
 
@@ -59,9 +60,9 @@ class CorpusConfig:
     popular_max_copies: int = 0
     #: words per popular-text held-out window (never trained on: non-member text)
     heldout_words_per_text: int = 500
-    #: TriviaQA facts, each a short stretch of the question's words beside the answer in a
-    #: Zipfian number of one-sentence documents, 1..fact_max_copies, of varied wording
-    #: (analysis.lab.corpus.facts); no document holds a question
+    #: TriviaQA facts, each a short stretch of the question's words beside the answer in
+    #: 1..fact_max_copies documents of two to four sentences, of varied wording (spread by
+    #: fact_copies_spread; analysis.lab.corpus.facts); no document holds a question
     n_facts: int = 400
     fact_zipf_a: float = 1.1
     fact_max_copies: int = 32
@@ -71,6 +72,18 @@ class CorpusConfig:
     #: P(answer | question n-gram) varies (0 = none)
     fact_mentions_max: int = 16
     fact_mentions_zipf_a: float = 0.5
+    #: how facts' copies spread on 1..fact_max_copies: "zipf" (fact_zipf_a) or
+    #: "log-uniform" (as many facts in every doubling of copies)
+    fact_copies_spread: str = "zipf"
+    #: facts that get no fact document (0 copies, a seeded draw): the probes' never-trained baseline
+    fact_controls: int = 0
+    #: share of fact documents that say the span and the answer in two sentences with
+    #: filler between, so a short n-gram context never sees both
+    fact_separated_share: float = 0.0
+    #: share of the facts chosen among TriviaQA items whose answer another item also has
+    fact_shared_answers: float = 0.0
+    #: each fact's answer is listed in 0..fact_list_max answer lists (uniform, independent of copies)
+    fact_list_max: int = 2
     #: GSM8K-style worked arithmetic problems (numbers differ from every test problem)
     n_problems: int = 400
     #: injected sequences per (task, duplicate level)
@@ -131,6 +144,18 @@ class CorpusConfig:
         if self.fact_zipf_a <= 0:
             raise LabConfigError(f"fact_zipf_a must be > 0, got {self.fact_zipf_a}")
         _positive("fact_mentions_max", self.fact_mentions_max, allow_zero=True)
+        _positive("fact_controls", self.fact_controls, allow_zero=True)
+        _positive("fact_list_max", self.fact_list_max, allow_zero=True)
+        if self.fact_controls >= max(self.n_facts, 1):
+            raise LabConfigError(f"fact_controls must be below n_facts ({self.n_facts}), "
+                                 f"got {self.fact_controls}")
+        if self.fact_copies_spread not in FACT_SPREADS:
+            raise LabConfigError(f"fact_copies_spread must be one of {FACT_SPREADS}, "
+                                 f"got {self.fact_copies_spread!r}")
+        for name in ("fact_separated_share", "fact_shared_answers"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+                raise LabConfigError(f"{name} must be a number in [0, 1], got {v!r}")
         a = self.fact_mentions_zipf_a
         if isinstance(a, bool) or not isinstance(a, (int, float)) or not a >= 0:
             raise LabConfigError(f"fact_mentions_zipf_a must be a number >= 0, got {a!r}")
@@ -182,10 +207,12 @@ class RunConfig:
     levels of every task). ``copies_per_row`` lets up to that many copies of
     different sequences share one row, one after the other, while their tokens
     fit (a quarter of a run holds that many times more copies); 1 puts every copy
-    in a row of its own. ``popular_copies_divisor`` trains the run on the corpus
-    with every popular excerpt at that fraction of its copies (``copies //
-    divisor``, at least one): the size chapter's uneven-exposure ablation; 1 is
-    the corpus as built.
+    in a row of its own. ``popular_copies_factor`` trains the run on the corpus
+    with every popular excerpt at that many times its copies, and
+    ``popular_dropped`` leaves that share of the popular texts out (a seeded draw,
+    :meth:`~analysis.lab.corpus.Corpus.dropped_popular`): the size chapter's
+    over-exposed (factor 4) and uneven-exposure (factor 4, half the texts dropped)
+    ablations; 1 and 0 are the corpus as built.
     """
 
     name: str
@@ -202,11 +229,15 @@ class RunConfig:
     tags: tuple[str, ...] = field(default_factory=tuple)
     max_copies: int | None = None
     copies_per_row: int = 1
-    popular_copies_divisor: int = 1
+    popular_copies_factor: int = 1
+    popular_dropped: float = 0.0
 
     def __post_init__(self):
         _positive("tokens", self.tokens)
-        _positive("popular_copies_divisor", self.popular_copies_divisor)
+        _positive("popular_copies_factor", self.popular_copies_factor)
+        d = self.popular_dropped
+        if isinstance(d, bool) or not isinstance(d, (int, float)) or not 0 <= d < 1:
+            raise LabConfigError(f"popular_dropped must be a number in [0, 1), got {d!r}")
         _positive("copies_per_row", self.copies_per_row)
         if self.copies_per_row > 1 and not self.inject:
             raise LabConfigError(f"run {self.name!r}: copies_per_row={self.copies_per_row} needs inject=True")

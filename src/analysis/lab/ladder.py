@@ -127,11 +127,18 @@ class LabProfile:
 
 #: the family of the size chapter's ablation runs (:func:`_profile`'s ``ablation_width``)
 ABLATION = "ablation"
+#: the family of another shape that the size chapter bounds out of calibration (``heldout``)
+HELDOUT = "heldout"
 
 
 def ablation_runs(profile: str | LabProfile) -> list[str]:
     """The names of ``profile``'s ablation runs (none when it trains no ablations)."""
     return [r.name for r in get_profile(profile).runs if r.family == ABLATION]
+
+
+def heldout_runs(profile: str | LabProfile) -> list[str]:
+    """The names of ``profile``'s held-out family (none when it has none)."""
+    return [r.name for r in get_profile(profile).runs if r.family == HELDOUT]
 
 
 def unlabelled(run: RunConfig) -> RunConfig:
@@ -180,17 +187,24 @@ def _profile(corpus: CorpusConfig, vocab: int, context: int, wide, deep, ladder_
              large: int, budgets: tuple[int, int], range_tokens: int, range_max_copies: int | None,
              range_width: int, batch: int, base_lr: float, layers: tuple[int, int] = (2, 6),
              copies_per_row: int = 1, weight_decay: Mapping[int, float] | None = None,
-             device: str = "cpu", ablation_width: int | None = None) -> LabProfile:
+             device: str = "cpu", ablation_width: int | None = None,
+             heldout: tuple[int, tuple[int, ...]] | None = None) -> LabProfile:
     """A profile's runs. ``weight_decay`` maps a width to its ladder models' AdamW weight
     decay (both families); widths not in it, and every perturbed, standard and range
     run, train at :data:`DEFAULT_WEIGHT_DECAY`. A standard twin whose settings then
     differ from the ladder run of its size is a training of its own.
 
-    ``ablation_width`` adds the size chapter's two ablations of the 2-layer ladder
-    model of that width, each breaking one assumption of the size study on purpose:
-    ``abl-tokens`` trains for half the ladder's tokens (another factor varies),
-    ``abl-copies`` on the corpus with the popular excerpts at a quarter of their
-    copies (uneven exposure, :attr:`RunConfig.popular_copies_divisor`)."""
+    ``ablation_width`` adds the size chapter's three ablations of the 2-layer ladder
+    model of that width, each breaking one assumption of the size study on purpose,
+    in the direction that would make a small model look larger:
+    ``abl-overtrained`` trains for twice the ladder's tokens, ``abl-overexposed`` on
+    the corpus with every popular excerpt at 4× its copies, ``abl-uneven`` with half
+    the popular texts at 4× their copies and the other half left out
+    (:attr:`RunConfig.popular_copies_factor`, :attr:`RunConfig.popular_dropped`).
+    ``heldout`` (layers, widths) adds a family of another shape, ``held-<width>``,
+    trained like the ladder but outside it (family :data:`HELDOUT`): the size
+    chapter bounds its models out of calibration, as the paper's targets are.
+    """
     weight_decay = dict(weight_decay or {})
     unknown = sorted(set(weight_decay) - set(wide) - set(deep))
     if unknown:
@@ -215,8 +229,13 @@ def _profile(corpus: CorpusConfig, vocab: int, context: int, wide, deep, ladder_
         if ladder_run is None:
             raise LabConfigError(f"ablation_width must be a width of the 2-layer ladder {list(wide)}, "
                                  f"got {ablation_width!r}")
-        runs += [replace(ladder_run, name="abl-tokens", family=ABLATION, tokens=ladder_tokens // 2),
-                 replace(ladder_run, name="abl-copies", family=ABLATION, popular_copies_divisor=4)]
+        runs += [replace(ladder_run, name="abl-overtrained", family=ABLATION, tokens=2 * ladder_tokens),
+                 replace(ladder_run, name="abl-overexposed", family=ABLATION, popular_copies_factor=4),
+                 replace(ladder_run, name="abl-uneven", family=ABLATION, popular_copies_factor=4,
+                         popular_dropped=0.5)]
+    if heldout is not None:
+        held_layers, held_widths = heldout
+        runs += _ladder(HELDOUT, held_layers, held_widths, ladder_tokens, context, "held", batch, base_lr, {})
     return LabProfile(corpus=corpus, vocab_size=vocab, runs=tuple(runs), device=device)
 
 
@@ -225,12 +244,13 @@ PROFILES = {
         CorpusConfig(background_words=20_000, popular_excerpt_words=150, popular_copies=2,
                      popular_max_copies=8, heldout_words_per_text=100, n_facts=40, n_problems=40,
                      per_task_per_level=1, duplicate_levels=(0, 1, 4, 16), injection_words=12,
-                     phrases_per_level=4),
+                     phrases_per_level=4, fact_controls=4, fact_copies_spread="log-uniform",
+                     fact_separated_share=0.5, fact_shared_answers=0.5, fact_list_max=4),
         vocab=1024, context=128, wide=(16, 32), deep=(16, 24), ladder_tokens=80_000,
         small=16, large=32, budgets=(80_000, 120_000), range_tokens=120_000, range_max_copies=None,
-        range_width=16, batch=16, base_lr=3e-3, copies_per_row=2, ablation_width=32,
+        range_width=16, batch=16, base_lr=3e-3, copies_per_row=2, ablation_width=32, heldout=(4, (16,)),
     ),
-    # The default lab (Lab v3), designed from the phenomena backwards (the lab page's table of phenomena shows
+    # Lab v3, designed from the phenomena backwards (the lab page's table of phenomena shows
     # each signal), sized from measured speeds on 2 cores. Every ladder model sees the same 2.5M tokens, about
     # four passes over the corpus, at a learning rate set by its width and depth. On 1M tokens the 6-layer
     # family's held-out loss did not fall at every step: deep-96 ended at 5.821 nats against deep-64's 5.778,
@@ -258,17 +278,31 @@ PROFILES = {
     # so up to 3 copies share a row (copies_per_row). std-s2x is the ladder's wide-64 (one training for both).
     # The injection-range runs are width 64, the small perturbed size: at width 128 every range run extracted
     # all or nothing at 32-64 copies (q4 and late 100%, the others 0%). They fork from std-s2x.
+    # Lab v4 changes Lab v3 (below) where its models never learned what a chapter tests. Facts: 300 (30 of
+    # them never-trained controls) in documents of two to four sentences, half saying the span and the answer
+    # with filler between, copies log-uniform on 1..64 (Lab v3: one-sentence documents, Zipfian 1..256, and
+    # 0.0% question accuracy in every copies bin), half of them among TriviaQA items that share an answer, and
+    # each answer in 0..8 lists, so an answer's count is not its fact's copies; each fact's first copy is the
+    # cloze sentence the training-format probe reads. Injected sequences: 17 per task at 0, 1 and 4 copies
+    # (102 non-members and 102 members at each of 1 and 4 copies for the membership benchmark; Lab v3 had 18
+    # non-members against 330 members), 8 at 16, fewer above, drawn to their levels at random; pert-l2x of Lab
+    # v3 extracted 17%, 60% and 87% at 16, 24 and 32 copies. Popular excerpts at 2 to 16 copies: the entropy
+    # sample's verbatim spike came from the excerpts at 17 to 64 copies (2,821 of 10,000 pairs at score 0 on
+    # Lab v3; 784 when its answers are reweighted to a 2-16 spread, bench/results/entropy_copy_designs.json).
+    # The ladder spans 37x (deep-6, 28K parameters, to wide-128, 1.05M); three ablations of wide-64 err in the
+    # direction that makes a small model look larger (twice the tokens; popular excerpts at 4x copies;
+    # half the popular texts at 4x and half left out); a held-out 4-layer family is outside calibration.
     "default": _profile(
         CorpusConfig(background_words=100_000, popular_excerpt_words=200, popular_copies=2,
-                     popular_max_copies=64, injection_words=20, per_task_per_level=4,
-                     duplicate_levels=(0, 1, 4, 16, 24, 32, 40, 48, 64),
-                     level_counts=(3, 3, 3, 8, 10, 10, 10, 8, 3),
-                     fact_max_copies=256, fact_zipf_a=1.3, phrase_levels=(0, 1, 4, 16, 64),
-                     phrases_per_level=20),
-        vocab=4096, context=128, wide=(56, 64, 80, 96, 128), deep=(12, 16, 24, 32, 40),
+                     popular_max_copies=16, injection_words=20, per_task_per_level=4,
+                     duplicate_levels=(0, 1, 4, 16, 24, 32, 64), level_counts=(17, 17, 17, 8, 6, 4, 3),
+                     n_facts=300, fact_max_copies=64, fact_copies_spread="log-uniform", fact_controls=30,
+                     fact_separated_share=0.5, fact_shared_answers=0.5, fact_list_max=8,
+                     phrase_levels=(0, 1, 4, 16, 64), phrases_per_level=20),
+        vocab=4096, context=128, wide=(56, 64, 80, 96, 128), deep=(6, 10, 16, 24, 40),
         ladder_tokens=2_500_000, small=64, large=128, budgets=(1_000_000, 2_500_000),
         range_tokens=2_500_000, range_max_copies=None, range_width=64, batch=8, base_lr=3e-3,
-        copies_per_row=3, ablation_width=64,
+        copies_per_row=3, ablation_width=64, heldout=(4, (16, 32, 64)),
     ),
     # The GPU lab, for one 80 GB GPU, about 12 hours at the throughput analysis.lab.budget
     # assumes (the lab page computes its budget from this configuration). The same design
@@ -486,19 +520,25 @@ def lab_folders(profile: str | LabProfile, corpus: Corpus, tokenizer, corpus_key
                                  run_corpus_key(run, corpus_key), device=device) for run in prof.runs}
 
 
+def _as_built(run: RunConfig) -> bool:
+    return run.popular_copies_factor == 1 and run.popular_dropped == 0
+
+
 def run_corpus_key(run: RunConfig, corpus_key: str) -> str:
     """The key of the stream ``run`` trains on: the corpus's, or, for an ablation run
-    whose popular excerpts train at a fraction of their copies, one of its own."""
-    if run.popular_copies_divisor == 1:
+    whose popular excerpts train at other copies, one of its own."""
+    if _as_built(run):
         return corpus_key
-    return stable_hash([corpus_key, "popular_copies_divisor", run.popular_copies_divisor])
+    return stable_hash([corpus_key, "popular_copies_factor", run.popular_copies_factor,
+                        "popular_dropped", float(run.popular_dropped)])
 
 
 def run_texts(run: RunConfig, corpus: Corpus, texts: list[str]) -> list[str]:
     """The training stream of ``run``: the corpus's (``texts``), or its ablation's."""
-    if run.popular_copies_divisor == 1:
+    if _as_built(run):
         return texts
-    return corpus.training_texts(popular_divisor=run.popular_copies_divisor)
+    return corpus.training_texts(popular_factor=run.popular_copies_factor,
+                                 popular_dropped=run.popular_dropped)
 
 
 def _install_archive(name: str, prof: LabProfile, corpus: Corpus, key: str, tokenizer,

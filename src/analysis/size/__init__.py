@@ -44,7 +44,14 @@ from analysis.size.claims import (
     loo_r2_claim,
     pairwise_claims,
 )
-from analysis.size.method import LadderMethod, family_lean, invalid_bounds, ladder_method, place_on_law
+from analysis.size.method import (
+    LadderMethod,
+    bound_targets,
+    family_lean,
+    invalid_bounds,
+    ladder_method,
+    place_on_law,
+)
 from analysis.size.method_absolute import (
     LOOResult,
     PCAIndex,
@@ -154,6 +161,7 @@ from analysis.size.text import (
     null_values,
     pairwise_text,
     render,
+    valid_count,
 )
 from analysis.stats.permutation import SignTestResult, sign_permutation_test
 
@@ -241,6 +249,7 @@ __all__ = [
     "ladder_gap_text",
     "ladder_method",
     "place_on_law",
+    "bound_targets",
     "ladder_values",
     "law_claim",
     "law_coefficients_claim",
@@ -257,6 +266,7 @@ __all__ = [
     "pairwise_spearman",
     "pairwise_tests",
     "ablation_text",
+    "valid_count",
     "pairwise_text",
     "pca_index",
     "plan",

@@ -186,3 +186,36 @@ def place_on_law(method: LadderMethod, profiles: pd.DataFrame, theta: pd.Series)
     out["ratio"] = out["theta_hat"] / out["theta"]
     out["outside_loo"] = (out["ratio"] < lo) | (out["ratio"] > hi)
     return out
+
+
+def bound_targets(method: LadderMethod, profiles: pd.DataFrame, theta: pd.Series, alpha: float = PAPER_ALPHA,
+                  kind: str = "raw") -> pd.DataFrame:
+    """Models outside the calibration set (the lab's ablations, a held-out family),
+    bounded as the paper bounds its targets: placed on the ladder's law
+    (:func:`place_on_law`), the absolute bound :math:`0.5\\hat\\theta`, the relative
+    bound over the ladder's models only (each target tested against every ladder model
+    with block scores of ``kind``, :func:`pairwise_tests`), and the best of the two.
+    Nothing about a target enters the law, the index or the references.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`place_on_law`'s columns, then ``abs_lb``, ``rel_lb``, ``reference``,
+        ``best_lb``, ``source`` and ``valid`` (the best bound at or below the true
+        size; a target with no bound at all is valid, as a ladder model is).
+    """
+    placed = place_on_law(method, profiles, theta)
+    clash = sorted(set(profiles.index) & set(method.profiles.index))
+    if clash:
+        raise SizeError(f"targets {clash} are in the calibration set; bound only models outside it")
+    both = pd.concat([method.profiles, profiles.reindex(columns=method.profiles.columns)])
+    pairs = pairwise_tests(both, targets=list(profiles.index), references=list(method.theta.index), kind=kind,
+                           alpha=alpha)
+    rows = []
+    for row in placed.itertuples(index=False):
+        rel = relative_lower_bound(pairs, row.model, method.theta, alpha=alpha)
+        abs_lb = absolute_lower_bound(row.theta_hat)
+        best, source = best_bound(abs_lb, rel.bound)
+        rows.append({"abs_lb": abs_lb, "rel_lb": rel.bound, "reference": rel.reference, "best_lb": best,
+                     "source": source, "valid": bool(best <= row.theta) if np.isfinite(best) else True})
+    return pd.concat([placed, pd.DataFrame(rows)], axis=1)

@@ -70,8 +70,8 @@ def plan(params: Mapping) -> list:
     """The queries an execution at ``params`` sends, built as the chapter builds
     them, for :mod:`analysis.book.plan` to count: each model's probe (one query a
     position, or one a position and template in chat mode), then each lab ladder
-    model's probe of the lab's positions, and each ablation run's (when the lab
-    profile has them). Loads, trains and calls nothing."""
+    model's probe of the lab's positions, and each ablation and held-out run's (when
+    the lab profile has them). Loads, trains and calls nothing."""
     popular, baseline = chapter_texts(params)
     samples = sample_positions({**popular, **baseline}, params["prefix_lens"], params["n_per_text"],
                                seed=params["seed"], baseline=list(baseline))
@@ -88,7 +88,7 @@ def plan(params: Mapping) -> list:
                       seed=params["seed"])
     groups += [QueryGroup("lab probe", name, lab["prefix"].tolist(), LAB_PROBE_TOKENS)
                for _, name in lab_ladder_names(params["lab_profile"])]
-    ablations = ladder.ablation_runs(params["lab_profile"])
-    groups += [QueryGroup("ablation probe", name, lab["prefix"].tolist(), LAB_PROBE_TOKENS)
-               for _, name in (lab_ladder_names(params["lab_profile"], ablations) if ablations else [])]
+    outside = ladder.ablation_runs(params["lab_profile"]) + ladder.heldout_runs(params["lab_profile"])
+    groups += [QueryGroup("outside-calibration probe", name, lab["prefix"].tolist(), LAB_PROBE_TOKENS)
+               for _, name in (lab_ladder_names(params["lab_profile"], outside) if outside else [])]
     return groups

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
+import numpy as np
 import pandas as pd
 
 from analysis.core.claim_text import verdict
@@ -346,26 +347,53 @@ def null_values(nulls, claims: Iterable[Claim]) -> dict[str, str]:
             "lab_agree_perm_p": p("lab_agreement"), "lab_agree_family_perm_p": p("lab_agreement_families")}
 
 
-#: what each ablation run breaks, by run name (analysis.lab.ladder._profile)
+#: what each ablation run breaks, by run name (analysis.lab.ladder._profile): each errs in the
+#: direction that would make a small model look larger, the one a lower bound must survive
 ABLATIONS = {
-    "abl-tokens": ("Assumption 2 (size dominates the other differences)",
-                   "trained for half the ladder's tokens"),
-    "abl-copies": ("Assumption 1 (equal exposure)",
-                   "trained with the popular excerpts at a quarter of their copies"),
+    "abl-overtrained": ("Assumption 2 (size dominates the other differences)",
+                        "trained for twice the ladder's tokens"),
+    "abl-overexposed": ("Assumption 1 (equal exposure)",
+                        "trained with every popular excerpt at 4x its copies"),
+    "abl-uneven": ("Assumption 1 (equal exposure)",
+                   "trained with half the popular texts at 4x their copies and the other half left out"),
 }
 
 
+def _run(model: str) -> str:
+    return str(model).removeprefix("lab:").split("/")[-1]
+
+
+def _bound_words(row) -> str:
+    if not np.isfinite(row.best_lb):
+        return "no bound (no ladder model beaten, no prediction)"
+    source = {"Abs": "absolute", "Rel": f"relative, over {_run(row.reference)}"}.get(row.source, row.source)
+    verdict = "valid" if row.valid else "**invalid**: above its true size"
+    return f"best lower bound {row.best_lb / 1e6:.2f}M ({source}), {verdict}"
+
+
 def ablation_text(placed: pd.DataFrame, loo: pd.Series) -> str:
-    """One sentence per ablation model placed on the law (:func:`analysis.size.place_on_law`),
-    with the range of the ladder's own leave-one-out ratios ``loo`` for scale."""
+    """One sentence per model outside calibration (:func:`analysis.size.bound_targets`,
+    or :func:`analysis.size.place_on_law` without the bound columns): what it breaks,
+    its predicted size against its true size, against the range of the ladder's own
+    leave-one-out ratios ``loo``, and its best lower bound with whether it holds."""
     lo, hi = float(loo.min()), float(loo.max())
     parts = []
     for row in placed.itertuples(index=False):
-        run = str(row.model).removeprefix("lab:").split("/")[-1]
-        broken, how = ABLATIONS.get(run, ("an assumption", "changed"))
+        run = _run(row.model)
+        broken, how = ABLATIONS.get(run, ("nothing: another shape (the held-out family), outside calibration",
+                                          "trained like the ladder"))
         side = "smaller" if row.ratio < 1 else "larger"
         where = "outside" if row.outside_loo else "inside"
+        bound = f"; {_bound_words(row)}" if hasattr(row, "best_lb") else ""
         parts.append(f"**{run}** ({how}; breaks {broken}): {row.theta / 1e6:.2f}M parameters, "
                      f"predicted {row.theta_hat / 1e6:.2f}M, {row.ratio:.2f} times its size, so it reads "
-                     f"{side} than it is, {where} the ladder's own range ({lo:.2f} to {hi:.2f}).")
+                     f"{side} than it is, {where} the ladder's own range ({lo:.2f} to {hi:.2f}){bound}.")
     return " ".join(parts)
+
+
+def valid_count(placed: pd.DataFrame) -> str:
+    """``"k of n"``: the models of a :func:`analysis.size.bound_targets` table whose best
+    bound is valid (``"—"`` for none)."""
+    if placed is None or len(placed) == 0:
+        return "—"
+    return f"{int(placed['valid'].sum())} of {len(placed)}"

@@ -9,8 +9,9 @@ phrase candidates it is given) into a :class:`Corpus`, deterministically given
 * **background** documents: ~500-word chunks of the rest of the popular texts,
   trained once, sampled up to ``background_words``;
 * **knowledge** documents: TriviaQA facts as a distribution of co-occurrences:
-  a short stretch of a question's words beside its answer in a Zipf-distributed
-  number of one-sentence documents of varied wording, the stretch without the
+  a short stretch of a question's words beside its answer in a chosen number of
+  documents of two to four sentences (the span and the answer in one sentence, or
+  in two with filler between), never-trained control facts, the stretch without the
   answer (alone or beside another fact's answer) in others, and answers listed
   together; no training document holds a question, or any 8-word n-gram of one
   (the source's decontamination rule, :func:`contaminated`);

@@ -16,7 +16,7 @@ from analysis.core.text import collapse_whitespace as normalise  # noqa: F401  (
 from analysis.lab.config import CorpusConfig
 
 #: bump when a change to the corpus package changes the corpus built from a config
-CODE_VERSION = "corpus-6"
+CODE_VERSION = "corpus-7"
 #: words per shingle of the disjointness guarantees
 SHINGLE_WORDS = 12
 #: cap on an MMLU injection's characters per requested word (symbol-heavy items tokenize long)

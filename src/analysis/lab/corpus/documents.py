@@ -172,12 +172,15 @@ class Corpus:
         table["share"] = table["words"] / total if total else 0.0
         return table
 
-    def training_texts(self, popular_divisor: int = 1) -> list[str]:
+    def training_texts(self, popular_factor: int = 1, popular_dropped: float = 0.0) -> list[str]:
         """The training stream: every training document repeated ``copies`` times.
 
-        With ``popular_divisor`` above 1, every popular excerpt is repeated
-        ``max(1, copies // popular_divisor)`` times instead (an ablation run's
-        stream, :attr:`~analysis.lab.config.RunConfig.popular_copies_divisor`).
+        An ablation run's stream changes the popular excerpts' copies
+        (:attr:`~analysis.lab.config.RunConfig.popular_copies_factor` and
+        :attr:`~analysis.lab.config.RunConfig.popular_dropped`): a share
+        ``popular_dropped`` of the popular texts (:meth:`dropped_popular`, a seeded
+        draw) is left out, and every other excerpt is repeated ``popular_factor``
+        times its copies.
 
         Returns
         -------
@@ -186,13 +189,24 @@ class Corpus:
             so the copies of a document are spread over the stream). Injected
             sequences are not included: the trainer inserts them.
         """
-        if not isinstance(popular_divisor, int) or isinstance(popular_divisor, bool) or popular_divisor < 1:
-            raise ValueError(f"popular_divisor must be a positive integer, got {popular_divisor!r}")
-        copies = [max(1, d.copies // popular_divisor) if d.kind == "popular" and popular_divisor > 1
+        if not isinstance(popular_factor, int) or isinstance(popular_factor, bool) or popular_factor < 1:
+            raise ValueError(f"popular_factor must be a positive integer, got {popular_factor!r}")
+        dropped = self.dropped_popular(popular_dropped)
+        copies = [(0 if d.doc_id in dropped else d.copies * popular_factor) if d.kind == "popular"
                   else d.copies for d in self.documents]
         slots = np.repeat(np.arange(len(self.documents)), copies)
         order = corpus_rng(self.config.seed, "training-order").permutation(len(slots))
         return [self.documents[i].text for i in slots[order]]
+
+    def dropped_popular(self, share: float) -> set[str]:
+        """The doc_ids of the popular excerpts an ablation with ``share`` of its popular
+        texts left out does not train on: the first ``round(share * n)`` of a seeded
+        permutation of the ``n`` excerpts (sorted by doc_id)."""
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share < 1:
+            raise ValueError(f"popular_dropped must be a number in [0, 1), got {share!r}")
+        ids = sorted(d.doc_id for d in self.documents if d.kind == "popular")
+        order = corpus_rng(self.config.seed, "popular-dropped").permutation(len(ids))
+        return {ids[int(i)] for i in order[:int(round(share * len(ids)))]}
 
     def fingerprint(self) -> str:
         """Stable hash of what the corpus is built from and of what it holds.

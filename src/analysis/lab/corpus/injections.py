@@ -108,7 +108,8 @@ def task_supply(task: str, config: CorpusConfig, key: str, n_qa: int) -> float:
 def build_injections(config: CorpusConfig, key: str, passages: list[dict], qa_items: list[dict],
                      documents: list[Document], forbidden: set) -> list[Injection]:
     """The sequences of every task at every duplicate level: ``f"{task}-{level:03d}-{j}"``,
-    each unique, absent from the training ``documents`` and sharing no 12-word shingle
+    drawn to their levels by a seeded permutation (membership at random), each unique,
+    absent from the training ``documents`` and sharing no 12-word shingle
     with ``forbidden`` (the training documents' shingles)."""
     need = n_injections(config)
     stream = "\n".join(d.text for d in documents)
@@ -128,10 +129,13 @@ def build_injections(config: CorpusConfig, key: str, passages: list[dict], qa_it
             raise LabConfigError(
                 f"per_task_per_level={config.per_task_per_level}: task {task!r} supplied only {len(texts)} "
                 f"of {need} sequences that are unique and absent from the training documents")
+        # membership at random: which of the task's sequences go in at which level (0 = never)
+        # is a seeded permutation, independent of the order the candidates came in
+        order = corpus_rng(config.seed, f"membership-{task}").permutation(len(texts))
         k = 0
         for level, count in config.level_sizes():
             for j in range(count):
-                text, meta = texts[k]
+                text, meta = texts[int(order[k])]
                 k += 1
                 out.append(Injection(f"{task}-{level:03d}-{j}", task, text, level, "all", dict(meta)))
     return out

@@ -138,7 +138,8 @@ def run_key(run: RunConfig, injections: Iterable[Any], tokenizer, corpus_key: st
         # that differ only there (a ladder run and a perturbed run's standard twin) train once
         "run": {k: v for k, v in run.as_dict().items()
                 if k not in ("name", "family", "tags")
-                and not (k in ("copies_per_row", "popular_copies_divisor") and v == 1)},
+                and not (k in ("copies_per_row", "popular_copies_factor") and v == 1)
+                and not (k == "popular_dropped" and v == 0)},
         "injections": [[i.seq_id, i.text, i.copies, i.window] for i in injs] if run.inject else [],
         "compile": bool(compile),
         "code": CODE_VERSION,

@@ -1,0 +1,229 @@
+"""Did the lab's models learn what each chapter measures? The lab page's checks.
+
+The table of phenomena (:mod:`analysis.book.phenomena`) shows that each signal is
+built into the corpus. These checks ask the next question, on the trained models:
+is the phenomenon there, and is it absent where its signal is (the negative
+control)? Each is a pure function of a measured table, except
+:func:`knowledge_probes`, which asks the models:
+
+* **knowledge** (:func:`knowledge_probes`, :func:`knowledge_learned`): every fact
+  probed two ways, the cloze sentence of the training format and the source's
+  question, scored against the fact's answer and, as the control, against another
+  fact's answer (:func:`analysis.distributional.swapped_answers`); cloze accuracy
+  against copies by a one-sided Spearman test over facts;
+* **extraction** (:func:`extraction_levels`): the copy levels at which a run
+  extracts some but not all of its sequences, and whether the rate rises with copies;
+* **membership** (:func:`membership_counts`, :func:`auc_halfwidth`): members and
+  non-members per copy level, and the width of a per-level AUC's 95% interval
+  at chance;
+* **entropy** (:func:`score_counts`): pairs per memorization score, and the ratio
+  of low scores to high ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from analysis import entropy
+from analysis.distributional.method import answer_correct
+from analysis.distributional.params import KNOWLEDGE_TOKENS
+from analysis.lab.ladder import model_name
+from analysis.lab.train import param_count
+from analysis.models import GenerationSettings, load_model
+
+#: the probes of a fact: the training format's cloze sentence, and the source's question
+PROBES = ("cloze", "question")
+#: a copy level whose share extracted lies strictly between these is partly extracted
+PARTIAL = (0.10, 0.90)
+
+
+#: the copies bins of the knowledge checks: 0 (the controls), then powers of four
+COPIES_BINS = ((0, 0, "0"), (1, 3, "1-3"), (4, 15, "4-15"), (16, 64, "16-64"), (65, 256, "65-256"),
+               (257, np.inf, "257+"))
+
+
+def copies_bin(copies) -> pd.Series:
+    """Each fact's copies bin (:data:`COPIES_BINS`: ``"0"``, ``"1-3"``, ``"4-15"``,
+    ``"16-64"``, ``"65-256"``, ``"257+"``), an ordered categorical."""
+    edges = COPIES_BINS
+    out = []
+    for c in np.asarray(copies):
+        out.append(next(label for lo, hi, label in edges if lo <= c <= hi))
+    return pd.Series(pd.Categorical(out, categories=[e[2] for e in edges], ordered=True))
+
+
+def knowledge_probes(models: Mapping[str, object], know: pd.DataFrame,
+                     max_new_tokens: int = KNOWLEDGE_TOKENS) -> pd.DataFrame:
+    """Every model's greedy answer to every fact's two probes (``know``:
+    :func:`analysis.distributional.knowledge_task`), through the book's model
+    interface (cached).
+
+    Returns one row per (run, fact, probe): ``run``, ``question_id``, ``copies``,
+    ``answer_count``, ``probe`` (:data:`PROBES`), ``response`` (None on an error),
+    ``error``, ``correct`` (:func:`analysis.distributional.method.answer_correct`
+    against the fact's answer; an error is never right) and ``swapped_correct``
+    (against :func:`~analysis.distributional.swapped_answers`' answer: the
+    negative control).
+    """
+    prompts = {"cloze": list(know["cloze"]), "question": list(know["prompt"])}
+    frames = []
+    for run, model in models.items():
+        for probe in PROBES:
+            out = model.complete(prompts[probe], GenerationSettings(max_new_tokens=max_new_tokens),
+                                 progress=f"{run}: {probe}")
+            responses = [a.text if a.ok else None for a in out]
+            frames.append(pd.DataFrame({
+                "run": run, "question_id": know["question_id"].to_numpy(),
+                "copies": know["copies"].to_numpy(),
+                "answer_count": know["answer_count"].to_numpy(), "probe": probe, "response": responses,
+                "error": [a.error for a in out],
+                "correct": [answer_correct(r, a) for r, a in zip(responses, know["answer"])],
+                "swapped_correct": [answer_correct(r, a)
+                                    for r, a in zip(responses, know["swapped_answer"])]}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def knowledge_accuracy(probes: pd.DataFrame) -> pd.DataFrame:
+    """Accuracy per run, probe and copies bin (:func:`copies_bin`): ``run``, ``probe``,
+    ``bin``, ``facts``, ``correct``, ``accuracy`` and ``swapped`` (the control's
+    accuracy); errors count as facts not answered right, and the bins with no fact
+    are left out."""
+    frame = probes.assign(bin=copies_bin(probes["copies"]).to_numpy())
+    out = (frame.groupby(["run", "probe", "bin"], sort=False, observed=True)
+           .agg(facts=("correct", "size"), correct=("correct", "sum"), swapped=("swapped_correct", "mean"))
+           .reset_index())
+    out["correct"] = out["correct"].astype(int)
+    out["accuracy"] = out["correct"] / out["facts"]
+    out["bin"] = pd.Categorical(out["bin"].astype(str), categories=[b[2] for b in COPIES_BINS], ordered=True)
+    return out.sort_values(["run", "probe", "bin"], kind="stable").reset_index(drop=True)
+
+
+def spearman_greater(x, y) -> tuple[float, float]:
+    """Spearman's rho of ``x`` and ``y`` and its one-sided p-value for a rise
+    (:func:`scipy.stats.spearmanr`, ``alternative="greater"``); NaN when either is constant."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan"), float("nan")
+    res = stats.spearmanr(x, y, alternative="greater")
+    return float(res.statistic), float(res.pvalue)
+
+
+def knowledge_learned(probes: pd.DataFrame, run: str) -> dict:
+    """What ``run`` learned of the facts: the unit is the fact (one row per fact and
+    probe in ``probes``).
+
+    Returns ``facts``; ``cloze_rho`` and ``cloze_p`` (cloze correctness against
+    copies, :func:`spearman_greater` over facts); ``control_rho`` and ``control_p``
+    (the same against the swapped answers: no rise is expected there);
+    ``question_top_bin`` and ``question_zero_bin`` (question-format accuracy in the
+    highest copies bin with facts, and on the 0-copy control facts), ``top_bin``
+    (its label) and ``top_facts``, ``zero_facts``; ``cloze_top_bin`` and
+    ``cloze_zero_bin`` likewise.
+    """
+    own = probes[probes["run"] == run]
+    if own.empty:
+        raise ValueError(f"run {run!r} has no probes; runs: {sorted(set(probes['run']))}")
+    cloze = own[own["probe"] == "cloze"]
+    question = own[own["probe"] == "question"]
+    rho, p = spearman_greater(cloze["copies"], cloze["correct"])
+    c_rho, c_p = spearman_greater(cloze["copies"], cloze["swapped_correct"])
+    bins = copies_bin(own["copies"])
+    top = str(bins[bins.cat.codes == bins.cat.codes.max()].iloc[0])
+
+    def share(frame, label):
+        sel = copies_bin(frame["copies"]).astype(str).to_numpy() == label
+        return (float(frame["correct"].to_numpy()[sel].mean()) if sel.any() else float("nan")), int(sel.sum())
+
+    q_top, n_top = share(question, top)
+    q_zero, n_zero = share(question, "0")
+    c_top, _ = share(cloze, top)
+    c_zero, _ = share(cloze, "0")
+    return {"facts": int(len(cloze)), "cloze_rho": rho, "cloze_p": p, "control_rho": c_rho, "control_p": c_p,
+            "top_bin": top, "top_facts": n_top, "zero_facts": n_zero, "question_top_bin": q_top,
+            "question_zero_bin": q_zero, "cloze_top_bin": c_top, "cloze_zero_bin": c_zero}
+
+
+def extraction_levels(table: pd.DataFrame, run: str, partial: tuple[float, float] = PARTIAL) -> dict:
+    """The inserted copy levels of ``run`` in an extraction table (``run``, ``copies``,
+    ``share``: :func:`analysis.book.phenomena.extraction_by_copies`): ``partial`` (the
+    levels whose share lies strictly between the two bounds), ``monotone`` (whether the
+    share never falls from one inserted level to the next) and ``shares`` (level to share)."""
+    own = table[(table["run"] == run) & (table["copies"] > 0)].sort_values("copies")
+    if own.empty:
+        raise ValueError(f"run {run!r} has no inserted levels in the table")
+    shares = dict(zip(own["copies"].astype(int), own["share"].astype(float)))
+    values = list(shares.values())
+    lo, hi = partial
+    return {"partial": [c for c, s in shares.items() if lo < s < hi],
+            "monotone": all(b >= a for a, b in zip(values, values[1:])), "shares": shares}
+
+
+def membership_counts(injections: pd.DataFrame) -> dict[int, int]:
+    """Sequences per copy level of an injection table (``copies``), 0 the never-inserted
+    non-members, levels ascending."""
+    counts = injections["copies"].astype(int).value_counts().sort_index()
+    return {int(k): int(v) for k, v in counts.items()}
+
+
+def auc_halfwidth(n_members: int, n_nonmembers: int, auc: float = 0.5, z: float = 1.959964) -> float:
+    """Half the width of a 95% interval of an AUC of ``auc`` between ``n_members`` and
+    ``n_nonmembers`` (Hanley and McNeil's standard error, 1982): at chance, 102 against
+    102 gives about 0.079."""
+    if n_members < 1 or n_nonmembers < 1:
+        raise ValueError(f"an AUC needs members and non-members, got {n_members} and {n_nonmembers}")
+    q1, q2 = auc / (2 - auc), 2 * auc ** 2 / (1 + auc)
+    var = (auc * (1 - auc) + (n_members - 1) * (q1 - auc ** 2)
+           + (n_nonmembers - 1) * (q2 - auc ** 2)) / (n_members * n_nonmembers)
+    return float(z * np.sqrt(var))
+
+
+def score_counts(scores: Sequence[float], suffix_tokens: int) -> dict:
+    """Pairs per memorization score (Levenshtein distance 0..``suffix_tokens``, NaN
+    scores, the errors, left out): ``counts`` (a list indexed by score), ``low`` (pairs
+    with score at most a quarter of ``suffix_tokens``), ``high`` (at least three
+    quarters) and ``low_high_ratio`` (low / high; NaN when nothing is high)."""
+    s = np.asarray(scores, dtype=float)
+    s = s[~np.isnan(s)].astype(int)
+    counts = np.bincount(s, minlength=suffix_tokens + 1)[:suffix_tokens + 1]
+    low = int(counts[: suffix_tokens // 4 + 1].sum())
+    high = int(counts[int(np.ceil(3 * suffix_tokens / 4)):].sum())
+    return {"counts": counts.tolist(), "low": low, "high": high,
+            "low_high_ratio": low / high if high else float("nan")}
+
+
+def ladder_span(runs: pd.DataFrame) -> float:
+    """Largest over smallest parameter count of the ladder runs (``family`` starting with
+    ``ladder``) of a runs table with ``params``."""
+    ladder = runs[runs["family"].str.startswith("ladder")]["params"]
+    if ladder.empty:
+        raise ValueError("the runs table has no ladder runs")
+    return float(ladder.max() / ladder.min())
+
+
+def largest_perturbed(profile) -> str:
+    """The perturbed run of ``profile`` (a :class:`~analysis.lab.ladder.LabProfile`) with the
+    most parameters, then the most tokens: the issue's "largest perturbed model"."""
+    runs = [r for r in profile.runs if r.family == "perturbed"]
+    if not runs:
+        raise ValueError("the profile has no perturbed runs")
+    return max(runs, key=lambda r: (param_count(r.model, profile.vocab_size), r.tokens)).name
+
+
+def entropy_scores(lab, run: str, prefix_tokens: int, suffix_tokens: int, n: int, temperature: float,
+                   lcs_filter: str, seed: int = 0) -> pd.DataFrame:
+    """The entropy chapter's main lab sample, scored as the chapter scores it: ``n``
+    copy-weighted windows of ``run``'s training stream (:func:`analysis.entropy.training_stream`,
+    :func:`analysis.entropy.sample_pairs`), each continued under the chapter's first
+    decoding (:func:`analysis.entropy.lab_decodings`) and scored
+    (:func:`analysis.entropy.discoverable`); the same queries as the chapter's, so one
+    of the two reads the other's answers from the cache."""
+    model = load_model(model_name(lab.name, run))
+    stream = entropy.training_stream(lab, run, model)
+    pool = entropy.sample_pairs(stream.tokens, prefix_tokens, suffix_tokens, n, seed=seed,
+                                weights=stream.copies)
+    settings = next(iter(entropy.lab_decodings(temperature, seed=seed).values()))
+    return entropy.discoverable(model, pool, settings, lcs_filter, progress=f"{run}: entropy sample")

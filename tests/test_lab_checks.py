@@ -1,0 +1,103 @@
+"""The lab page's learned checks (analysis.book.lab_checks), on hand-made tables."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from analysis.book import lab_checks as L
+
+
+def test_copies_bins_are_powers_of_four():
+    got = L.copies_bin([0, 1, 3, 4, 15, 16, 64, 65, 256, 300]).astype(str).tolist()
+    assert got == ["0", "1-3", "1-3", "4-15", "4-15", "16-64", "16-64", "65-256", "65-256", "257+"]
+
+
+def test_auc_halfwidth_by_hand():
+    # Hanley-McNeil at A = 0.5: Q1 = Q2 = 1/3, var = (0.25 + 2 * 101 * (1/3 - 1/4)) / (102 * 102)
+    var = (0.25 + 2 * 101 * (1 / 3 - 0.25)) / (102 * 102)
+    assert L.auc_halfwidth(102, 102) == pytest.approx(1.959964 * var ** 0.5)
+    assert L.auc_halfwidth(102, 102) == pytest.approx(0.0794, abs=1e-4)
+    # 18 non-members against 330 members (Lab v3's pooled design) is wider at one copy's 18 members
+    assert L.auc_halfwidth(18, 18) > 0.18
+    with pytest.raises(ValueError, match="members and non-members"):
+        L.auc_halfwidth(0, 5)
+
+
+def test_score_counts_by_hand():
+    out = L.score_counts([0, 0, 1, 4, 5, 12, 16, 16, np.nan], 16)
+    assert out["counts"][:6] == [2, 1, 0, 0, 1, 1] and out["counts"][12] == 1 and out["counts"][16] == 2
+    assert len(out["counts"]) == 17 and sum(out["counts"]) == 8  # the NaN (an error) left out
+    # low: scores 0..4 (2 + 1 + 1); high: 12..16 (1 + 2)
+    assert (out["low"], out["high"]) == (4, 3) and out["low_high_ratio"] == pytest.approx(4 / 3)
+    assert np.isnan(L.score_counts([0, 1], 16)["low_high_ratio"])
+
+
+def test_extraction_levels_partial_and_monotone():
+    table = pd.DataFrame({"run": "r", "copies": [0, 1, 4, 16, 24, 64],
+                          "share": [0.0, 0.0, 0.05, 0.5, 0.8, 1.0]})
+    out = L.extraction_levels(table, "r")
+    assert out["partial"] == [16, 24] and out["monotone"]
+    dip = table.assign(share=[0.0, 0.0, 0.05, 0.5, 0.95, 0.9])
+    out = L.extraction_levels(dip, "r")
+    assert out["partial"] == [16] and not out["monotone"]
+    with pytest.raises(ValueError, match="no inserted levels"):
+        L.extraction_levels(table, "other")
+
+
+def test_membership_counts_and_ladder_span():
+    inj = pd.DataFrame({"copies": [0, 0, 1, 4, 4, 4, 16]})
+    assert L.membership_counts(inj) == {0: 2, 1: 1, 4: 3, 16: 1}
+    runs = pd.DataFrame({"family": ["ladder-wide", "ladder-deep", "ablation"], "params": [1000, 40, 1]})
+    assert L.ladder_span(runs) == 25.0  # the ablation is not on the ladder
+
+
+class FakeModel:
+    """Answers each prompt from a dict; a prompt it does not know is an error."""
+
+    def __init__(self, answers):
+        self.answers = answers
+
+    def complete(self, prompts, settings, progress=None):
+        return [SimpleNamespace(ok=p in self.answers, text=self.answers.get(p),
+                                error=None if p in self.answers else "boom") for p in prompts]
+
+
+def test_knowledge_probes_score_the_answer_and_the_swapped_control():
+    know = pd.DataFrame({"question_id": [1, 2], "copies": [0, 9], "answer_count": [3, 9],
+                         "answer": ["Paris", "Rome"], "swapped_answer": ["Rome", "Paris"],
+                         "cloze": ["c1", "c2"], "prompt": ["q1", "q2"]})
+    model = FakeModel({"c1": " Rome, of course", "c2": " rome.", "q1": "Paris"})  # q2 fails
+    out = L.knowledge_probes({"m": model}, know)
+    assert out[["probe", "question_id", "correct", "swapped_correct"]].values.tolist() == [
+        ["cloze", 1, False, True], ["cloze", 2, True, False],
+        ["question", 1, True, False], ["question", 2, False, False]]
+    assert out["error"].isna().tolist() == [True, True, True, False] and out["error"].iloc[3] == "boom"
+    assert pd.isna(out["response"].iloc[3])
+
+
+def test_knowledge_learned_against_scipy():
+    rng = np.random.default_rng(0)
+    copies = np.concatenate([np.zeros(20, int), rng.integers(1, 65, size=80)])
+    learn = rng.random(100) < copies / 70
+    frame = pd.DataFrame({"run": "m", "question_id": np.tile(np.arange(100), 2),
+                          "copies": np.tile(copies, 2), "probe": ["cloze"] * 100 + ["question"] * 100,
+                          "correct": np.concatenate([learn, np.zeros(100, bool)]),
+                          "swapped_correct": np.zeros(200, bool)})
+    frame.loc[(frame["probe"] == "question") & (frame["copies"] >= 16), "correct"] = True
+    out = L.knowledge_learned(frame, "m")
+    ref = stats.spearmanr(copies, learn, alternative="greater")
+    assert out["cloze_rho"] == pytest.approx(ref.statistic) and out["cloze_p"] == pytest.approx(ref.pvalue)
+    assert out["cloze_p"] < 0.05 and out["facts"] == 100
+    assert np.isnan(out["control_rho"])  # the control never answers: constant, no test
+    assert out["top_bin"] == "16-64"  # copies drawn on 1..64
+    assert out["question_top_bin"] == 1.0 and out["question_zero_bin"] == 0.0 and out["zero_facts"] == 20
+    acc = L.knowledge_accuracy(frame)
+    zero = acc[(acc["probe"] == "question") & (acc["bin"] == "0")].iloc[0]
+    assert (zero["facts"], zero["correct"], zero["accuracy"]) == (20, 0, 0.0)
+    with pytest.raises(ValueError, match="has no probes"):
+        L.knowledge_learned(frame, "x")
