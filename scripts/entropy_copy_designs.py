@@ -104,7 +104,9 @@ def main() -> None:
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
-    out = {"profile": p["lab_profile"], "run": args.run, "commit": commit, "date": time.strftime("%Y-%m-%d"),
+    weights = lab.fingerprints().set_index("run").loc[args.run, "weights_sha256"]
+    out = {"profile": p["lab_profile"], "run": args.run, "weights_sha256": weights, "commit": commit,
+           "date": time.strftime("%Y-%m-%d"),
            "sample": {"prefix_tokens": P, "suffix_tokens": S, "pairs": n, "seed": p["seed"]},
            "observed_r": round(entropy.analyse_set("observed", scored, n_boot=10).fit.r, 3),
            "designs": rows}

@@ -349,5 +349,10 @@ def test_copy_designs_sentence_reads_its_record_and_says_when_it_is_missing(tmp_
     assert copy_designs_sentence("default", "deep-40", path).startswith("**Not computed for `deep-40`")
     other = copy_designs_sentence("smoke", "pert-l2x", path)
     assert other.startswith("**Not computed for `pert-l2x` of the smoke")
+    # a record of other weights of the run (a lab since rebuilt) is not shown
+    assert copy_designs_sentence("default", "pert-l2x", path, weights="f00").startswith(
+        "**Not computed for this lab's `pert-l2x`**")
+    path.write_text(json.dumps({**record, "weights_sha256": "f00"}))
+    assert copy_designs_sentence("default", "pert-l2x", path, weights="f00") == text
     missing = copy_designs_sentence("default", "pert-l2x", tmp_path / "none.json")
     assert missing.startswith("**Not computed yet**")

@@ -101,3 +101,19 @@ def test_knowledge_learned_against_scipy():
     assert (zero["facts"], zero["correct"], zero["accuracy"]) == (20, 0, 0.0)
     with pytest.raises(ValueError, match="has no probes"):
         L.knowledge_learned(frame, "x")
+
+
+def test_budget_sentence_reads_the_records(tmp_path):
+    import json
+
+    cold, comp = tmp_path / "lab_cold.json", tmp_path / "lab_compile.json"
+    assert L.budget_sentence("default", cold, comp).startswith("**Not measured yet**")
+    cold.write_text(json.dumps({"profile": "default", "minutes": 38.2, "cores": 2, "trainings": 27,
+                                "workers": 2, "commit": "abc1234", "date": "2026-12-04T02:00Z"}))
+    comp.write_text(json.dumps({"compile_qualifies": False, "why": "no arm was faster"}))
+    text = L.budget_sentence("default", cold, comp)
+    assert text == ("A cold build of this lab, in one process from an empty cache, took 38.2 minutes on 2 "
+                    "cores (27 trainings, 2 side by side; commit `abc1234`, 2026-12-04T02:00Z; "
+                    "`bench/results/lab_cold.json`). It trains eager: no arm was faster "
+                    "(`bench/results/lab_compile.json`).")
+    assert L.budget_sentence("smoke", cold, comp).startswith("**Not measured for the smoke lab**")

@@ -22,13 +22,16 @@ control)? Each is a pure function of a measured table, except
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from analysis import entropy
+from analysis.core.paths import REPO_ROOT
 from analysis.distributional.method import answer_correct
 from analysis.distributional.params import KNOWLEDGE_TOKENS
 from analysis.lab.ladder import model_name
@@ -227,3 +230,34 @@ def entropy_scores(lab, run: str, prefix_tokens: int, suffix_tokens: int, n: int
                                 weights=stream.copies)
     settings = next(iter(entropy.lab_decodings(temperature, seed=seed).values()))
     return entropy.discoverable(model, pool, settings, lcs_filter, progress=f"{run}: entropy sample")
+
+
+#: the benchmarks' records of the cold lab and of the compile decision
+LAB_COLD = REPO_ROOT / "bench" / "results" / "lab_cold.json"
+LAB_COMPILE = REPO_ROOT / "bench" / "results" / "lab_compile.json"
+
+
+def budget_sentence(profile: str, cold=LAB_COLD, compiled=LAB_COMPILE) -> str:
+    """What a cold build of ``profile`` cost and why it trains eager, from the records of
+    ``scripts/bench_lab_cold.py`` and ``scripts/bench_lab_compile.py``; says so visibly
+    when a record is missing or is of another profile."""
+    cold, compiled = Path(cold), Path(compiled)
+    parts = []
+    if not cold.exists():
+        parts.append(f"**Not measured yet**: `scripts/bench_lab_cold.py` times a cold build ({cold.name} "
+                     "is not in this checkout).")
+    else:
+        rec = json.loads(cold.read_text())
+        if rec.get("profile", "default") != profile:
+            parts.append(f"**Not measured for the {profile} lab**: {cold.name} is of the "
+                         f"{rec.get('profile')} lab.")
+        else:
+            parts.append(f"A cold build of this lab, in one process from an empty cache, took "
+                         f"{rec['minutes']} minutes on {rec['cores']} cores ({rec['trainings']} trainings, "
+                         f"{rec['workers']} side by side; commit `{rec['commit']}`, {rec['date']}; "
+                         f"`bench/results/{cold.name}`).")
+    if compiled.exists():
+        rec = json.loads(compiled.read_text())
+        verdict = "trains compiled" if rec.get("compile_qualifies") else "trains eager"
+        parts.append(f"It {verdict}: {rec['why']} (`bench/results/{compiled.name}`).")
+    return " ".join(parts)

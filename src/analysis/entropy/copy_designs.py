@@ -18,10 +18,12 @@ from analysis.entropy.params import PAPER_MIN_R
 COPY_DESIGNS = REPO_ROOT / "bench" / "results" / "entropy_copy_designs.json"
 
 
-def copy_designs_sentence(profile: str, run: str, path=COPY_DESIGNS) -> str:
+def copy_designs_sentence(profile: str, run: str, path=COPY_DESIGNS, weights: str | None = None) -> str:
     """What another spread of copies would do to the level-set line, from the record
     ``scripts/entropy_copy_designs.py`` writes; says so visibly when the record is
-    missing or was computed for another lab profile or run."""
+    missing, was computed for another lab profile or run, or (``weights``: the run's
+    ``weights_sha256``, :mod:`analysis.lab.fingerprint`) for other weights of that run,
+    a lab since rebuilt on another design."""
     path = Path(path)
     script = "`scripts/entropy_copy_designs.py`"
     if not path.exists():
@@ -31,6 +33,10 @@ def copy_designs_sentence(profile: str, run: str, path=COPY_DESIGNS) -> str:
     if (record.get("profile"), record.get("run")) != (profile, run):
         return (f"**Not computed for `{run}` of the {profile} lab**: {script}'s record is for "
                 f"`{record.get('run')}` of the {record.get('profile')} lab.")
+    if weights is not None and record.get("weights_sha256") != weights:
+        return (f"**Not computed for this lab's `{run}`**: {script}'s record (commit "
+                f"`{record.get('commit')}`) is of other weights of the run, a lab since rebuilt; rerun the "
+                "script to compute it.")
     designs = [d for d in record["designs"] if d["r"] is not None]
     best = max(designs, key=lambda d: d["r"])
     lab = designs[0]
