@@ -37,7 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "results" / "lab_cold.json"
 
 CHILD = r'''
-import json, sys, time
+import sys, time
+from analysis.core import jsonio
 from analysis.lab import ladder
 from analysis.lab.workers import lab_workers
 t = time.time()
@@ -45,7 +46,7 @@ lab = ladder.build_lab(sys.argv[1], progress=False)
 wall = time.time() - t
 fps = lab.fingerprints()
 folders = {run: str(res.path) for run, res in lab.results.items()}
-print(json.dumps({"wall_s": wall, "train_s": lab.train_seconds(), "runs": len(lab.results),
+print(jsonio.dumps({"wall_s": wall, "train_s": lab.train_seconds(), "runs": len(lab.results),
                   "trainings": len({res.path for res in lab.results.values()}),
                   "workers": lab_workers(None), "fingerprints": fps.to_dict("records"), "folders": folders}))
 '''
@@ -117,7 +118,7 @@ def main() -> None:
         "fingerprints": built["fingerprints"],
     }
     OUT.write_text(jsonio.dumps(record, indent=1) + "\n")
-    print(json.dumps({k: v for k, v in record.items() if k != "fingerprints"}, indent=1))
+    print(jsonio.dumps({k: v for k, v in record.items() if k != "fingerprints"}, indent=1))
     if args.install:
         reference.mkdir(parents=True, exist_ok=True)
         for sub in cache.iterdir():

@@ -24,11 +24,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from analysis.core import jsonio
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "results" / "lab_compile.json"
 
 ONE = r'''
-import hashlib, json, shutil, sys, time
+import hashlib, shutil, sys, time
+from analysis.core import jsonio
 from dataclasses import replace
 import torch
 from analysis.lab import ladder
@@ -48,7 +51,7 @@ res = train(run, texts, [], tok, key, progress=False, compile=compiled, fork=Fal
 wall, cpu = time.time() - t, time.process_time() - c
 sha = hashlib.sha256((res.path / "model.safetensors").read_bytes()).hexdigest()
 shutil.rmtree(res.path, ignore_errors=True)
-print(json.dumps({"arm": arm, "run": name, "steps": steps, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+print(jsonio.dumps({"arm": arm, "run": name, "steps": steps, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
                   "weights_sha256": sha}))
 '''
 
@@ -73,7 +76,7 @@ def main() -> None:
         rows.append(one("eager", run, int(steps)))
         for _ in range(args.repeat_compiled):
             rows.append(one("compiled", run, int(steps)))
-        print(json.dumps(rows[-args.repeat_compiled - 1:]), flush=True)
+        print(jsonio.dumps(rows[-args.repeat_compiled - 1:]), flush=True)
     shapes = []
     for spec in args.runs.split(","):
         run, steps = spec.split(":")
@@ -95,8 +98,8 @@ def main() -> None:
               "load_average_at_end": os.getloadavg()[0], "arms": rows, "shapes": shapes,
               "rule": "adopt when two compiled trainings are bit-identical and compiled is >= 1.2x faster",
               "compile_qualifies": qualifies}
-    OUT.write_text(json.dumps(record, indent=1) + "\n")
-    print(json.dumps(shapes, indent=1))
+    jsonio.write(OUT, record)
+    print(jsonio.dumps(shapes, indent=1))
     print("compile qualifies:", qualifies)
 
 

@@ -155,8 +155,14 @@ class TestLab(SmokeChapter):
     def test_lab_smoke_exposure_check_holds(self, smoke):
         values = glued_values(smoke("lab"))
         assert values["all_agree"] == "agree exactly"
-        # 4 ladder models + 4 standard twins + 2 ablation runs on the smoke profile
-        assert values["n_standard"] == "10"
+        # 4 ladder models + 4 standard twins + 3 ablation runs + 1 held-out model on the smoke profile
+        assert values["n_standard"] == "12"
+        # the learned checks: one sequence per task and level (6 tasks), 40 facts of which 4 controls,
+        # nothing decontaminated wrongly, the ladder's span (wide-32 over deep-16)
+        mia = (values["mia_nonmembers"], values["mia_members_1copy"], values["mia_members_4copy"])
+        assert mia == ("6", "6", "6")
+        assert values["knowledge_facts"] == "40" and values["knowledge_zero_facts"] == "4"
+        assert values["knowledge_decontaminated"] == "0" and values["lab_span"] == "3"
         # the table of phenomena: a row per chapter, and the ladder's families counted
         assert all(values[f"phenomenon_{c}"] for c in CHAPTERS)
         assert values["ladder_families"] == "2" and 0 <= int(values["ladder_monotone_families"]) <= 2

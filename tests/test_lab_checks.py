@@ -117,3 +117,8 @@ def test_budget_sentence_reads_the_records(tmp_path):
                     "`bench/results/lab_cold.json`). It trains eager: no arm was faster "
                     "(`bench/results/lab_compile.json`).")
     assert L.budget_sentence("smoke", cold, comp).startswith("**Not measured for the smoke lab**")
+
+
+def test_number_says_undefined_for_a_test_that_could_not_run():
+    assert L.number(8.7e-61) == "8.7e-61" and L.number(0.7654, ".2f") == "0.77"
+    assert L.number(float("nan")) == "undefined" and L.number(None) == "undefined"

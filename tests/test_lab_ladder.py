@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import pytest
 
-from analysis.lab import ladder
+from analysis.lab import design, ladder
 from analysis.lab.config import CorpusConfig, LabConfigError, ModelConfig, RunConfig
 from analysis.lab.corpus import Injection
 from analysis.lab.train import param_count
@@ -138,7 +138,7 @@ def test_build_lab_refuses_an_unknown_run_or_family_before_training():
 
 
 def test_design_facts_are_computed_from_the_profile():
-    facts = ladder.design_facts("default")
+    facts = design.design_facts("default")
     assert facts["levels"] == "0/1/4/16/24/32/64"
     assert facts["per_level"] == ("17 per task at 0/1/4 copies; 8 per task at 16 copies; 6 per task at 24 "
                                   "copies; 4 per task at 32 copies; 3 per task at 64 copies")
@@ -167,18 +167,18 @@ def test_a_profile_sets_weight_decay_per_ladder_width_and_the_other_runs_keep_th
     label = {"name": "", "family": ""}
     assert replace(prof.run("std-l1x"), **label) != replace(prof.run("wide-32"), **label)
     assert replace(prof.run("std-l1x"), **label) == replace(prof.run("wide-32"), weight_decay=0.1, **label)
-    assert ladder.weight_decay_text(prof) == (
+    assert design.weight_decay_text(prof) == (
         "0.1, and 0.4 at width 32: at the common decay, trial runs showed held-out loss rising from the "
         "next smaller width to these (the comment on ladder.PROFILES gives the numbers)")
-    assert ladder.weight_decay_text("smoke") == "0.1"
+    assert design.weight_decay_text("smoke") == "0.1"
 
 
 def test_the_default_lab_trains_every_run_at_one_weight_decay_and_its_families_do_not_overlap():
     prof = ladder.PROFILES["default"]
     assert {r.weight_decay for r in prof.runs} == {0.1}
-    assert ladder.weight_decay_text(prof) == "0.1"
+    assert design.weight_decay_text(prof) == "0.1"
     # so the large standard run is the ladder's wide-128 and the small one wide-64: each trains once
-    assert ladder.shared_twins_text(prof) == "std-s2x is wide-64, std-l2x is wide-128"
+    assert design.shared_twins_text(prof) == "std-s2x is wide-64, std-l2x is wide-128"
     size = {fam: [param_count(r.model, prof.vocab_size) for r in prof.runs if r.family == fam]
             for fam in ("ladder-wide", "ladder-deep")}
     # every 6-layer model is smaller than every 2-layer one: V·d + L·(16d² + 2d) + d at V = 4096

@@ -133,9 +133,10 @@ def test_size_smoke_plan_by_hand():
         "probe (template 1)", "smollm2-135m-instruct", 18, 6)
     assert all(isinstance(p, list) and p[-1]["role"] == "user" for p in probe.prompts)
     # the lab corpus's 37 popular excerpts and 4 baseline stories x 2 lengths x 2 positions, per ladder
-    # model and per ablation run
-    assert [g.part for g in lab] == ["lab probe"] * 4 + ["ablation probe"] * 2
-    assert [g.model for g in lab[4:]] == ["lab:smoke/abl-tokens", "lab:smoke/abl-copies"]
+    # model and per run outside calibration (the three ablations and the held-out model)
+    assert [g.part for g in lab] == ["lab probe"] * 4 + ["outside-calibration probe"] * 4
+    assert [g.model for g in lab[4:]] == ["lab:smoke/abl-overtrained", "lab:smoke/abl-overexposed",
+                                          "lab:smoke/abl-uneven", "lab:smoke/held-16"]
     assert {g.queries for g in lab} == {164}
     assert {g.max_new_tokens for g in lab} == {size.LAB_PROBE_TOKENS}
 
@@ -166,8 +167,8 @@ def test_plan_command_prints_counts_and_cost(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "size (smoke):" in out and "probe (template 1)" in out
     assert "lab (smoke): queries the lab's models only" in out
-    # 18 + (4 ladder models + 2 ablation runs) x 164 queries, none to an API model
-    assert "total: 1,002 queries (1,002 certain" in out and "0 to API models" in out
+    # 18 + (4 ladder models + 3 ablation runs + 1 held-out model) x 164 queries, none to an API model
+    assert "total: 1,330 queries (1,330 certain" in out and "0 to API models" in out
     assert "API cost between $0.00 and $0.00" in out
 
 

@@ -49,6 +49,16 @@ COPIES_BINS = ((0, 0, "0"), (1, 3, "1-3"), (4, 15, "4-15"), (16, 64, "16-64"), (
                (257, np.inf, "257+"))
 
 
+def number(x, spec: str = ".2g") -> str:
+    """``x`` formatted with ``spec``, or ``"undefined"`` when it is not a finite number
+    (a test that could not be run: a constant outcome, no data)."""
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        return "undefined"
+    return format(value, spec) if np.isfinite(value) else "undefined"
+
+
 def copies_bin(copies) -> pd.Series:
     """Each fact's copies bin (:data:`COPIES_BINS`: ``"0"``, ``"1-3"``, ``"4-15"``,
     ``"16-64"``, ``"65-256"``, ``"257+"``), an ordered categorical."""

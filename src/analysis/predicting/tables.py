@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from analysis.lab.ladder import window_share as share
+from analysis.lab.design import window_share as share
 from analysis.predicting.checks import check_targets, require
 from analysis.predicting.params import LAB_TARGETS
 from analysis.predicting.run import counterfactual
