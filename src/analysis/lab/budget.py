@@ -47,10 +47,10 @@ SMALL_GPU_BYTES = 40e9
 ASSUMED_TFLOPS = 40.0
 #: training tokens per whitespace word (an end-of-text token after each document
 #: included), by the size of the tokenizer's vocabulary, measured on the lab's corpora
-#: under their own tokenizers: the default lab, 705,513 tokens from 482,082 words at
-#: 4,096 entries; the gpu lab, 6,441,611 tokens from 5,137,222 words at 32,768 entries.
-#: A larger vocabulary cuts words into fewer tokens.
-TOKENS_PER_WORD = {4_096: 1.46, 32_768: 1.25}
+#: under their own tokenizers, on Lab v4's corpora: the default lab, 473,311 tokens from
+#: 330,686 words at 4,096 entries (1.431); the gpu lab, 1.244 at 32,768 entries (Lab v3's
+#: were 1.46 and 1.25). A larger vocabulary cuts words into fewer tokens.
+TOKENS_PER_WORD = {4_096: 1.43, 32_768: 1.24}
 
 
 def run_budget(profile: str | LabProfile, tflops: float = ASSUMED_TFLOPS) -> pd.DataFrame:
