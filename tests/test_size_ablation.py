@@ -8,6 +8,7 @@ import pytest
 
 from analysis import size
 from analysis.size.method_absolute import PCAIndex, ScalingLaw
+from size_toys import toy_acc
 
 
 def _method(loo_ratios):
@@ -51,28 +52,13 @@ def test_ablation_text_by_hand():
     assert size.valid_count(bounded) == "0 of 1" and size.valid_count(bounded.iloc[:0]) == "—"
 
 
-def _acc(theta: dict, seed: int = 5) -> pd.DataFrame:
-    """Accuracy rising with log size on 8 popular texts, flat on 2 stories (a toy ladder)."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for m, th in theta.items():
-        for t in range(8):
-            for ln in (4, 8):
-                level = 0.1 * np.log(th) + 0.02 * t + 0.01 * rng.normal()
-                rows.append((m, "popular", f"p{t}", ln, 20, 0, level))
-        for t in range(2):
-            for ln in (4, 8):
-                rows.append((m, "baseline", f"b{t}", ln, 20, 0, 0.05 + 0.01 * rng.normal()))
-    return pd.DataFrame(rows, columns=["model", "group", "text_id", "prefix_len", "n", "correct", "acc"])
-
-
 def test_bound_targets_out_of_calibration():
     ladder_theta = pd.Series({"w1": 100.0, "w2": 200.0, "w3": 400.0, "d1": 150.0, "d2": 300.0, "d3": 600.0})
-    method = size.ladder_method(_acc(ladder_theta.to_dict()), ladder_theta)
+    method = size.ladder_method(toy_acc(ladder_theta.to_dict()), ladder_theta)
     # two targets: one that memorizes as a model of its size does, one of 120 parameters that
     # memorizes like a 600-parameter model (over-exposed): it must read larger than it is
-    target_acc = pd.concat([_acc({"fair": 300.0}, seed=9),
-                            _acc({"over": 600.0}, seed=11)], ignore_index=True)
+    target_acc = pd.concat([toy_acc({"fair": 300.0}, seed=9),
+                            toy_acc({"over": 600.0}, seed=11)], ignore_index=True)
     theta = pd.Series({"fair": 300.0, "over": 120.0})
     profiles = size.accuracy_profile(target_acc)
     out = size.bound_targets(method, profiles, theta)

@@ -20,6 +20,7 @@ from analysis.book import plots
 from analysis.core.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED
 from analysis.size import claims as cl
 from analysis.stats.result import Estimate
+from size_toys import toy_acc
 
 # --- leave-one-out R² ------------------------------------------------------------------------
 
@@ -210,18 +211,8 @@ def test_lab_agreement_claims_without_families_are_not_testable():
 
 
 def _ladder_acc() -> tuple[pd.DataFrame, pd.Series, pd.Series]:
-    rng = np.random.default_rng(5)
     theta = pd.Series({"w1": 100.0, "w2": 200.0, "w3": 400.0, "d1": 150.0, "d2": 300.0, "d3": 600.0})
-    rows = []
-    for m, th in theta.items():
-        for t in range(8):
-            for ln in (4, 8):
-                level = 0.1 * np.log(th) + 0.02 * t + 0.01 * rng.normal()
-                rows.append((m, "popular", f"p{t}", ln, 20, 0, level))
-        for t in range(2):
-            for ln in (4, 8):
-                rows.append((m, "baseline", f"b{t}", ln, 20, 0, 0.05 + 0.01 * rng.normal()))
-    acc = pd.DataFrame(rows, columns=["model", "group", "text_id", "prefix_len", "n", "correct", "acc"])
+    acc = toy_acc(theta, seed=5)
     return acc, theta, pd.Series({m: m[0] for m in theta.index})
 
 
