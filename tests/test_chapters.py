@@ -226,9 +226,9 @@ class TestPredicting(SmokeChapter):
 
     def test_predicting_smoke_scores_every_sequence_under_every_run(self, smoke):
         values = glued_values(smoke("predicting"))
-        # 6 tasks x 4 copy levels x 1 sequence, scored under all 18 runs of the smoke lab
+        # 6 tasks x 4 copy levels x 1 sequence, scored under the smoke lab's 22 runs but its 3 ablations
         assert values["n_sequences"] == "24"
-        assert values["n_scored"] == "432"
+        assert values["n_scored"] == str(24 * 19)
         assert values["ctrl_pos"] == "0"  # no smoke model reproduces a sequence it never saw
 
 

@@ -115,9 +115,10 @@ class TestOwnLadder:
             assert server.count() == len(samples)  # one chat query per position (one template)
             assert all(r.body["messages"][0]["role"] == "system" for r in server.requests)
         index = json.loads((isolated_cache / "lab" / "index.json").read_text())
-        # the ladder it probes and the ablation runs it places on the law
+        # the ladder it probes, and the ablation and held-out runs it places on the law
         assert sorted(index) == sorted(f"smoke/{r.name}" for r in ladder.get_profile("smoke").runs
-                                       if r.family.startswith("ladder") or r.family == ladder.ABLATION)
+                                       if r.family.startswith("ladder")
+                                       or r.family in (ladder.ABLATION, ladder.HELDOUT))
         values = glued_values(tmp_path / "size.ipynb")
         assert values["lab_n"] == "4"
         # popular texts all right, baseline all wrong: accuracies 1 and 0, a gap of +1

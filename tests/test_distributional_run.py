@@ -76,7 +76,10 @@ def test_lab_tasks_are_built_from_the_corpus():
         mine = [d for d in facts if d.meta["question_id"] == row.question_id]
         assert row.copies == sum(d.copies for d in mine) == mine[0].meta["fact_copies"]
         assert row.mentions == mine[0].meta["mentions"]
-    assert (know["copies"] >= 1).all() and (know["mentions"] >= 0).all()
+    # the never-trained controls have no copy; every other fact has one or more
+    controls = know["copies"] == 0
+    assert controls.sum() == ladder.get_profile("smoke").corpus.fact_controls
+    assert (know.loc[~controls, "copies"] >= 1).all() and (know["mentions"] >= 0).all()
     reason = D.reasoning_task(corpus, 30, seed=0)
     corpus_questions = {d.meta["question"] for d in corpus.documents if d.kind == "reasoning"}
     assert len(reason) == 30 and reason["question"].is_unique
