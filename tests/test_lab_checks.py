@@ -122,3 +122,30 @@ def test_budget_sentence_reads_the_records(tmp_path):
 def test_number_says_undefined_for_a_test_that_could_not_run():
     assert L.number(8.7e-61) == "8.7e-61" and L.number(0.7654, ".2f") == "0.77"
     assert L.number(float("nan")) == "undefined" and L.number(None) == "undefined"
+
+
+def test_learned_values_format_once_and_say_when_no_control_fired():
+    learned = {"facts": 300, "cloze_rho": 0.7712, "cloze_p": 8.7e-61, "control_rho": float("nan"),
+               "control_p": float("nan"), "top_bin": "16-64", "top_facts": 81, "zero_facts": 30,
+               "cloze_top_bin": 0.989, "cloze_zero_bin": 0.0, "question_top_bin": 0.172,
+               "question_zero_bin": 0.0}
+    levels = {"partial": [16, 24], "monotone": True}
+    extraction = pd.DataFrame({"run": ["range-q1", "range-q1", "range-q4", "range-q4"],
+                               "copies": [0, 4, 0, 4], "extracted": [1, 0, 0, 13]})
+    know = pd.DataFrame({"overlap_8": [False, True], "overlap_14": [False, False],
+                         "prompt_overlap_8": [False, False]})
+    counts = L.score_counts([0, 0, 0, 3, 5, 16], 16)
+    membership = {0: 102, 1: 102, 4: 102}
+    v = L.learned_values(learned, levels, extraction, membership, counts, know, 37.4, "pert-l2x")
+    assert v["knowledge_cloze_text"] == "ρ = 0.77 (one-sided p = 8.7e-61)"
+    assert v["knowledge_control_text"] == "no model output is ever another fact's answer (no ρ to test)"
+    # the quarter runs count inserted sequences only (the q1 control extraction is not one)
+    assert v["extraction_by_quarter"] == "q1 0, q4 13" and v["extraction_partial_list"] == "16/24"
+    assert v["knowledge_decontaminated"] == "1" and v["lab_span"] == "37"
+    assert v["mia_halfwidth_1"] == "0.079" and v["entropy_low_high_ratio"] == "4.00"  # 0, 0, 0, 3 against 16
+    # scores 0..7: three verbatim, then 0 to 1 per score
+    assert v["entropy_verbatim"] == "3" and v["entropy_middle"] == "0 to 1"
+    table = L.learned_table(v, "wide-128", "0 of 102")
+    assert table["chapter"].tolist() == ["size", "distributional", "predicting", "entropy"]
+    assert table.loc[2, "negative control"] == "never-inserted controls extracted: 0 of 102"
+    assert "cloze ρ = 0.77" in table.loc[1, "learned (measured)"]

@@ -31,6 +31,7 @@ import pandas as pd
 from scipy import stats
 
 from analysis import entropy
+from analysis.core.fmt import fmt_pct
 from analysis.core.paths import REPO_ROOT
 from analysis.distributional.method import answer_correct
 from analysis.distributional.params import KNOWLEDGE_TOKENS
@@ -271,3 +272,88 @@ def budget_sentence(profile: str, cold=LAB_COLD, compiled=LAB_COMPILE) -> str:
         verdict = "trains compiled" if rec.get("compile_qualifies") else "trains eager"
         parts.append(f"It {verdict}: {rec['why']} (`bench/results/{compiled.name}`).")
     return " ".join(parts)
+
+
+#: the range runs that insert every copy in one quarter of training
+QUARTERS = ("range-q1", "range-q2", "range-q3", "range-q4")
+
+
+def _rho_text(rho: float, p: float) -> str:
+    """``ρ = r (one-sided p = q)``, or why no correlation could be tested."""
+    if np.isfinite(rho):
+        return f"ρ = {rho:.2f} (one-sided p = {number(p)})"
+    return "no ρ to test: the outcome is the same for every fact"
+
+
+def learned_values(learned: dict, levels: dict, extraction: pd.DataFrame, membership: Mapping[int, int],
+                   counts: dict, know: pd.DataFrame, span: float, run: str) -> dict[str, str]:
+    """The glued values of the lab page's "Did the models learn it?" section, formatted
+    once: ``learned`` (:func:`knowledge_learned`), ``levels`` (:func:`extraction_levels`
+    of ``run``), ``extraction`` (the extraction table, for the quarter runs),
+    ``membership`` (:func:`membership_counts`), ``counts`` (:func:`score_counts`),
+    ``know`` (the knowledge task, for decontamination) and ``span``
+    (:func:`ladder_span`)."""
+    n_mem1, n_mem4, n_non = membership.get(1, 0), membership.get(4, 0), membership.get(0, 0)
+    runs = set(extraction["run"])
+    quarter_text = ", ".join(
+        f"{r.removeprefix('range-')} "
+        f"{int(extraction.loc[(extraction['run'] == r) & (extraction['copies'] > 0), 'extracted'].sum())}"
+        for r in QUARTERS if r in runs) or "none (no range runs)"
+    middle = counts["counts"][1:8]
+    return {
+        "lab_span": f"{span:.0f}",
+        "knowledge_cloze_text": _rho_text(learned["cloze_rho"], learned["cloze_p"]),
+        "knowledge_control_text": (_rho_text(learned["control_rho"], learned["control_p"])
+                                   if np.isfinite(learned["control_rho"])
+                                   else "no model output is ever another fact's answer (no ρ to test)"),
+        "knowledge_facts": f"{learned['facts']:,}", "knowledge_top_label": learned["top_bin"],
+        "knowledge_top_facts": f"{learned['top_facts']:,}",
+        "knowledge_zero_facts": f"{learned['zero_facts']:,}",
+        "knowledge_cloze_top_bin": fmt_pct(learned["cloze_top_bin"]),
+        "knowledge_cloze_zero_bin": fmt_pct(learned["cloze_zero_bin"]),
+        "knowledge_question_top_bin": fmt_pct(learned["question_top_bin"]),
+        "knowledge_question_zero_bin": fmt_pct(learned["question_zero_bin"]),
+        "knowledge_decontaminated": str(int(know["overlap_8"].sum() + know["overlap_14"].sum()
+                                            + know["prompt_overlap_8"].sum())),
+        "extraction_run": run, "extraction_partial_levels": str(len(levels["partial"])),
+        "extraction_partial_list": "/".join(map(str, levels["partial"])) or "none",
+        "extraction_monotone": ("rises with copies at every level" if levels["monotone"]
+                                else "does not rise at every level"),
+        "extraction_by_quarter": quarter_text,
+        "mia_nonmembers": str(n_non), "mia_members_1copy": str(n_mem1), "mia_members_4copy": str(n_mem4),
+        "mia_halfwidth_1": f"{auc_halfwidth(n_mem1, n_non):.3f}" if n_mem1 and n_non else "—",
+        "mia_halfwidth_4": f"{auc_halfwidth(n_mem4, n_non):.3f}" if n_mem4 and n_non else "—",
+        "entropy_low_high_ratio": number(counts["low_high_ratio"], ".2f"),
+        "entropy_low": f"{counts['low']:,}", "entropy_high": f"{counts['high']:,}",
+        "entropy_verbatim": f"{counts['counts'][0]:,}",
+        "entropy_middle": f"{min(middle):,} to {max(middle):,}" if middle else "—",
+    }
+
+
+def learned_table(values: Mapping[str, str], large: str, controls_extracted: str) -> pd.DataFrame:
+    """The section's table, one row per chapter: the phenomenon, what the trained models
+    show (from :func:`learned_values`' ``values``; ``large`` the largest ladder model)
+    and the negative control (``controls_extracted``: the predicting check's
+    ``extract_controls``)."""
+    v = values
+    return pd.DataFrame([
+        {"chapter": "size", "phenomenon": "larger models reproduce more of the popular excerpts",
+         "learned (measured)": f"ladder spans {v['lab_span']}x; accuracy table above",
+         "negative control": "the never-trained 2024-26 stories (dashed in the figure above)"},
+        {"chapter": "distributional", "phenomenon": "facts recalled in proportion to their copies",
+         "learned (measured)": (f"{large}: cloze {v['knowledge_cloze_text']} over {v['knowledge_facts']} "
+                                "facts; "
+                                f"question {v['knowledge_question_top_bin']} at {v['knowledge_top_label']} "
+                                f"copies against {v['knowledge_question_zero_bin']} at 0"),
+         "negative control": f"swapped answers: {v['knowledge_control_text']}"},
+        {"chapter": "predicting", "phenomenon": "extraction rises with copies",
+         "learned (measured)": (f"{v['extraction_run']}: partly extracted at "
+                                f"{v['extraction_partial_levels']} levels; "
+                                f"extracted per quarter: {v['extraction_by_quarter']}"),
+         "negative control": f"never-inserted controls extracted: {controls_extracted}"},
+        {"chapter": "entropy", "phenomenon": "members and non-members that differ only in membership",
+         "learned (measured)": (f"{v['mia_nonmembers']} non-members, {v['mia_members_1copy']} and "
+                                f"{v['mia_members_4copy']} members at 1 and 4 copies"),
+         "negative control": ("the standard twin never saw the injections "
+                              "(the entropy and predicting chapters)")},
+    ])
