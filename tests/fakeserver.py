@@ -116,12 +116,17 @@ class FakeOpenAIServer:
         Seconds every request waits before it is answered.
     served_model
         The ``model`` field of answers; default: the model the request named.
+    served
+        A :class:`served_toys.ToyServed`: the server then also answers its completions
+        and tokenize routes, in its dialect (faults by call number apply to them too).
     """
 
     def __init__(
-        self, api_key: str | None = None, delay: float = 0.0, served_model: str | None = None
+        self, api_key: str | None = None, delay: float = 0.0, served_model: str | None = None,
+        served=None,
     ):
         self.api_key = api_key
+        self.served = served  # a tests.served_toys.ToyServed: completions and tokenize routes
         self.delay = delay
         self.served_model = served_model
         self._lock = threading.Lock()
@@ -308,7 +313,10 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self):
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
-            if not self.path.rstrip("/").endswith("/chat/completions"):
+            path = self.path.rstrip("/")
+            if server.served is not None and path in server.served.routes:
+                return self._served(path, raw)
+            if not path.endswith("/chat/completions"):
                 return self._send(404, {"error": {"message": f"no route {self.path}"}})
             try:
                 body = json.loads(raw)
@@ -330,6 +338,24 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 if fault.body is not None:
                     return self._send(fault.status, fault.body, fault.headers)
                 return self._send(fault.status, server._completion(record, fault), fault.headers)
+            finally:
+                server._done()
+
+        def _served(self, path: str, raw: bytes) -> None:
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                return self._send(400, {"error": {"message": "request body is not JSON"}})
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            record, fault = server._receive({**body, "path": path}, headers)
+            try:
+                if server.api_key is not None and headers.get("authorization") != f"Bearer {server.api_key}":
+                    return self._send(401, {"error": {"message": "bad key", "code": 401}})
+                if fault.body is not None or fault.status != 200:
+                    body = fault.body or {"error": {"message": "fault"}}
+                    return self._send(fault.status, body, fault.headers)
+                status, payload = server.served.answer(path, body)
+                return self._send(status, payload)
             finally:
                 server._done()
 

@@ -58,6 +58,7 @@ from urllib.parse import urlsplit
 from analysis.core.cache import QueryCache
 from analysis.models import API_PREFIX
 from analysis.models.base import Answer, Model, ModelError, Request
+from analysis.models.served import TOKEN_KINDS, ServedTokens
 
 log = logging.getLogger(__name__)
 
@@ -223,7 +224,7 @@ def reset_endpoints() -> None:
         _ENDPOINTS.clear()
 
 
-class OpenAIChatModel(Model):
+class OpenAIChatModel(ServedTokens, Model):
     """A chat model served by an OpenAI-compatible chat-completions endpoint.
 
     Parameters
@@ -347,6 +348,12 @@ class OpenAIChatModel(Model):
         serving (``meta["model"]``)."""
         return f"{self.host}/{self.model_id}" + (f"@{self.revision}" if self.revision else "")
 
+    def _key(self, kind: str, request: dict) -> str:
+        """The cache key; the kinds that depend on the server's tokenizer carry its identity
+        (:meth:`~analysis.models.served.ServedTokens.capabilities`)."""
+        identity = self.cache_identity() + (self.token_identity(kind) if kind in TOKEN_KINDS else "")
+        return QueryCache.key(self.backend, identity, kind, request)
+
     def versions(self) -> dict[str, str]:
         import openai  # heavy: loaded only when an API model is used
         return {"openai": openai.__version__}
@@ -361,10 +368,15 @@ class OpenAIChatModel(Model):
                 f"({len(raw)} raw completion request(s)); use chat() / generate(chat=True), "
                 "or a local model for complete(), next_token() and next_word()"
             )
+        yield from self._pooled(requests, self._send)
+
+    def _pooled(self, items: Sequence, send) -> Iterator[tuple[int, Answer]]:
+        """``send(item, stop)`` for every item with bounded concurrency; yield
+        ``(index, answer)`` as each one arrives."""
         stop = threading.Event()
         pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="membook-api")
         try:
-            futures = {pool.submit(self._send, r, stop): i for i, r in enumerate(requests)}
+            futures = {pool.submit(send, item, stop): i for i, item in enumerate(items)}
             for future in as_completed(futures):
                 yield futures[future], future.result()
         finally:
@@ -373,8 +385,7 @@ class OpenAIChatModel(Model):
             pool.shutdown(wait=False, cancel_futures=True)
 
     def _send(self, request: Request, stop: threading.Event) -> Answer:
-        """One request with retries; failures come back as an error answer."""
-        import openai  # heavy: loaded only when an API model is used
+        """One chat request with retries; failures come back as an error answer."""
         s = request.settings
         params: dict[str, Any] = {
             "model": self.model_id,
@@ -390,6 +401,16 @@ class OpenAIChatModel(Model):
         if s.top_k is not None:
             # not an OpenAI parameter, but vLLM, llama.cpp and OpenRouter read it from the body
             params["extra_body"] = {"top_k": s.top_k}
+        return self._with_retries(
+            lambda attempt: _parse_completion(
+                self._client.chat.completions.with_raw_response.create(**params).text, attempts=attempt),
+            stop)
+
+    def _with_retries(self, call, stop: threading.Event) -> Answer:
+        """``call(attempt)`` (one HTTP request, parsed into an :class:`Answer`) with
+        retries; failures come back as an error answer, and an endpoint that refused the
+        key or cannot be reached gets no request at all."""
+        import openai  # heavy: loaded only when an API model is used
         attempt = 0
         while True:
             attempt += 1
@@ -398,8 +419,7 @@ class OpenAIChatModel(Model):
                 return Answer(text=None, error=NOT_SENT + self._endpoint.stopped,
                               meta={"attempts": 0, "not_sent": True})
             try:
-                response = self._client.chat.completions.with_raw_response.create(**params)
-                answer = _parse_completion(response.text, attempts=attempt)
+                answer = call(attempt)
                 self._endpoint.record(answer, None)
                 return answer
             except (openai.OpenAIError, MalformedResponseError, UpstreamError) as exc:

@@ -538,13 +538,18 @@ class Model(ABC):
         skip = len(prefix)
 
         def send(todo):
-            for j, (lp, top) in self._score_ids([prefix + reqs[i]["ids"] for i in todo]):
+            for j, scored in self._score_ids([prefix + reqs[i]["ids"] for i in todo]):
+                if isinstance(scored, Answer):  # a request that failed (a served model)
+                    yield j, scored
+                    continue
+                lp, top = scored
                 lp, top = lp[skip:], top[skip:]
                 meta = {"logprobs": [float(x) for x in lp], "argmax": [bool(x) for x in top]}
                 yield j, Answer(None, meta=meta)
 
         answers = self._cached("score_ids", reqs, send, progress, desc=f"{self.name} scores",
                                retry_errors=True)
+        raise_failed(self.name, "score", answers)
         return [{"logprobs": np.asarray(a.meta["logprobs"], dtype=float),
                  "argmax": np.asarray(a.meta["argmax"], dtype=bool)} for a in answers]
 
@@ -573,14 +578,18 @@ class Model(ABC):
         skip = len(prefix)
 
         def send(todo):
-            for j, (lp, mu, sigma) in self._score_ids_stats([prefix + reqs[i]["ids"] for i in todo]):
-                lp, mu, sigma = lp[skip:], mu[skip:], sigma[skip:]
+            for j, scored in self._score_ids_stats([prefix + reqs[i]["ids"] for i in todo]):
+                if isinstance(scored, Answer):  # a request that failed (a served model)
+                    yield j, scored
+                    continue
+                lp, mu, sigma = (x[skip:] for x in scored)
                 meta = {"logprobs": [float(x) for x in lp], "mu": [float(x) for x in mu],
-                        "sigma": [float(x) for x in sigma]}
+                        "sigma": [float(x) for x in sigma], **self._stats_meta()}
                 yield j, Answer(None, meta=meta)
 
         answers = self._cached("score_ids_stats", reqs, send, progress, desc=f"{self.name} score stats",
                                retry_errors=True)
+        raise_failed(self.name, "score", answers)
         return [{k: np.asarray(a.meta[k], dtype=float) for k in ("logprobs", "mu", "sigma")} for a in answers]
 
     def _score_ids_stats(self, sequences: Sequence[list[int]]
@@ -588,8 +597,24 @@ class Model(ABC):
         raise ModelError(f"backend {self.backend!r} cannot score token ids; "
                          "token-level studies need a local model")
 
+    def _stats_meta(self) -> dict:
+        """What :meth:`score_ids_stats` records of how its moments were computed
+        (nothing: exactly, over the vocabulary; a served model's come from the top k)."""
+        return {}
+
     def _key(self, kind: str, request: dict) -> str:
         return QueryCache.key(self.backend, self.cache_identity(), kind, request)
+
+
+def raise_failed(model: str, what: str, answers: Sequence[Answer]) -> None:
+    """Raise a :class:`ModelError` when any answer of a token-level call is an error:
+    ids and scores feed every later step, so a call with a failed request measures
+    nothing. The answers that came back are cached; the next run sends only the
+    failed ones (errors are never kept for these kinds)."""
+    errors = [a.error for a in answers if a.error]
+    if errors:
+        raise ModelError(f"{model}: {len(errors)} of {len(answers)} {what} requests failed "
+                         f"(the rest are cached; re-run to retry them); last: {errors[-1]}")
 
 
 def _bos_field(prefix: list[int]) -> dict:

@@ -1,0 +1,457 @@
+"""Token-level access to a model behind an OpenAI-compatible server: prompt
+log-probabilities and token ids from vLLM- and llama.cpp-style servers.
+
+The entropy, predicting and distributional chapters need what a chat endpoint does
+not give: the model's own tokens, and the log-probability of every token of a
+given text. The engines readers serve models with expose both:
+
+* the completions endpoint with ``echo`` and ``logprobs`` (vLLM,
+  llama-cpp-python's ``llama_cpp.server`` started with ``--logits_all true``, the
+  OpenAI legacy API): each prompt token's log-probability and the top ``k``;
+* ``prompt_logprobs`` (vLLM): the same keyed by token id, with each token's rank;
+* prompts given as token-id lists (vLLM);
+* ``/tokenize`` and ``/detokenize`` (vLLM), ``/extras/tokenize`` and
+  ``/extras/detokenize`` (llama-cpp-python).
+
+:class:`ServedTokens` (a base of :class:`~analysis.models.api.OpenAIChatModel`)
+learns what the server can do from a probe before any chapter work
+(:meth:`~ServedTokens.capabilities`): which tokenize route answers, what the
+tokenizer puts before every text, whether a completions request with a token-id
+prompt is taken, whether prompt log-probabilities come back and how many top
+log-probabilities each position has. The probe's answer is stored in the query
+cache like every other answer, so a warm re-run needs no server. A chapter asks
+for what it needs with :meth:`~ServedTokens.require`, which names what is missing
+and the server options that provide it (:data:`PROVIDED_BY`).
+
+What a served score cannot give: Min-K%++ needs the mean and variance of log p over
+the whole vocabulary at each position, and a server returns only the top ``k``.
+:func:`topk_moments` computes them from the top ``k`` (the tail's mass spread evenly
+over the rest of the vocabulary when its size is known, else left out), and every
+such score carries ``meta["moments"] = "top-k"``.
+
+A server without token-id prompts (llama.cpp) is sent the text of the ids; before
+that, the book tokenizes the text on the server and refuses to score a sequence
+that does not come back as the same ids (an error answer, never a score of another
+sequence).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from analysis.models.base import Answer, ModelError, raise_failed
+
+#: the text whose ids identify the server's tokenizer (and find its routes)
+PROBE_TEXT = "Memorization, in 2024: the quick brown fox jumps over the lazy dog; naïve café 東京."
+#: bumped when the probe changes what it records
+PROBE_VERSION = 1
+#: top log-probabilities asked for per position (vLLM's default --max-logprobs is 20)
+DEFAULT_TOP_K = 20
+#: the kinds of request that depend on the server's tokenizer (their cache keys carry it)
+TOKEN_KINDS = frozenset({"score_ids", "score_ids_stats", "complete_ids", "tokenize", "detokenize"})
+
+#: what each capability is, in words
+CAPABILITIES = {
+    "prompt_scores": "the log-probability of every prompt token (echo with logprobs, or prompt_logprobs)",
+    "tokenize": "the model's own tokenizer (a /tokenize or /extras/tokenize route)",
+    "token_ids": "prompts given as token-id lists",
+}
+#: the server options that provide each capability
+PROVIDED_BY = {
+    "prompt_scores": ("vLLM answers completions with echo=true and logprobs, and prompt_logprobs "
+                      "(raise --max-logprobs above 20 for more top tokens); llama-cpp-python needs "
+                      "`python -m llama_cpp.server --model M --logits_all true`"),
+    "tokenize": ("vLLM serves /tokenize and /detokenize; llama-cpp-python serves /extras/tokenize "
+                 "and /extras/detokenize"),
+    "token_ids": ("vLLM takes token-id prompts; llama.cpp's server does not (the book then sends the "
+                  "text and checks that the server tokenizes it back to the same ids)"),
+}
+
+#: the two tokenize dialects: route, request body, field of the ids; detokenize route and field
+_ROUTES = (
+    {"tokenize": "/tokenize", "detokenize": "/detokenize", "text_field": "prompt", "out_field": "prompt"},
+    {"tokenize": "/extras/tokenize", "detokenize": "/extras/detokenize", "text_field": "input",
+     "out_field": "text"},
+)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a server can do for token-level work (:meth:`ServedTokens.capabilities`).
+
+    ``tokenize`` is the route (``"/tokenize"``, ``"/extras/tokenize"``) or None;
+    ``prefix`` the ids its tokenizer puts before every text (a beginning-of-sequence
+    token, or nothing); ``tokenizer`` an identity of the tokenizer (a hash of the
+    probe text's ids); ``token_ids`` whether a completions prompt may be token ids;
+    ``prompt_scores`` how prompt log-probabilities come back (``"prompt_logprobs"``,
+    ``"echo"``) or None; ``top_k`` the top log-probabilities per position; ``why``
+    what failed, per capability, in the server's words."""
+
+    tokenize: str | None
+    prefix: tuple[int, ...]
+    tokenizer: str | None
+    token_ids: bool
+    prompt_scores: str | None
+    top_k: int
+    why: dict
+
+    def lacks(self, needs: Iterable[str]) -> list[str]:
+        """The capabilities of ``needs`` (names of :data:`CAPABILITIES`) this server lacks."""
+        unknown = sorted(set(needs) - set(CAPABILITIES))
+        if unknown:
+            raise ModelError(f"unknown capabilities {unknown}; allowed: {sorted(CAPABILITIES)}")
+        have = {"prompt_scores": self.prompt_scores is not None, "tokenize": self.tokenize is not None,
+                "token_ids": self.token_ids}
+        return [n for n in needs if not have[n]]
+
+    def as_dict(self) -> dict:
+        out = asdict(self)
+        out["prefix"] = list(self.prefix)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Capabilities:
+        return cls(d["tokenize"], tuple(d["prefix"]), d["tokenizer"], d["token_ids"], d["prompt_scores"],
+                   int(d["top_k"]), dict(d.get("why") or {}))
+
+
+def missing_text(model: str, lacks: Sequence[str], why: dict) -> str:
+    """The error a chapter raises when ``model``'s server lacks ``lacks``: each
+    capability in words, what the server said, and the options that provide it."""
+    parts = [f"{n}: {CAPABILITIES[n]}" + (f" (the server answered: {why[n]})" if why.get(n) else "")
+             + f"; {PROVIDED_BY[n]}" for n in lacks]
+    return f"{model}'s server lacks what this chapter needs: " + " | ".join(parts)
+
+
+# -- reading the two dialects ----------------------------------------------------
+
+def _choice(payload: Any) -> dict:
+    choices = payload.get("choices") if isinstance(payload, dict) else None
+    if not isinstance(choices, list) or not choices:
+        raise ValueError("the completions response has no choices")
+    choice = payload["choices"][0]
+    if not isinstance(choice, dict):
+        raise ValueError("the completions response's choice is not an object")
+    return choice
+
+
+def prompt_entries(payload: Any, ids: Sequence[int]) -> tuple[str, list[dict | None]]:
+    """Per-position scores of the prompt tokens in a completions response: the dialect
+    (``"prompt_logprobs"`` or ``"echo"``) and a list aligned with the tokens the server
+    returned for the prompt, each None (no score: the first token) or a dict with
+    ``logprob`` (of the prompt token), ``argmax`` (whether it was the top prediction)
+    and ``top`` (the returned top log-probabilities, the prompt token's included).
+
+    vLLM's ``prompt_logprobs`` is a list of None or ``{token id: {"logprob", "rank"}}``,
+    read at ``ids`` (the token ids sent). ``echo`` is the OpenAI legacy shape:
+    ``logprobs.token_logprobs`` and ``logprobs.top_logprobs`` (token text to
+    log-probability), prompt tokens first, then the generated ones; the caller
+    aligns it (:func:`align`)."""
+    choice = _choice(payload)
+    plp = choice.get("prompt_logprobs")
+    if isinstance(plp, list):
+        out: list[dict | None] = []
+        for i, entry in enumerate(plp):
+            if entry is None:
+                out.append(None)
+                continue
+            if i >= len(ids):
+                raise ValueError(f"prompt_logprobs has {len(plp)} entries for {len(ids)} prompt tokens")
+            own = entry.get(str(ids[i]), entry.get(ids[i]))
+            if not isinstance(own, dict) or "logprob" not in own:
+                raise ValueError(f"prompt_logprobs at position {i} has no entry for token {ids[i]}")
+            top = [float(v["logprob"]) for v in entry.values() if isinstance(v, dict) and "logprob" in v]
+            rank = own.get("rank")
+            argmax = (int(rank) == 1) if rank is not None else float(own["logprob"]) >= max(top) - 1e-6
+            out.append({"logprob": float(own["logprob"]), "argmax": bool(argmax), "top": top})
+        return "prompt_logprobs", out
+    lp = choice.get("logprobs")
+    if not isinstance(lp, dict) or not isinstance(lp.get("token_logprobs"), list):
+        raise ValueError("the completions response has neither prompt_logprobs nor echoed logprobs")
+    tops = lp.get("top_logprobs") or [None] * len(lp["token_logprobs"])
+    out = []
+    for value, top in zip(lp["token_logprobs"], tops):
+        if value is None:
+            out.append(None)
+            continue
+        values = [float(v) for v in (top or {}).values()] or [float(value)]
+        out.append({"logprob": float(value), "argmax": float(value) >= max(values) - 1e-6, "top": values})
+    return "echo", out
+
+
+def align(entries: list[dict | None], sequence: Sequence[int], prefix: Sequence[int], dialect: str,
+          generated: int = 1) -> list[dict | None]:
+    """The scores of tokens ``1 .. n-1`` of ``sequence`` (``n - 1`` entries, None where
+    the server gave none) from a response's ``entries`` (:func:`prompt_entries`).
+
+    ``prompt_logprobs`` has one entry per prompt token. ``echo`` adds ``generated``
+    entries after the prompt, and llama-cpp-python leaves a leading
+    beginning-of-sequence token out of the echo (and gives its first echoed token no
+    score), so an echo one entry short of the sequence is read as starting after
+    ``prefix``'s first token. Any other count is an error."""
+    n = len(sequence)
+    if dialect == "echo":
+        entries = entries[: len(entries) - generated] if generated else entries
+    if len(entries) == n:
+        seen = entries
+    elif dialect == "echo" and len(entries) == n - 1 and prefix and sequence[0] == prefix[0]:
+        seen = [None, *entries]
+    else:
+        raise ValueError(f"the server scored {len(entries)} prompt tokens for a sequence of {n}")
+    return list(seen[1:])
+
+
+def topk_moments(top: Sequence[float], vocab_size: int | None = None) -> tuple[float, float]:
+    """Mean and standard deviation of log p(z) under p, from the top-k log-probabilities
+    ``top`` of one position: ``mu = Σ p log p`` and ``sigma² = Σ p (log p - mu)²``.
+
+    The top ``k`` carry mass ``m``; the rest, ``1 - m``, is spread evenly over the
+    other ``vocab_size - k`` tokens when ``vocab_size`` is given (each then has log
+    probability ``log((1 - m) / (V - k))``), and left out when it is not (the sums
+    run over the top ``k`` only). Exact when the top ``k`` is the whole vocabulary."""
+    lp = np.asarray([float(x) for x in top], dtype=float)
+    if lp.size == 0:
+        return float("nan"), float("nan")
+    p = np.exp(lp)
+    terms, weights = list(lp), list(p)
+    rest = 1.0 - float(p.sum())
+    if vocab_size is not None and vocab_size > lp.size and rest > 1e-12:
+        terms.append(math.log(rest / (vocab_size - lp.size)))
+        weights.append(rest)  # the tail's tokens, all at the same log-probability
+    w, t = np.asarray(weights), np.asarray(terms)
+    mu = float((w * t).sum())
+    sigma = float(np.sqrt(max((w * (t - mu) ** 2).sum(), 0.0)))
+    return mu, sigma
+
+
+def tokenizer_identity(ids: Sequence[int], prefix: Sequence[int]) -> str:
+    """A short identity of a tokenizer: the hash of the probe text's ids and the prefix."""
+    blob = json.dumps({"probe": PROBE_TEXT, "ids": list(ids), "prefix": list(prefix)})
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+# -- the backend -----------------------------------------------------------------
+
+class ServedTokens:
+    """Token-level methods of a served model (a base of
+    :class:`~analysis.models.api.OpenAIChatModel`, which supplies ``_client``,
+    ``_cached``, ``_pooled``, ``_with_retries``, ``model_id``, ``base_url`` and
+    ``cache_identity``)."""
+
+    top_k: int = DEFAULT_TOP_K
+    vocab_size: int | None = None
+    _caps: Capabilities | None = None
+    _caps_lock = threading.RLock()
+
+    # -- what the server can do --------------------------------------------------
+    def capabilities(self) -> Capabilities:
+        """What the server can do (probed once, the answer kept in the query cache)."""
+        with self._caps_lock:
+            if self._caps is None:
+                [answer] = self._cached("probe", [{"probe": PROBE_VERSION, "top_k": self.top_k}],
+                                        lambda todo: self._pooled([None], lambda _, stop: self._probe(stop)),
+                                        False, retry_errors=True)
+                if answer.error:
+                    raise ModelError(f"{self.name}: the capability probe of {self.base_url} failed: "
+                                     f"{answer.error}")
+                self._caps = Capabilities.from_dict(answer.meta["capabilities"])
+            return self._caps
+
+    def require(self, *needs: str) -> Capabilities:
+        """The server's capabilities, or a :class:`ModelError` naming each of ``needs``
+        (:data:`CAPABILITIES`) it lacks and the server options that provide it."""
+        caps = self.capabilities()
+        lacks = caps.lacks(needs)
+        if lacks:
+            raise ModelError(missing_text(self.name, lacks, caps.why))
+        return caps
+
+    def token_identity(self, kind: str) -> str:
+        """What a token-level answer's cache key adds to the model's identity: the
+        server's tokenizer, and for moments from the top k, ``k`` and the vocabulary size
+        they assume."""
+        out = f"#tokenizer={self.capabilities().tokenizer}"
+        if kind == "score_ids_stats":
+            out += f"#moments=top{self.top_k}-vocab{self.vocab_size}"
+        return out
+
+    def _root(self) -> str:
+        """The server's root URL (the tokenize routes sit there, not under ``/v1``)."""
+        url = self.base_url
+        return url[: -len("/v1")] if url.endswith("/v1") else url
+
+    def _post(self, route: str, body: dict) -> Any:
+        # cast_to=object: the client hands back the parsed JSON body
+        return self._client.post(self._root() + route, body=body, cast_to=object)
+
+    def _probe(self, stop: threading.Event) -> Answer:
+        """Find the tokenize route, the tokenizer's prefix and identity, and what a
+        completions request with echo, logprobs and prompt_logprobs gives back."""
+        import openai
+        why: dict[str, str] = {}
+        route, ids, prefix = None, None, ()
+        for dialect in _ROUTES:
+            try:
+                body = {"model": self.model_id, dialect["text_field"]: PROBE_TEXT}
+                ids = list(self._post(dialect["tokenize"], {**body, "add_special_tokens": False})["tokens"])
+                empty = list(self._post(dialect["tokenize"], {**body, dialect["text_field"]: ""})["tokens"])
+            except (openai.OpenAIError, KeyError, TypeError, ValueError) as exc:
+                why["tokenize"] = f"{dialect['tokenize']}: {type(exc).__name__}: {str(exc)[:200]}"
+                continue
+            route, prefix = dialect["tokenize"], tuple(int(t) for t in empty)
+            if prefix and ids[: len(prefix)] == list(prefix):
+                ids = ids[len(prefix):]  # a route that ignores add_special_tokens (llama.cpp)
+            why.pop("tokenize", None)
+            break
+        token_ids, scores, top_k = False, None, 0
+        if ids:
+            attempts = [("token_ids", list(prefix) + ids), ("text", PROBE_TEXT)]
+            for mode, prompt in attempts:
+                answer = self._with_retries(lambda attempt, p=prompt: self._score_request(p, attempt), stop)
+                if answer.error:
+                    why["token_ids" if mode == "token_ids" else "prompt_scores"] = answer.error
+                    continue
+                token_ids = mode == "token_ids"
+                try:
+                    dialect_name, entries = prompt_entries(answer.meta["payload"], list(prefix) + ids)
+                except ValueError as exc:
+                    why["prompt_scores"] = str(exc)
+                    break
+                scored = [e for e in entries if e is not None]
+                if scored:
+                    # the most at any position: a list keyed by token text (echo) merges tokens
+                    # whose texts collide (pieces of one UTF-8 character), so some hold fewer
+                    scores, top_k = dialect_name, max(len(e["top"]) for e in scored)
+                else:
+                    why["prompt_scores"] = "the response scored no prompt token"
+                break
+        caps = Capabilities(route, prefix, tokenizer_identity(ids, prefix) if ids else None, token_ids,
+                            scores, top_k, why)
+        return Answer(None, meta={"capabilities": caps.as_dict()})
+
+    def _score_request(self, prompt, attempt: int) -> Answer:
+        """One completions request that echoes ``prompt`` (text or ids) with its scores."""
+        response = self._client.completions.with_raw_response.create(
+            model=self.model_id, prompt=prompt, max_tokens=1, temperature=0.0, echo=True,
+            logprobs=self.top_k, extra_body={"prompt_logprobs": self.top_k})
+        try:
+            payload = json.loads(response.text)
+        except ValueError as exc:
+            from analysis.models.api import MalformedResponseError
+            raise MalformedResponseError(f"response body is not JSON ({exc})") from None
+        return Answer(None, meta={"payload": payload, "attempts": attempt})
+
+    # -- tokens ------------------------------------------------------------------
+    def id_prefix(self) -> list[int]:
+        return list(self.require("tokenize").prefix)
+
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each text in the server's own tokenizer, without special tokens
+        (cached per text)."""
+        caps = self.require("tokenize")
+        dialect = next(d for d in _ROUTES if d["tokenize"] == caps.tokenize)
+        prefix = list(caps.prefix)
+
+        def one(text, stop):
+            def call(attempt):
+                body = {"model": self.model_id, dialect["text_field"]: text, "add_special_tokens": False}
+                ids = [int(t) for t in self._post(dialect["tokenize"], body)["tokens"]]
+                if prefix and ids[: len(prefix)] == prefix:
+                    ids = ids[len(prefix):]
+                return Answer(None, meta={"ids": ids, "attempts": attempt})
+            return self._with_retries(call, stop)
+
+        answers = self._cached("tokenize", [{"text": t} for t in texts],
+                               lambda todo: self._pooled([texts[i] for i in todo], one), False,
+                               retry_errors=True)
+        raise_failed(self.name, "tokenize", answers)
+        return [list(a.meta["ids"]) for a in answers]
+
+    def detokenize(self, ids: Sequence[Sequence[int]]) -> list[str]:
+        """The text of each token-id list, from the server's tokenizer (cached)."""
+        caps = self.require("tokenize")
+        dialect = next(d for d in _ROUTES if d["tokenize"] == caps.tokenize)
+        seqs = [[int(t) for t in s] for s in ids]
+
+        def one(seq, stop):
+            def call(attempt):
+                out = self._post(dialect["detokenize"], {"model": self.model_id, "tokens": seq})
+                return Answer(str(out[dialect["out_field"]]), meta={"attempts": attempt})
+            return self._with_retries(call, stop)
+
+        answers = self._cached("detokenize", [{"ids": s} for s in seqs],
+                               lambda todo: self._pooled([seqs[i] for i in todo], one), False,
+                               retry_errors=True)
+        raise_failed(self.name, "detokenize", answers)
+        return [a.text for a in answers]
+
+    # -- scores ------------------------------------------------------------------
+    def _scored_positions(self, sequences: Sequence[list[int]]) -> Iterator[tuple[int, Any]]:
+        """For each sequence (the prefix included), the aligned scores of tokens
+        ``1 .. n-1`` (:func:`align`), or an error :class:`Answer`."""
+        caps = self.require("prompt_scores", "tokenize")
+        prefix = list(caps.prefix)
+        texts: list[str | None] = [None] * len(sequences)
+        if not caps.token_ids:
+            bare = [s[len(prefix):] if prefix and s[: len(prefix)] == prefix else s for s in sequences]
+            texts = self.detokenize(bare)
+            back = self.tokenize(texts)
+            for i, (b, t) in enumerate(zip(bare, back)):
+                if b != t:
+                    texts[i] = None
+        jobs = list(zip(sequences, texts))
+
+        def one(job, stop):
+            seq, text = job
+            if not caps.token_ids and text is None:
+                return Answer(None, error=("not sent: the server takes no token-id prompts and tokenizes "
+                                           "this sequence's text to other ids"), meta={"not_sent": True})
+            answer = self._with_retries(
+                lambda attempt: self._score_request(seq if caps.token_ids else text, attempt), stop)
+            if answer.error:
+                return answer
+            try:
+                dialect, entries = prompt_entries(answer.meta["payload"], seq)
+                aligned = align(entries, seq, prefix, dialect)
+            except ValueError as exc:
+                return Answer(None, error=f"MalformedResponseError: {exc}", meta={"attempts": 1})
+            return Answer(None, meta={"aligned": aligned, "attempts": answer.meta["attempts"]})
+
+        yield from self._pooled(jobs, one)
+
+    def _score_ids(self, sequences):
+        for j, answer in self._scored_positions(sequences):
+            if answer.error:
+                yield j, answer
+                continue
+            aligned = answer.meta["aligned"]
+            yield j, ([math.nan if e is None else e["logprob"] for e in aligned],
+                      [False if e is None else e["argmax"] for e in aligned])
+
+    def _score_ids_stats(self, sequences):
+        for j, answer in self._scored_positions(sequences):
+            if answer.error:
+                yield j, answer
+                continue
+            lp, mu, sigma = [], [], []
+            for e in answer.meta["aligned"]:
+                if e is None:
+                    lp.append(math.nan), mu.append(math.nan), sigma.append(math.nan)
+                    continue
+                m, s = topk_moments(e["top"], self.vocab_size)
+                lp.append(e["logprob"]), mu.append(m), sigma.append(s)
+            yield j, (lp, mu, sigma)
+
+    def _stats_meta(self) -> dict:
+        """What :meth:`score_ids_stats` records of its moments: computed from the top k
+        (:func:`topk_moments`)."""
+        return {"moments": "top-k", "top_k": self.capabilities().top_k, "vocab_size": self.vocab_size}
+

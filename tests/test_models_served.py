@@ -1,0 +1,212 @@
+"""Token-level access to a served model (analysis.models.served), against the fake
+server speaking vLLM's and llama-cpp-python's response shapes (tests/served_toys.py).
+
+Every score is compared with the toy model's own, computed by hand from its bigram
+distribution; the refusals name what is missing and what provides it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from analysis.models import ModelError
+from analysis.models.api import KEY_ENVS, OpenAIChatModel, reset_endpoints
+from analysis.models.served import align, prompt_entries, topk_moments
+from fakeserver import FakeOpenAIServer, Fault
+from served_toys import BOS, VOCAB, ToyServed
+
+KEY = "sk-membook-served-41d0"
+FAST = {"timeout": 2.0, "base_delay": 0.01, "max_delay": 0.05, "max_retries": 2}
+TEXTS = ["the cat sat", "memorization", "a b"]
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch, tmp_path):
+    for name in KEY_ENVS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("MEMBOOK_API_BASE_URL", raising=False)
+    monkeypatch.setenv("MEMBOOK_API_KEY", KEY)
+    reset_endpoints()
+
+
+def served(toy: ToyServed):
+    return FakeOpenAIServer(api_key=KEY, served=toy)
+
+
+def make(server, cache, **kw) -> OpenAIChatModel:
+    return OpenAIChatModel("toy", base_url=server.base_url, cache=cache, **{**FAST, **kw})
+
+
+@pytest.mark.parametrize("dialect,bos", [("vllm", False), ("vllm", True), ("llamacpp", True)])
+def test_probe_learns_what_the_server_can_do(cache, dialect, bos):
+    toy = ToyServed(dialect, bos=bos)
+    with served(toy) as server:
+        caps = make(server, cache).capabilities()
+    assert caps.tokenize == ("/tokenize" if dialect == "vllm" else "/extras/tokenize")
+    assert caps.prefix == ((BOS,) if bos else ())
+    assert caps.token_ids is (dialect == "vllm")
+    assert caps.prompt_scores == ("prompt_logprobs" if dialect == "vllm" else "echo")
+    # 20 asked for; the prompt token's own entry joins the top 20 when it is not among them
+    assert caps.top_k >= 20 and caps.tokenizer
+
+
+@pytest.mark.parametrize("dialect,bos", [("vllm", False), ("vllm", True), ("llamacpp", True)])
+def test_scores_equal_the_models_own(cache, dialect, bos):
+    toy = ToyServed(dialect, bos=bos)
+    with served(toy) as server:
+        model = make(server, cache)
+        ids = model.tokenize(TEXTS)
+        assert ids == [toy.encode(t, special=False) for t in TEXTS]
+        assert model.detokenize(ids) == TEXTS
+        assert model.id_prefix() == ([BOS] if bos else [])
+        scores = model.score_ids(ids)
+        calls = server.count()
+        # what the model reads: its prefix, then the ids; scored are tokens 1..n-1 of the ids
+        for got, seq in zip(scores, ids):
+            want = toy.scores(([BOS] if bos else []) + seq)[-(len(seq) - 1):]
+            np.testing.assert_allclose(got["logprobs"], want, rtol=0, atol=1e-9)
+            best = [int(np.argmax(toy.logprobs_after(a))) == b for a, b in zip(seq, seq[1:])]
+            assert got["argmax"].tolist() == best
+        # a second call is answered from the cache
+        again = make(server, cache).score_ids(ids)
+        assert server.count() == calls
+        assert all(np.array_equal(a["logprobs"], b["logprobs"]) for a, b in zip(again, scores))
+
+
+def test_moments_from_the_top_k_are_marked_and_close(cache):
+    toy = ToyServed("vllm")
+    with served(toy) as server:
+        model = make(server, cache)
+        [seq] = model.tokenize(["memorization"])
+        [got] = model.score_ids_stats([seq])
+        model.vocab_size = VOCAB  # the tail's mass spread over the rest of the vocabulary
+        [spread] = model.score_ids_stats([seq])
+    exact = np.asarray(toy.moments(seq))
+    # the toy's distribution is a wide bump: the top 20 hold most but not all of the mass.
+    # Left out, the tail's negative terms are missing and mu is too high; spread evenly
+    # over the other tokens, the error shrinks
+    left_out, evened = got["mu"] - exact[:, 0], spread["mu"] - exact[:, 0]
+    assert (left_out > 0.5).all()
+    assert np.abs(evened).max() < np.abs(left_out).min()
+    np.testing.assert_array_equal(got["logprobs"], spread["logprobs"])
+    # the stored answer says how its moments were computed
+    model.vocab_size = None
+    stored = cache.get_many({model._key("score_ids_stats", {"ids": seq})})
+    [row] = stored.values()
+    assert row.meta["moments"] == "top-k" and row.meta["top_k"] >= 20
+
+
+def test_topk_moments_by_hand():
+    # the whole vocabulary: exact
+    p = np.array([0.5, 0.25, 0.25])
+    lp = np.log(p)
+    mu = float((p * lp).sum())
+    sigma = float(np.sqrt((p * (lp - mu) ** 2).sum()))
+    assert topk_moments(lp) == pytest.approx((mu, sigma))
+    # the top two of four tokens (0.5, 0.3) and a tail of 0.2 over the other two at 0.1 each
+    full = np.log(np.array([0.5, 0.3, 0.1, 0.1]))
+    pf = np.exp(full)
+    mu_f = float((pf * full).sum())
+    sigma_f = float(np.sqrt((pf * (full - mu_f) ** 2).sum()))
+    assert topk_moments(full[:2], vocab_size=4) == pytest.approx((mu_f, sigma_f))
+    # without the vocabulary's size the tail is left out
+    part = np.exp(full[:2])
+    assert topk_moments(full[:2])[0] == pytest.approx(float((part * full[:2]).sum()))
+
+
+def test_align_reads_llamacpp_echo_without_its_bos():
+    # llama.cpp echoes [a, b, c] + one generated token for the sequence [BOS, a, b, c]
+    entries = [None, {"logprob": -1.0}, {"logprob": -2.0}, {"logprob": -9.0}]
+    got = align(entries, [BOS, 10, 11, 12], [BOS], "echo")
+    assert got == [None, {"logprob": -1.0}, {"logprob": -2.0}]
+    with pytest.raises(ValueError, match="scored 2 prompt tokens for a sequence of 4"):
+        align(entries[:3], [BOS, 10, 11, 12], [BOS], "echo")
+    # prompt_logprobs: one entry per prompt token, the first None
+    assert align([None, {"logprob": -1.0}], [5, 6], [], "prompt_logprobs") == [{"logprob": -1.0}]
+
+
+def test_prompt_entries_read_vllm_ranks_by_token_id():
+    payload = {"choices": [{"prompt_logprobs": [None, {"7": {"logprob": -0.5, "rank": 2},
+                                                        "9": {"logprob": -0.3, "rank": 1}}]}]}
+    dialect, [first, second] = prompt_entries(payload, [4, 7])
+    assert dialect == "prompt_logprobs" and first is None
+    assert second == {"logprob": -0.5, "argmax": False, "top": [-0.5, -0.3]}
+    with pytest.raises(ValueError, match="no entry for token 8"):
+        prompt_entries(payload, [4, 8])
+
+
+def test_a_server_without_scores_is_refused_naming_the_option(cache, monkeypatch):
+    toy = ToyServed("llamacpp", bos=True)
+    # llama_cpp.server without --logits_all: the completion comes back, but no logprobs
+    original = toy._completion
+
+    def no_logprobs(body):
+        status, payload = original({**body, "logprobs": None})
+        return status, payload
+
+    monkeypatch.setattr(toy, "_completion", no_logprobs)
+    with served(toy) as server:
+        model = make(server, cache)
+        with pytest.raises(ModelError, match="prompt_scores.*--logits_all true"):
+            model.require("prompt_scores", "tokenize")
+        # the token-level call fails the same way, before sending any score request
+        before = server.count()
+        with pytest.raises(ModelError, match="lacks what this chapter needs"):
+            model.score_ids([[10, 11, 12]])
+        assert server.count() == before
+
+
+def test_a_chat_only_endpoint_has_no_tokenizer(server, cache):
+    # the plain fake server: chat completions only, no tokenize route, no completions
+    model = make(server, cache)
+    caps = model.capabilities()
+    assert caps.tokenize is None and caps.prompt_scores is None
+    with pytest.raises(ModelError, match="tokenize: the model's own tokenizer.*/extras/tokenize"):
+        model.tokenize(["hello"])
+
+
+def test_llamacpp_text_that_retokenizes_differently_is_never_scored(cache):
+    toy = ToyServed("llamacpp", bos=True)
+    with served(toy) as server:
+        model = make(server, cache)
+        good = toy.encode("abc", special=False)
+        # byte 0xff alone is not UTF-8: its text comes back as the replacement character's bytes
+        bad = [0xFF + 3, 100]
+        with pytest.raises(ModelError, match="1 of 2 score requests failed.*tokenizes this sequence"):
+            model.score_ids([good, bad])
+        # the good one was scored and kept; the failed one was not stored
+        sent = server.count()
+        [again] = model.score_ids([good])
+        assert server.count() == sent
+        np.testing.assert_allclose(again["logprobs"], toy.scores([BOS] + good)[1:], atol=1e-9)
+
+
+def test_a_server_error_is_an_error_and_the_next_run_resumes(cache):
+    toy = ToyServed("vllm")
+    with served(toy) as server:
+        model = make(server, cache)
+        ids = model.tokenize(TEXTS)
+        n = server.count()
+        # every later request fails with 400 (not retried): the first score call measures nothing
+        for call in range(n + 1, n + 10):
+            server.on_call(call, Fault.error(400))
+        with pytest.raises(ModelError, match="3 of 3 score requests failed"):
+            model.score_ids(ids)
+        server.clear()
+        scores = make(server, cache).score_ids(ids)
+        assert len(scores) == 3 and all(np.isfinite(s["logprobs"]).all() for s in scores)
+
+
+def test_the_tokenizer_is_part_of_the_cache_key(tmp_path):
+    # one server and model name whose tokenizer changes (it starts putting BOS first): the
+    # probe of each cache finds its own tokenizer, and no score key is shared
+    from analysis.core.cache import QueryCache
+    with served(ToyServed("vllm", bos=False)) as server:
+        a = make(server, QueryCache(tmp_path / "a.sqlite"))
+        a.capabilities()
+        server.served = ToyServed("vllm", bos=True)
+        b = make(server, QueryCache(tmp_path / "b.sqlite"))
+        assert a.capabilities().tokenizer != b.capabilities().tokenizer
+        assert a._key("score_ids", {"ids": [4, 5]}) != b._key("score_ids", {"ids": [4, 5]})
+        assert a._key("chat", {"x": 1}) == b._key("chat", {"x": 1})  # chat answers do not depend on it
