@@ -18,6 +18,9 @@ The shapes follow those projects' servers:
   leading beginning-of-sequence token out and gives the first echoed token no
   score; ``prompt_logprobs`` is ignored; top log-probabilities are keyed by token text.
 
+vLLM's ``return_tokens_as_token_ids`` names each token ``"token_id:<id>"``. The toy
+never produces its end-of-text token, so ``ignore_eos`` changes nothing here.
+
 The model: token ids are the UTF-8 bytes plus :data:`OFFSET`; the next-token
 distribution depends on the previous token only (:meth:`ToyServed.logprobs_after`),
 so a test can compute every score by hand and compare.
@@ -120,7 +123,8 @@ class ToyServed:
             tokens, token_lp, top_lp = [], [], []
             for j, tok in enumerate(echoed):
                 pos = start + j
-                tokens.append(self.decode([tok]))
+                as_ids = self.dialect == "vllm" and body.get("return_tokens_as_token_ids")
+                tokens.append(f"token_id:{tok}" if as_ids else self.decode([tok]))
                 if pos == 0 or (self.dialect == "llamacpp" and body.get("echo") and j == 0):
                     token_lp.append(None), top_lp.append(None)
                     continue

@@ -210,3 +210,33 @@ def test_the_tokenizer_is_part_of_the_cache_key(tmp_path):
         assert a.capabilities().tokenizer != b.capabilities().tokenizer
         assert a._key("score_ids", {"ids": [4, 5]}) != b._key("score_ids", {"ids": [4, 5]})
         assert a._key("chat", {"x": 1}) == b._key("chat", {"x": 1})  # chat answers do not depend on it
+
+
+@pytest.mark.parametrize("dialect,bos", [("vllm", False), ("llamacpp", True)])
+def test_generate_ids_continue_for_exactly_n_tokens(cache, dialect, bos):
+    from analysis.models import GenerationSettings
+    toy = ToyServed(dialect, bos=bos)
+    with served(toy) as server:
+        model = make(server, cache)
+        # prompts whose greedy continuations stay ASCII: llama.cpp names tokens by text
+        prompts = model.tokenize(["3", "ru"])
+        answers = model.generate_ids(prompts, GenerationSettings(max_new_tokens=5))
+    for prompt, answer in zip(prompts, answers):
+        seq = ([BOS] if bos else []) + prompt
+        for _ in range(5):
+            seq.append(int(np.argmax(toy.logprobs_after(seq[-1]))))
+        assert answer.meta["ids"] == seq[-5:] and answer.text == toy.decode(seq[-5:])
+    if dialect == "vllm":
+        body = next(r.body for r in server.requests if r.body.get("path") == "/v1/completions"
+                    and r.body.get("max_tokens") == 5)
+        # told to go past an end-of-text token and to name the new tokens by id
+        assert body["ignore_eos"] and body["min_tokens"] == 5 and body["return_tokens_as_token_ids"]
+
+
+def test_llamacpp_continuation_split_inside_a_character_is_an_error(cache):
+    from analysis.models import GenerationSettings
+    with served(ToyServed("llamacpp", bos=True)) as server:
+        model = make(server, cache)
+        # "the cat" continues into bytes above 127: their text cannot give back the ids
+        with pytest.raises(ModelError, match="tokenizes to 9 ids, not the 5 generated"):
+            model.generate_ids(model.tokenize(["the cat"]), GenerationSettings(max_new_tokens=5))

@@ -58,6 +58,9 @@ DEFAULT_TOP_K = 20
 #: the kinds of request that depend on the server's tokenizer (their cache keys carry it)
 TOKEN_KINDS = frozenset({"score_ids", "score_ids_stats", "complete_ids", "tokenize", "detokenize"})
 
+#: the error of a sequence a server without token-id prompts cannot be sent faithfully
+NOT_ROUND_TRIP = ("not sent: the server takes no token-id prompts and tokenizes this sequence's text "
+                  "to other ids")
 #: what each capability is, in words
 CAPABILITIES = {
     "prompt_scores": "the log-probability of every prompt token (echo with logprobs, or prompt_logprobs)",
@@ -399,21 +402,13 @@ class ServedTokens:
         ``1 .. n-1`` (:func:`align`), or an error :class:`Answer`."""
         caps = self.require("prompt_scores", "tokenize")
         prefix = list(caps.prefix)
-        texts: list[str | None] = [None] * len(sequences)
-        if not caps.token_ids:
-            bare = [s[len(prefix):] if prefix and s[: len(prefix)] == prefix else s for s in sequences]
-            texts = self.detokenize(bare)
-            back = self.tokenize(texts)
-            for i, (b, t) in enumerate(zip(bare, back)):
-                if b != t:
-                    texts[i] = None
+        texts = [None] * len(sequences) if caps.token_ids else self._texts_of(list(sequences), prefix)
         jobs = list(zip(sequences, texts))
 
         def one(job, stop):
             seq, text = job
             if not caps.token_ids and text is None:
-                return Answer(None, error=("not sent: the server takes no token-id prompts and tokenizes "
-                                           "this sequence's text to other ids"), meta={"not_sent": True})
+                return Answer(None, error=NOT_ROUND_TRIP, meta={"not_sent": True})
             answer = self._with_retries(
                 lambda attempt: self._score_request(seq if caps.token_ids else text, attempt), stop)
             if answer.error:
@@ -424,6 +419,80 @@ class ServedTokens:
             except ValueError as exc:
                 return Answer(None, error=f"MalformedResponseError: {exc}", meta={"attempts": 1})
             return Answer(None, meta={"aligned": aligned, "attempts": answer.meta["attempts"]})
+
+        yield from self._pooled(jobs, one)
+
+    def _texts_of(self, sequences: Sequence[list[int]], prefix: list[int]) -> list[str | None]:
+        """For a server without token-id prompts: the text of each sequence (its prefix
+        left to the server), or None where the server tokenizes that text to other ids."""
+        bare = [s[len(prefix):] if prefix and s[: len(prefix)] == prefix else s for s in sequences]
+        texts: list[str | None] = list(self.detokenize(bare))
+        for i, (b, t) in enumerate(zip(bare, self.tokenize([t or "" for t in texts]))):
+            if b != t:
+                texts[i] = None
+        return texts
+
+    def _generate_ids(self, prompt_ids, settings, seeds=None) -> Iterator[tuple[int, Answer]]:
+        """Continue each prompt (token ids, the prefix included) for exactly
+        ``max_new_tokens`` tokens. vLLM is told to go past an end-of-text token
+        (``ignore_eos``, ``min_tokens``) and to name the new tokens by id
+        (``return_tokens_as_token_ids``); from a server that names them by text only
+        (llama.cpp), the new ids are the tail of the server's tokenization of prompt and
+        continuation, and an answer whose tail is not the prompt's ids followed by exactly
+        ``max_new_tokens`` new ones is an error."""
+        caps = self.require("tokenize")
+        prefix = list(caps.prefix)
+        n = settings.max_new_tokens
+        texts = [None] * len(prompt_ids) if caps.token_ids else self._texts_of(list(prompt_ids), prefix)
+        jobs = [(list(p), t, None if seeds is None else seeds[i])
+                for i, (p, t) in enumerate(zip(prompt_ids, texts))]
+
+        def one(job, stop):
+            seq, text, seed = job
+            if not caps.token_ids and text is None:
+                return Answer(None, error=NOT_ROUND_TRIP, meta={"not_sent": True})
+            extra = {"ignore_eos": True, "min_tokens": n, "return_tokens_as_token_ids": True}
+            if settings.top_k is not None:
+                extra["top_k"] = settings.top_k
+            params = {"model": self.model_id, "prompt": seq if caps.token_ids else text, "max_tokens": n,
+                      "temperature": settings.temperature, "logprobs": 1, "extra_body": extra,
+                      "seed": settings.seed if seed is None else seed}
+            if settings.top_p is not None:
+                params["top_p"] = settings.top_p
+
+            def call(attempt):
+                response = self._client.completions.with_raw_response.create(**params)
+                return Answer(None, meta={"payload": json.loads(response.text), "attempts": attempt})
+
+            answer = self._with_retries(call, stop)
+            if answer.error:
+                return answer
+            try:
+                choice = _choice(answer.meta["payload"])
+                new_text = str(choice.get("text") or "")
+                tokens = ((choice.get("logprobs") or {}).get("tokens")) or []
+                if tokens and all(isinstance(t, str) and t.startswith("token_id:") for t in tokens):
+                    ids = [int(t.split(":", 1)[1]) for t in tokens]
+                else:
+                    bare = seq[len(prefix):] if prefix and seq[: len(prefix)] == prefix else seq
+                    [full] = self.tokenize([(text or "") + new_text])
+                    if full[: len(bare)] != bare:
+                        raise ValueError("the server's tokens of prompt and continuation do not start "
+                                         "with the prompt's ids")
+                    ids = full[len(bare):]
+            except (ValueError, ModelError) as exc:
+                return Answer(None, error=f"MalformedResponseError: {exc}", meta={"attempts": 1})
+            if len(ids) < n:
+                return Answer(None, error=(f"the server gave {len(ids)} of {n} new tokens (finish_reason "
+                                           f"{choice.get('finish_reason')!r}): it stopped at an end-of-text "
+                                           "token, which vLLM's ignore_eos and min_tokens prevent"),
+                              meta={"attempts": answer.meta["attempts"]})
+            if len(ids) > n:
+                return Answer(None, error=(f"the continuation's text tokenizes to {len(ids)} ids, not the "
+                                           f"{n} generated: a server that names tokens by text (llama.cpp) "
+                                           "loses pieces of a UTF-8 character"),
+                              meta={"attempts": answer.meta["attempts"]})
+            return Answer(new_text, meta={"new_tokens": n, "ids": ids, "attempts": answer.meta["attempts"]})
 
         yield from self._pooled(jobs, one)
 
