@@ -251,3 +251,20 @@ def test_size_paper_plan_and_reduced_execution(api_env, shared_artifacts, tmp_pa
     assert len({json.dumps(r.body["messages"]) for r in sent}) == len(sent)  # no query sent twice
     values = glued_values(tmp_path / "size.ipynb")
     assert values["n_errors"] == "0"
+
+
+def test_entropy_on_a_chat_only_endpoint_fails_in_its_first_cell(api_env, tmp_path):
+    """A served model whose server gives no tokenizer and no prompt scores (here a chat-only
+    endpoint) stops the entropy chapter in its first cell, naming what is missing and the
+    server options that provide it, before the lab is built or a model loads."""
+    import papermill as pm
+    with FakeOpenAIServer(api_key="sk-test") as server:
+        api_env.setenv("MEMBOOK_API_BASE_URL", server.base_url)
+        with pytest.raises(pm.PapermillExecutionError) as err:
+            execute("entropy", {"profile": "smoke", "models": MODEL}, tmp_path)
+        assert server.count() == 0  # only the probe's routes were tried; no chat request
+    text = str(err.value)
+    assert "lacks what this chapter needs" in text and "/extras/tokenize" in text and "--logits_all" in text
+    nb = json.loads((tmp_path / "entropy.ipynb").read_text())
+    executed = [c for c in nb["cells"] if c["cell_type"] == "code" and c.get("execution_count")]
+    assert len(executed) <= 3  # parameters, injected parameters, the validating cell

@@ -98,15 +98,17 @@ def test_lab_run_names_are_checked_against_the_lab_profile():
         "pert-l2x", "range-q4"]
 
 
-def test_an_api_model_needs_a_key_and_token_level_chapters_refuse_it(monkeypatch):
+def test_an_api_model_needs_a_key_and_a_chapter_may_refuse_it(monkeypatch):
     with pytest.raises(ParameterError, match="'api:some/model' needs an API key: set one of MEMBOOK_API_KEY"):
         P.declaration("phrases").resolve("smoke", models="api:some/model")
     monkeypatch.setenv("MEMBOOK_API_KEY", "sk-test")
     assert P.declaration("phrases").resolve("smoke", models="api:some/model")["models"] == ["api:some/model"]
     assert P.declaration("size").resolve("smoke", models="api:a,api:b")["models"] == ["api:a", "api:b"]
-    for chapter, name in (("entropy", "models"),):
-        with pytest.raises(ParameterError, match="is an API model, but this chapter needs token-level"):
-            P.declaration(chapter).resolve("smoke", **{name: "api:some/model"})
+    # the token-level chapter takes a served model: its server is probed in the chapter's first cell
+    assert P.declaration("entropy").resolve("smoke", models="api:some/model")["models"] == ["api:some/model"]
+    # a parameter declared without API models refuses one by name
+    with pytest.raises(ParameterError, match="is an API model, but this chapter needs token-level"):
+        P.Param("models", "local models only", kind="models", api=False).validate("api:some/model")
 
 
 def test_a_completions_file_must_exist_and_parse(tmp_path):
@@ -154,7 +156,8 @@ def test_cli_typo_fails_before_any_kernel_with_a_suggestion():
     (["--chapters", "sizes"], "unknown chapter 'sizes' (did you mean 'size'?)"),
     (["--chapters", "phrases", "-p", "models=api:openai/gpt-4o"], "needs an API key"),
     (["--chapters", "phrases", "-p", "completions_file=/no/such.json"], "no such file '/no/such.json'"),
-    (["--chapters", "entropy", "-p", "models=api:x"], "needs token-level access"),
+    # a served model passes the check of names (its server is probed in the chapter's first cell)
+    (["--chapters", "entropy", "-p", "models=api:x"], "needs an API key"),
     # commas separate chapters as they separate models: both are checked
     (["--chapters", "lab,size", "-p", "n_per_text=0"], "chapter size: n_per_text must be an integer"),
     # an API model written without its prefix fails before any kernel, with the hint

@@ -20,7 +20,7 @@ from analysis.book import (
 )
 from analysis.core import data  # noqa: E402, F401
 from analysis.core.claim_text import counts_sentence  # noqa: E402, F401
-from analysis.models import GenerationSettings, load_model  # noqa: E402, F401
+from analysis.models import GenerationSettings, load_model, require_token_access  # noqa: E402, F401
 
 
 def glue_figure(name: str, fig) -> None:

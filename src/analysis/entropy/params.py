@@ -194,8 +194,9 @@ PARAMS = Declaration(
               "(by copies)", kind="int", lo=1),
         Param("lab_heldout_sets", "dataset inference: sets the lab's held-out popular-text windows are "
               "dealt into", kind="int", lo=1),
-        Param("models", "local models of the real-data section (token-level access: no API models)",
-              kind="models", api=False),
+        Param("models", "models of the real-data section: local, or api: models on a server that gives "
+              "prompt log-probabilities and its tokenizer (vLLM, llama.cpp; checked in the chapter's first "
+              "cell)", kind="models"),
         Param("n_lab", "pairs in the lab model's main sample", kind="int", lo=1),
         Param("n_real", "pairs per set for each real model", kind="int", lo=1),
         Param("prefix_tokens", "|p| for the real models", kind="int", lo=1),

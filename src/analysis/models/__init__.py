@@ -46,8 +46,8 @@ LAB_PREFIX = "lab:"
 
 __all__ = [
     "Answer", "CannotMeasure", "GenerationSettings", "Model", "ModelError", "Request",
-    "BUILTIN_MODELS", "check_model_name", "describe_model_names", "load_model", "register_resolver",
-    "tokenizer_identity", "usage",
+    "BUILTIN_MODELS", "TOKEN_LEVEL", "check_model_name", "describe_model_names", "load_model",
+    "register_resolver", "require_token_access", "tokenizer_identity", "usage",
 ]
 
 #: backend -> the function that turns the rest of a model name into a checkpoint folder;
@@ -120,6 +120,21 @@ def tokenizer_identity(name: str) -> str | None:
     except (ModelError, OSError, importlib.metadata.PackageNotFoundError):
         return None
     return None
+
+
+#: what the token-level chapters need of a served model
+TOKEN_LEVEL = ("tokenize", "prompt_scores")
+
+
+def require_token_access(names, needs=TOKEN_LEVEL) -> None:
+    """Check, before any chapter work, that every ``api:`` model among ``names`` is served
+    by a server that gives what ``needs`` names (:data:`TOKEN_LEVEL`: its tokenizer and
+    prompt log-probabilities; see :mod:`analysis.models.served`): one probe per server,
+    kept in the query cache. Raises a :class:`ModelError` naming each missing capability
+    and the server options that provide it. Local and lab models have everything."""
+    for name in names:
+        if check_model_name(name) == "api":
+            load_model(name).require(*needs)
 
 
 def load_model(name: str, **kwargs) -> Model:
