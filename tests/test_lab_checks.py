@@ -138,6 +138,8 @@ def test_learned_values_format_once_and_say_when_no_control_fired():
     membership = {0: 102, 1: 102, 4: 102}
     v = L.learned_values(learned, levels, extraction, membership, counts, know, 37.4, "pert-l2x")
     assert v["knowledge_cloze_text"] == "ρ = 0.77 (one-sided p = 8.7e-61)"
+    assert (v["knowledge_cloze_rho"], v["knowledge_cloze_p"]) == ("0.77", "8.7e-61")
+    assert v["knowledge_control_rho"] == v["knowledge_control_p"] == "undefined"
     assert v["knowledge_control_text"] == "no model output is ever another fact's answer (no ρ to test)"
     # the quarter runs count inserted sequences only (the q1 control extraction is not one)
     assert v["extraction_by_quarter"] == "q1 0, q4 13" and v["extraction_partial_list"] == "16/24"

@@ -302,6 +302,10 @@ def learned_values(learned: dict, levels: dict, extraction: pd.DataFrame, member
     middle = counts["counts"][1:8]
     return {
         "lab_span": f"{span:.0f}",
+        "knowledge_cloze_rho": number(learned["cloze_rho"], ".2f"),
+        "knowledge_cloze_p": number(learned["cloze_p"]),
+        "knowledge_control_rho": number(learned["control_rho"], ".2f"),
+        "knowledge_control_p": number(learned["control_p"]),
         "knowledge_cloze_text": _rho_text(learned["cloze_rho"], learned["cloze_p"]),
         "knowledge_control_text": (_rho_text(learned["control_rho"], learned["control_p"])
                                    if np.isfinite(learned["control_rho"])
