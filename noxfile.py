@@ -10,6 +10,9 @@
                     headless Chromium (screenshots in _build/screenshots/)
     nox -s lint     ruff, and lint-imports (the layer contract in pyproject.toml)
     nox -s bench    the benchmark scripts (figures go to bench/results/)
+    nox -s served   llama-cpp-python's server (compiled once into the session's virtualenv,
+                    about 9 minutes on 2 cores) running the two shipped GGUF models: the
+                    served path's scores against the local backend's (bench/results/served.json)
 
 Every session installs the package and its extras into its own virtualenv
 (reused on later runs); torch is pinned to the CPU build.
@@ -109,3 +112,14 @@ def bench(session: nox.Session) -> None:
     session.run("python", "scripts/bench_entropy.py", "--model", "lab:pert-l2x")
     session.run("python", "scripts/bench_predicting.py")
     session.run("python", "scripts/bench_api.py")
+
+
+#: the llama.cpp engine of the served check (it compiles llama.cpp from source)
+LLAMA_CPP = "llama-cpp-python[server]==0.3.36"
+
+
+@nox.session(python=PYTHON)
+def served(session: nox.Session) -> None:
+    install(session)
+    session.install(LLAMA_CPP)
+    session.run("python", "scripts/served_check.py", *session.posargs)
