@@ -189,3 +189,23 @@ def test_a_plan_needs_no_api_key(capsys, monkeypatch):
     assert "18 to API models" in out and "API cost between $" in out
     assert execute_main(argv[:-2]) == 2  # an execution still needs one, and says so at once
     assert "'api:some/model' needs an API key" in capsys.readouterr().err
+
+
+@needs_mirror
+def test_entropy_smoke_plan_by_hand():
+    from analysis import entropy
+    from analysis.params import without_api_keys
+    with without_api_keys():  # a plan sends nothing
+        params = entropy.PARAMS.resolve("smoke", models=["smollm2-135m-instruct", "api:m"])
+    groups = entropy.plan(params)
+    # per model: 16 pairs in each of the 3 real sets, a 16-token prompt continued for 16 tokens; then at
+    # most 16 kept windows of 32 tokens per set scored for the attacks
+    assert [(g.part, g.model, g.queries, g.max_new_tokens, g.tokens_each, g.bound) for g in groups] == [
+        ("dataset inference: continuations", "smollm2-135m-instruct", 48, 16, 16, "exact"),
+        ("membership attacks: window scores", "smollm2-135m-instruct", 48, 0, 32, "at most"),
+        ("dataset inference: continuations", "api:m", 48, 16, 16, "exact"),
+        ("membership attacks: window scores", "api:m", 48, 0, 32, "at most")]
+    frame = plan.table("entropy", groups, price=(1.0, 2.0))
+    # token-id prompts are counted without a tokenizer; only the API model costs
+    assert frame["prompt_tokens"].tolist() == [768, 1536, 768, 1536]
+    assert frame["cost"].tolist() == [0.0, 0.0, (768 * 1.0 + 768 * 2.0) / 1e6, 1536 / 1e6]

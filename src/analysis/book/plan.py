@@ -156,7 +156,10 @@ def table(chapter: str, groups: Sequence[QueryGroup], price: tuple[float, float]
     ``cost`` (US dollars; 0 for local models)."""
     rows = []
     for g in groups:
-        counts, how = count_prompt_tokens(g.model, g.prompts)
+        if g.tokens_each is not None:
+            counts, how = [g.tokens_each] * g.queries, "exact (token-id prompts)"
+        else:
+            counts, how = count_prompt_tokens(g.model, g.prompts)
         backend = check_model_name(g.model)
         row = {"chapter": chapter, "part": g.part, "model": g.model, "backend": backend,
                "queries": g.queries, "prompt_tokens": int(sum(counts)),

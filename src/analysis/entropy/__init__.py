@@ -87,6 +87,7 @@ from analysis.entropy.run import (
     discoverable,
     injected_candidates,
     lab_decodings,
+    plan,
     score_sequences,
     training_stream,
 )
@@ -151,7 +152,8 @@ __all__ = [
     "CandidateSet", "candidate_windows", "lab_candidate_sets", "real_candidate_sets",
     # run
     "by_strategy", "by_suffix_length", "dataset_inference", "discoverable", "injected_candidates",
-    "lab_decodings", "score_sequences", "training_stream", "bos_check", "bos_passage", "level_set_null",
+    "lab_decodings", "plan", "score_sequences", "training_stream", "bos_check", "bos_passage",
+    "level_set_null",
     # claims
     "di_claims", "instance_claims", "length_claims", "level_set_claims", "sample_claims",
     "sample_size_claims", "strategy_claims", "baseline_claim", "mia_claims",

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.core import data
-from analysis.entropy.candidates import CandidateSet
+from analysis.entropy.candidates import CandidateSet, real_candidate_sets
 from analysis.entropy.method import lcs, levenshtein, sample_pairs, trivial
 from analysis.entropy.method_sets import Inference, SetResult, Stream, analyse_set, decide_membership, kept
 from analysis.entropy.mia import attack_table
@@ -31,6 +31,7 @@ from analysis.entropy.params import (
 )
 from analysis.lab.ladder import run_injections
 from analysis.models import GenerationSettings, load_model
+from analysis.models.queries import QueryGroup
 
 
 def discoverable(model, pairs: pd.DataFrame, settings, lcs_filter: str = "written",
@@ -221,3 +222,23 @@ def bos_check(models: Sequence[str], load=load_model, passage: str | None = None
         out[key] = {"model": name, "tokens": len(ids), "bos_ids": list(model.id_prefix()), "before": before,
                     "after": after}
     return out
+
+
+def plan(params) -> list[QueryGroup]:
+    """The queries an execution at ``params`` sends to the real-data section's models,
+    for :mod:`analysis.book.plan` to count (the lab's models are local): per model,
+    ``n_real`` continuations of a ``prefix_tokens``-token prompt for ``suffix_tokens``
+    new tokens in each real candidate set (:func:`real_candidate_sets`), then at most
+    ``n_mia_real`` whole windows of each set scored for the membership attacks (only
+    pairs the trivial-pair filter keeps are). Loads and calls nothing."""
+    sets = real_candidate_sets(data.popular_texts(), data.baseline_texts())
+    groups = []
+    for name in params["models"]:
+        n = params["n_real"] * len(sets)
+        groups.append(QueryGroup("dataset inference: continuations", name, [None] * n,
+                                 params["suffix_tokens"], tokens_each=params["prefix_tokens"]))
+        if params["n_mia_real"]:
+            m, window = params["n_mia_real"] * len(sets), params["prefix_tokens"] + params["suffix_tokens"]
+            groups.append(QueryGroup("membership attacks: window scores", name, [None] * m, 0,
+                                     bound="at most", tokens_each=window))
+    return groups

@@ -21,7 +21,10 @@ class QueryGroup:
     ``prompts`` are raw strings (completion) or chat conversations (lists of
     ``{"role", "content"}``); ``max_new_tokens`` is each query's completion
     budget (0 for a scoring query, which generates nothing); ``bound`` is
-    ``"exact"`` when every prompt is sent, ``"at most"`` when only some may be.
+    ``"exact"`` when every prompt is sent, ``"at most"`` when only some may be;
+    ``tokens_each`` is each prompt's length when the prompts are token ids of a known
+    length (the token-level chapters): they are then counted without a tokenizer, and
+    ``prompts`` need only be as many as the queries.
     """
 
     part: str
@@ -29,6 +32,7 @@ class QueryGroup:
     prompts: list = field(repr=False)
     max_new_tokens: int
     bound: str = "exact"
+    tokens_each: int | None = None
 
     def __post_init__(self):
         if self.bound not in ("exact", "at most"):
