@@ -147,6 +147,10 @@ def test_learned_values_format_once_and_say_when_no_control_fired():
     assert v["mia_halfwidth_1"] == "0.079" and v["entropy_low_high_ratio"] == "4.00"  # 0, 0, 0, 3 against 16
     # scores 0..7: three verbatim, then 0 to 1 per score
     assert v["entropy_verbatim"] == "3" and v["entropy_middle"] == "0 to 1"
+    regime = "do not fall steadily toward low scores: 3 pairs at e = 0 against 0"
+    assert v["entropy_regime"].startswith(regime)
+    steady = {"counts": [0, 1, 1, 2, 5]}
+    assert L.regime_text(steady) == "fall steadily toward low scores, as in the source's regime"
     table = L.learned_table(v, "wide-128", "0 of 102")
     assert table["chapter"].tolist() == ["size", "distributional", "predicting", "entropy"]
     assert table.loc[2, "negative control"] == "never-inserted controls extracted: 0 of 102"

@@ -331,7 +331,21 @@ def learned_values(learned: dict, levels: dict, extraction: pd.DataFrame, member
         "entropy_low": f"{counts['low']:,}", "entropy_high": f"{counts['high']:,}",
         "entropy_verbatim": f"{counts['counts'][0]:,}",
         "entropy_middle": f"{min(middle):,} to {max(middle):,}" if middle else "—",
+        "entropy_regime": regime_text(counts),
     }
+
+
+def regime_text(counts: dict) -> str:
+    """Whether the pair counts per score (:func:`score_counts`) fall steadily toward low
+    scores, as in the entropy source, in words: the counts never rise from one score to
+    the next lower one, or the lowest score at which they do."""
+    c = counts["counts"]
+    rises = [e for e in range(len(c) - 1) if c[e] > c[e + 1]]
+    if not rises:
+        return "fall steadily toward low scores, as in the source's regime"
+    e = rises[0]
+    return (f"do not fall steadily toward low scores: {c[e]:,} pairs at e = {e} against {c[e + 1]:,} at "
+            f"e = {e + 1}, so the lab is not in the source's regime")
 
 
 def learned_table(values: Mapping[str, str], large: str, controls_extracted: str) -> pd.DataFrame:
