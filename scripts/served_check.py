@@ -16,7 +16,9 @@ For each model it:
    tokenizer turns their text into other ids);
 4. continues ``--n`` prompts for 16 tokens greedily both ways: the share of
    generated tokens that agree, position by position up to the first difference;
-5. times both: scored tokens per second.
+5. times both: scored tokens per second;
+6. on the local model alone, measures what Min-K%++ from the top k costs against the
+   exact moments over the vocabulary (``--topk-only`` runs just this, with no server).
 
 llama.cpp computes in its quantized kernels and the local path dequantizes the same
 weights to fp32, so the two are not expected to agree exactly; the figures say how
@@ -94,6 +96,51 @@ def windows(local, n: int, seed: int = 0) -> list[list[int]]:
     return out
 
 
+def topk_error(name: str, n: int, ks=(5, 20, 100)) -> dict:
+    """What Min-K%++ from the top k costs, on the local model alone: for ``n`` windows of
+    the popular texts, the exact moments of log p over the whole vocabulary against those
+    :func:`~analysis.models.served.topk_moments` computes from the top ``k`` (the tail left
+    out, and spread evenly over the rest of the vocabulary), and the Min-K%++ score of each
+    window both ways: the largest and median absolute difference of the window scores, and
+    Spearman's rho between the exact and the approximate scores over windows."""
+    import torch
+    from scipy import stats
+
+    from analysis.entropy.mia import min_k_plus_plus
+    from analysis.models import load_model
+    from analysis.models.served import topk_moments
+
+    local = load_model(name)
+    seqs = windows(local, n)
+    hf = local.model
+    vocab = int(hf.config.vocab_size)
+    exact_scores, approx = [], {(k, mode): [] for k in ks for mode in ("left out", "spread")}
+    for seq in seqs:
+        ids = torch.tensor([local.id_prefix() + seq])
+        with torch.inference_mode():
+            logp = torch.log_softmax(hf(input_ids=ids).logits[0, :-1].float(), dim=-1)
+        skip = len(local.id_prefix())
+        logp, target = logp[skip:], ids[0, 1 + skip:]
+        lp = logp.gather(1, target[:, None])[:, 0].numpy()
+        p = logp.exp()
+        mu = (p * logp).sum(-1).numpy()
+        sigma = (p * (logp - torch.tensor(mu)[:, None]) ** 2).sum(-1).sqrt().numpy()
+        exact_scores.append(min_k_plus_plus(lp, mu, sigma))
+        for k in ks:
+            top = torch.topk(logp, k, dim=-1).values.numpy()
+            for mode, v in (("left out", None), ("spread", vocab)):
+                m = np.array([topk_moments(row, v) for row in top])
+                approx[(k, mode)].append(min_k_plus_plus(lp, m[:, 0], m[:, 1]))
+    exact_scores = np.asarray(exact_scores)
+    out = []
+    for (k, mode), values in approx.items():
+        d = np.abs(np.asarray(values) - exact_scores)
+        out.append({"top_k": k, "tail": mode, "max_abs_diff": float(d.max()),
+                    "median_abs_diff": float(np.median(d)),
+                    "spearman": float(stats.spearmanr(exact_scores, values).statistic)})
+    return {"model": name, "windows": len(seqs), "window_tokens": WINDOW, "vocab_size": vocab, "minkpp": out}
+
+
 def check_model(name: str, n: int, threads: int, workdir: Path) -> dict:
     from analysis.core.cache import QueryCache
     from analysis.models import GenerationSettings, ModelError, load_model
@@ -164,16 +211,29 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=int, default=24, help="windows scored and prompts continued per model")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "served.json")
+    ap.add_argument("--topk-only", action="store_true",
+                    help="measure only what Min-K%%++ from the top k costs (local models; no server)")
     args = ap.parse_args(argv)
     if args.n < 1:
         ap.error(f"--n must be a positive integer, got {args.n}")
+    topk = [topk_error(m, args.n) for m in args.models]
+    for t in topk:
+        for row in t["minkpp"]:
+            print(f"{t['model']}: Min-K%++ from the top {row['top_k']} (tail {row['tail']}): "
+                  f"max |d| {row['max_abs_diff']:.3f}, median {row['median_abs_diff']:.3f}, "
+                  f"rho {row['spearman']:.3f}")
+    if args.topk_only:
+        out = args.out.with_name("served_topk.json") if args.out.name == "served.json" else args.out
+        jsonio.write(out, {"date": time.strftime("%Y-%m-%d"), "topk": topk})
+        print(f"wrote {out}")
+        return 0
     os.environ.setdefault("MEMBOOK_API_KEY", "no-key-needed")  # llama_cpp.server without --api_key
     import llama_cpp
     with tempfile.TemporaryDirectory(prefix="membook-served-") as tmp:
         os.environ["MEMBOOK_CACHE"] = str(Path(tmp) / "cache")
         results = [check_model(m, args.n, args.threads, Path(tmp)) for m in args.models]
     record = {"engine": f"llama-cpp-python {llama_cpp.__version__}", "threads": args.threads,
-              "date": time.strftime("%Y-%m-%d"), "models": results}
+              "date": time.strftime("%Y-%m-%d"), "models": results, "topk": topk}
     for r in results:
         print(f"{r['model']}: max |dlogp| {r['max_logprob_diff']}, argmax agreement {r['argmax_agreement']}, "
               f"greedy agreement {r['greedy_agreement']}, refused {r['refused_windows']} of {r['windows']}, "
