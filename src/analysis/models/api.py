@@ -406,6 +406,14 @@ class OpenAIChatModel(ServedTokens, Model):
                 self._client.chat.completions.with_raw_response.create(**params).text, attempts=attempt),
             stop)
 
+    @staticmethod
+    def _payload(body: str) -> Any:
+        """A response body's JSON, or the malformed-response error the retry loop records."""
+        try:
+            return json.loads(body)
+        except ValueError as exc:
+            raise MalformedResponseError(f"response body is not JSON ({exc})") from None
+
     def _with_retries(self, call, stop: threading.Event) -> Answer:
         """``call(attempt)`` (one HTTP request, parsed into an :class:`Answer`) with
         retries; failures come back as an error answer, and an endpoint that refused the

@@ -321,9 +321,7 @@ class Model(ABC):
             def send(todo):
                 return self._generate_ids([prefix + reqs[i]["prompt_ids"] for i in todo], settings,
                                           seeds=[request_seed(reqs[i]) for i in todo])
-        answers = self._cached("complete_ids", reqs, send, progress)
-        raise_failed(self.name, "generation", answers)
-        return answers
+        return self._cached("complete_ids", reqs, send, progress)
 
     def id_prefix(self) -> list[int]:
         """The special tokens the model's tokenizer puts before every text (a

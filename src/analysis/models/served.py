@@ -37,8 +37,6 @@ sequence).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -47,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from analysis.core.cache import stable_hash
 from analysis.models.base import Answer, ModelError, raise_failed
 
 #: the text whose ids identify the server's tokenizer (and find its routes)
@@ -237,8 +236,8 @@ def topk_moments(top: Sequence[float], vocab_size: int | None = None) -> tuple[f
 
 def tokenizer_identity(ids: Sequence[int], prefix: Sequence[int]) -> str:
     """A short identity of a tokenizer: the hash of the probe text's ids and the prefix."""
-    blob = json.dumps({"probe": PROBE_TEXT, "ids": list(ids), "prefix": list(prefix)})
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return stable_hash({"probe": PROBE_TEXT, "ids": [int(t) for t in ids],
+                        "prefix": [int(t) for t in prefix]})
 
 
 # -- the backend -----------------------------------------------------------------
@@ -246,8 +245,8 @@ def tokenizer_identity(ids: Sequence[int], prefix: Sequence[int]) -> str:
 class ServedTokens:
     """Token-level methods of a served model (a base of
     :class:`~analysis.models.api.OpenAIChatModel`, which supplies ``_client``,
-    ``_cached``, ``_pooled``, ``_with_retries``, ``model_id``, ``base_url`` and
-    ``cache_identity``)."""
+    ``_cached``, ``_pooled``, ``_with_retries``, ``_payload``, ``model_id``, ``base_url``
+    and ``cache_identity``)."""
 
     top_k: int = DEFAULT_TOP_K
     vocab_size: int | None = None
@@ -345,12 +344,7 @@ class ServedTokens:
         response = self._client.completions.with_raw_response.create(
             model=self.model_id, prompt=prompt, max_tokens=1, temperature=0.0, echo=True,
             logprobs=self.top_k, extra_body={"prompt_logprobs": self.top_k})
-        try:
-            payload = json.loads(response.text)
-        except ValueError as exc:
-            from analysis.models.api import MalformedResponseError
-            raise MalformedResponseError(f"response body is not JSON ({exc})") from None
-        return Answer(None, meta={"payload": payload, "attempts": attempt})
+        return Answer(None, meta={"payload": self._payload(response.text), "attempts": attempt})
 
     # -- tokens ------------------------------------------------------------------
     def id_prefix(self) -> list[int]:
@@ -462,7 +456,7 @@ class ServedTokens:
 
             def call(attempt):
                 response = self._client.completions.with_raw_response.create(**params)
-                return Answer(None, meta={"payload": json.loads(response.text), "attempts": attempt})
+                return Answer(None, meta={"payload": self._payload(response.text), "attempts": attempt})
 
             answer = self._with_retries(call, stop)
             if answer.error:
