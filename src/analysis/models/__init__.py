@@ -6,7 +6,9 @@
   PyPI packages and so run offline (converted once from GGUF to a plain
   transformers folder in the artifact cache);
 * ``api:<model id>``: any OpenAI-compatible chat endpoint (OpenRouter by default,
-  or a local vLLM / llama.cpp server via ``MEMBOOK_API_BASE_URL``);
+  or a local vLLM / llama.cpp server via ``MEMBOOK_API_BASE_URL``); on a server that
+  gives prompt log-probabilities and its tokenizer, also the token-level methods
+  (:mod:`analysis.models.served`, checked by :func:`require_token_access`);
   ``api:<model id>@<label>`` adds a revision label to its cache identity, for an
   alias the provider may re-point;
 * ``lab:<run name>``: a model trained by the lab (``analysis.lab``), found through

@@ -25,6 +25,11 @@ fails in the cell that needs the model, before its other work;
 ``MEMBOOK_KEEP_GOING=1`` (``execute_chapters.py --keep-going``) answers errors
 instead, as before.
 
+On a vLLM or llama.cpp server the same model also tokenizes, scores token ids and
+continues token-id prompts (:class:`~analysis.models.served.ServedTokens`, a base of
+:class:`OpenAIChatModel`): what the server can do is probed once and kept in the
+query cache.
+
 The key is read from the environment only and lives nowhere but inside the
 ``openai`` client: never in the query cache, an answer's ``meta``, ``repr()``,
 log records or error text.
