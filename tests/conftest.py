@@ -326,6 +326,20 @@ def cache(tmp_path):
 
 
 @pytest.fixture
+def module_key(request, monkeypatch):
+    """The test module's ``KEY`` as the only API key, no endpoint set in the environment,
+    and no endpoint remembered as stopped from an earlier test."""
+    from analysis.models.api import KEY_ENVS, reset_endpoints
+
+    for name in KEY_ENVS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("MEMBOOK_API_BASE_URL", raising=False)
+    monkeypatch.setenv("MEMBOOK_API_KEY", request.module.KEY)
+    reset_endpoints()
+    return request.module.KEY
+
+
+@pytest.fixture
 def server(request):
     """The fake OpenAI-compatible server (tests/fakeserver.py), accepting the test
     module's ``KEY``."""

@@ -41,14 +41,9 @@ FAST = {"timeout": 2.0, "base_delay": 0.01, "max_delay": 0.05, "max_retries": 3}
 
 
 @pytest.fixture(autouse=True)
-def _env(monkeypatch, tmp_path):
+def _env(module_key, monkeypatch, tmp_path):
     """Known key, no stray endpoint config, cache isolated in tmp_path."""
-    for name in KEY_ENVS:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("MEMBOOK_API_BASE_URL", raising=False)
-    monkeypatch.setenv("MEMBOOK_API_KEY", KEY)
     monkeypatch.setenv("MEMBOOK_CACHE", str(tmp_path / "membook-cache"))
-    reset_endpoints()
 
 
 def make(server, cache, **kw) -> OpenAIChatModel:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from analysis.models import ModelError
-from analysis.models.api import KEY_ENVS, OpenAIChatModel, reset_endpoints
+from analysis.models.api import OpenAIChatModel
 from analysis.models.served import align, prompt_entries, topk_moments
 from fakeserver import FakeOpenAIServer, Fault
 from served_toys import BOS, VOCAB, ToyServed
@@ -21,13 +21,7 @@ FAST = {"timeout": 2.0, "base_delay": 0.01, "max_delay": 0.05, "max_retries": 2}
 TEXTS = ["the cat sat", "memorization", "a b"]
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch, tmp_path):
-    for name in KEY_ENVS:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("MEMBOOK_API_BASE_URL", raising=False)
-    monkeypatch.setenv("MEMBOOK_API_KEY", KEY)
-    reset_endpoints()
+pytestmark = pytest.mark.usefixtures("module_key")
 
 
 def served(toy: ToyServed):
