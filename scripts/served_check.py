@@ -22,7 +22,8 @@ For each model it:
 
 llama.cpp computes in its quantized kernels and the local path dequantizes the same
 weights to fp32, so the two are not expected to agree exactly; the figures say how
-far apart they are. Each run uses a query cache of its own (nothing is reused).
+far apart they are. Each run uses query caches of its own (no answer is reused; the
+converted local models come from the artifact cache).
 Writes ``--out`` (JSON, through the book's writer).
 """
 
@@ -47,6 +48,13 @@ from analysis.core import jsonio  # noqa: E402
 
 WINDOW = 64
 NEW_TOKENS = 16
+
+
+_T0 = time.monotonic()
+
+
+def log(message: str) -> None:
+    print(f"[{time.monotonic() - _T0:6.0f} s] {message}", flush=True)
 
 
 def free_port() -> int:
@@ -155,6 +163,7 @@ def check_model(name: str, n: int, threads: int, workdir: Path) -> dict:
                                  cache=QueryCache(workdir / f"{name}-served.sqlite"), concurrency=1,
                                  timeout=600, max_retries=1)
         caps = served.capabilities()
+        log(f"{name}: llama_cpp.server up on {port}; capabilities {caps.as_dict()}")
         t0 = time.perf_counter()
         ref = local.score_ids(seqs)
         t_local = time.perf_counter() - t0
@@ -180,14 +189,16 @@ def check_model(name: str, n: int, threads: int, workdir: Path) -> dict:
         prompts = [s[:WINDOW // 2] for s in seqs]
         settings = GenerationSettings(max_new_tokens=NEW_TOKENS)
         local_new = [a.meta["ids"] for a in local.generate_ids(prompts, settings)]
+        log(f"{name}: {len(prompts)} local greedy continuations")
         same, total, gen_refused = 0, 0, 0
+        log(f"{name}: scored {len(seqs)} windows both ways ({t_local:.1f} s local, {t_served:.1f} s served)")
         for p, mine in zip(prompts, local_new):
-            try:
-                theirs = served.generate_ids([p], settings)[0].meta["ids"]
-            except ModelError as exc:
+            [answer] = served.generate_ids([p], settings)
+            if not answer.ok:  # a failed generation is an error answer, never compared
                 gen_refused += 1
-                errors.append(str(exc)[-200:])
+                errors.append(answer.error[-200:])
                 continue
+            theirs = answer.meta["ids"]
             first = next((k for k, (a, b) in enumerate(zip(mine, theirs)) if a != b), NEW_TOKENS)
             same += first
             total += NEW_TOKENS
@@ -217,6 +228,7 @@ def main(argv=None) -> int:
     if args.n < 1:
         ap.error(f"--n must be a positive integer, got {args.n}")
     topk = [topk_error(m, args.n) for m in args.models]
+    log("Min-K%++ from the top k measured")
     for t in topk:
         for row in t["minkpp"]:
             print(f"{t['model']}: Min-K%++ from the top {row['top_k']} (tail {row['tail']}): "
@@ -230,8 +242,10 @@ def main(argv=None) -> int:
     os.environ.setdefault("MEMBOOK_API_KEY", "no-key-needed")  # llama_cpp.server without --api_key
     import llama_cpp
     with tempfile.TemporaryDirectory(prefix="membook-served-") as tmp:
-        os.environ["MEMBOOK_CACHE"] = str(Path(tmp) / "cache")
-        results = [check_model(m, args.n, args.threads, Path(tmp)) for m in args.models]
+        results = []
+        for m in args.models:
+            results.append(check_model(m, args.n, args.threads, Path(tmp)))
+            log(f"{m}: done")
     record = {"engine": f"llama-cpp-python {llama_cpp.__version__}", "threads": args.threads,
               "date": time.strftime("%Y-%m-%d"), "models": results, "topk": topk}
     for r in results:

@@ -14,9 +14,12 @@ The shapes follow those projects' servers:
 * **llama.cpp** (``llama_cpp.server``): ``/extras/tokenize`` (``{"input"}`` to
   ``{"tokens"}``, the beginning-of-sequence token first) and
   ``/extras/detokenize`` (``{"tokens"}`` to ``{"text"}``); no ``/tokenize``; a
-  completions prompt must be text (a token-id list is a 422); the echo leaves the
-  leading beginning-of-sequence token out and gives the first echoed token no
-  score; ``prompt_logprobs`` is ignored; top log-probabilities are keyed by token text.
+  completions prompt must be text (a token-id list is a 422 here, a 500 from
+  llama-cpp-python 0.3.36); the echo leaves the leading beginning-of-sequence token
+  out and gives the first echoed token no score; for a model without that token it
+  scores each echoed token from the next position's distribution and is one entry
+  short (as llama-cpp-python 0.3.36 does); ``prompt_logprobs`` is ignored; top
+  log-probabilities are keyed by token text.
 
 vLLM's ``return_tokens_as_token_ids`` names each token ``"token_id:<id>"``. The toy
 never produces its end-of-text token, so ``ignore_eos`` changes nothing here.
@@ -118,8 +121,14 @@ class ToyServed:
             k = int(k)
             echoed = seq if body.get("echo") else new
             start = 0 if body.get("echo") else len(ids)
+            # llama-cpp-python pairs echoed token j with the scores after token j of what it
+            # evaluated (the BOS included): right after a leading BOS; without one, each token
+            # gets the next position's scores, and the last generated token none (one short)
+            shifted = self.dialect == "llamacpp" and body.get("echo") and not (seq and seq[0] == BOS)
             if self.dialect == "llamacpp" and body.get("echo") and seq and seq[0] == BOS:
                 echoed, start = seq[1:], 1
+            elif shifted:
+                echoed = seq[:-1]
             tokens, token_lp, top_lp = [], [], []
             for j, tok in enumerate(echoed):
                 pos = start + j
@@ -128,7 +137,7 @@ class ToyServed:
                 if pos == 0 or (self.dialect == "llamacpp" and body.get("echo") and j == 0):
                     token_lp.append(None), top_lp.append(None)
                     continue
-                lp = self.logprobs_after(seq[pos - 1])
+                lp = self.logprobs_after(seq[pos] if shifted else seq[pos - 1])
                 top = np.argsort(-lp)[:k]
                 entry = {self.decode([int(t)]): float(lp[t]) for t in top}
                 entry[self.decode([tok])] = float(lp[tok])

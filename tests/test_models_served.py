@@ -116,6 +116,9 @@ def test_align_reads_llamacpp_echo_without_its_bos():
     assert got == [None, {"logprob": -1.0}, {"logprob": -2.0}]
     with pytest.raises(ValueError, match="scored 2 prompt tokens for a sequence of 4"):
         align(entries[:3], [BOS, 10, 11, 12], [BOS], "echo")
+    # without a leading BOS, an echo one entry short is llama-cpp-python's shifted echo
+    with pytest.raises(ValueError, match="scored 3 prompt tokens for a sequence of 4: llama-cpp"):
+        align(entries, [10, 11, 12, 13], [], "echo")
     # prompt_logprobs: one entry per prompt token, the first None
     assert align([None, {"logprob": -1.0}], [5, 6], [], "prompt_logprobs") == [{"logprob": -1.0}]
 
@@ -149,6 +152,24 @@ def test_a_server_without_scores_is_refused_naming_the_option(cache, monkeypatch
         with pytest.raises(ModelError, match="lacks what this chapter needs"):
             model.score_ids([[10, 11, 12]])
         assert server.count() == before
+
+
+def test_llamacpp_echo_without_a_bos_is_refused_but_generation_works(cache):
+    # llama-cpp-python reads each echoed token's score from the next position when the
+    # model adds no beginning-of-sequence token (SmolLM2): the probe sees the echo one
+    # entry short and refuses prompt scores before any sequence is sent
+    toy = ToyServed("llamacpp", bos=False)
+    with served(toy) as server:
+        model = make(server, cache)
+        caps = model.capabilities()
+        assert caps.tokenize == "/extras/tokenize" and caps.prefix == ()
+        assert caps.prompt_scores is None
+        assert "scored" in caps.why["prompt_scores"] and "next position" in caps.why["prompt_scores"]
+        before = server.count()
+        with pytest.raises(ModelError, match="prompt_scores.*assumes a leading beginning-of-sequence"):
+            model.score_ids(model.tokenize(["the cat sat"]))
+        # tokenize was called, no completions request was sent
+        assert not any(r.body.get("path") == "/v1/completions" for r in server.requests[before:])
 
 
 def test_a_chat_only_endpoint_has_no_tokenizer(server, cache):
@@ -206,7 +227,7 @@ def test_the_tokenizer_is_part_of_the_cache_key(tmp_path):
         assert a._key("chat", {"x": 1}) == b._key("chat", {"x": 1})  # chat answers do not depend on it
 
 
-@pytest.mark.parametrize("dialect,bos", [("vllm", False), ("llamacpp", True)])
+@pytest.mark.parametrize("dialect,bos", [("vllm", False), ("llamacpp", True), ("llamacpp", False)])
 def test_generate_ids_continue_for_exactly_n_tokens(cache, dialect, bos):
     from analysis.models import GenerationSettings
     toy = ToyServed(dialect, bos=bos)

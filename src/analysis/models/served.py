@@ -51,7 +51,7 @@ from analysis.models.base import Answer, ModelError, raise_failed
 #: the text whose ids identify the server's tokenizer (and find its routes)
 PROBE_TEXT = "Memorization, in 2024: the quick brown fox jumps over the lazy dog; naïve café 東京."
 #: bumped when the probe changes what it records
-PROBE_VERSION = 1
+PROBE_VERSION = 2
 #: top log-probabilities asked for per position (vLLM's default --max-logprobs is 20)
 DEFAULT_TOP_K = 20
 #: the kinds of request that depend on the server's tokenizer (their cache keys carry it)
@@ -60,6 +60,10 @@ TOKEN_KINDS = frozenset({"score_ids", "score_ids_stats", "complete_ids", "tokeni
 #: the error of a sequence a server without token-id prompts cannot be sent faithfully
 NOT_ROUND_TRIP = ("not sent: the server takes no token-id prompts and tokenizes this sequence's text "
                   "to other ids")
+#: why an echo one entry short of a sequence without a beginning-of-sequence token is refused
+ECHO_WITHOUT_BOS = ("llama-cpp-python's echo assumes a leading beginning-of-sequence token; for a model "
+                    "that adds none it reads each prompt token's score from the next position's "
+                    "distribution, so these scores are not used")
 #: what each capability is, in words
 CAPABILITIES = {
     "prompt_scores": "the log-probability of every prompt token (echo with logprobs, or prompt_logprobs)",
@@ -206,6 +210,9 @@ def align(entries: list[dict | None], sequence: Sequence[int], prefix: Sequence[
         seen = entries
     elif dialect == "echo" and len(entries) == n - 1 and prefix and sequence[0] == prefix[0]:
         seen = [None, *entries]
+    elif dialect == "echo" and len(entries) == n - 1:
+        raise ValueError(f"the server scored {n - 1} prompt tokens for a sequence of {n}: "
+                         f"{ECHO_WITHOUT_BOS}")
     else:
         raise ValueError(f"the server scored {len(entries)} prompt tokens for a sequence of {n}")
     return list(seen[1:])
@@ -324,6 +331,11 @@ class ServedTokens:
                 token_ids = mode == "token_ids"
                 try:
                     dialect_name, entries = prompt_entries(answer.meta["payload"], list(prefix) + ids)
+                except ValueError as exc:
+                    why["prompt_scores"] = str(exc)
+                    break
+                try:
+                    align(entries, list(prefix) + ids, prefix, dialect_name)
                 except ValueError as exc:
                     why["prompt_scores"] = str(exc)
                     break
