@@ -14,10 +14,13 @@ The package, by role:
 * :mod:`.method_rates`: the rules over a frame (scores, rates, gaps, the lab's
   rates per copy level);
 * :mod:`.files`: completions files in the source's schema, and their rescoring;
+* :mod:`.pilot`: the source's own early completions (commit ``fc444b0``), its scorer
+  then, and the rule behind each flag the book's scorer does not reproduce;
 * :mod:`.run`: the sample, the prompts and the models' completions;
 * :mod:`.params`: the chapter's parameters and the source's published rates;
 * :mod:`.inference`: the tests on whole units (computed nulls, paired permutations);
-* :mod:`.claims`: the decisions, as claims; :mod:`.text`: their wording.
+* :mod:`.claims`: the decisions, as claims (:mod:`.claims_source`: the headline on the
+  source's own data); :mod:`.text` and :mod:`.text_source`: their wording.
 
 The English counterpart's phrase selection (a LASSO on word n-grams) lives in
 :mod:`analysis.lab.phrase_selection`, since the lab's corpus holds its phrases;
@@ -46,6 +49,7 @@ from analysis.phrases.claims import (
     state_media_gap_min_n,
     windowed_claim,
 )
+from analysis.phrases.claims_source import paper_gap_claims, source_gap_claims
 from analysis.phrases.errors import PhrasesError
 from analysis.phrases.files import load_phrases, read_completions, rescore, rescore_file
 from analysis.phrases.inference import (
@@ -88,6 +92,14 @@ from analysis.phrases.method_rates import (
     type_gap,
 )
 from analysis.phrases.params import PARAMS, PROFILES, load_source_rates
+from analysis.phrases.pilot import (
+    PILOT_FILE,
+    agreement_table,
+    disagreements,
+    load_pilot,
+    pilot_rates,
+    rescore_pilot,
+)
 from analysis.phrases.run import (
     LAB_PHRASE_COLUMNS,
     QUERY_COLUMNS,
@@ -151,6 +163,13 @@ from analysis.phrases.text import (
     status_tally,
     top_rate,
 )
+from analysis.phrases.text_source import (
+    rules_md,
+    source_rates_table,
+    source_summary,
+    source_values,
+    source_verdict,
+)
 from analysis.stats.intervals import CI_ALPHA, wilson_interval
 
 __all__ = [
@@ -170,6 +189,8 @@ __all__ = [
     "score_modes", "sizes_reported", "source_range", "source_type_gaps", "type_gap", "wilson_interval",
     # files in the source's schema
     "load_phrases", "read_completions", "rescore", "rescore_file",
+    # the source's own completions (fc444b0)
+    "PILOT_FILE", "agreement_table", "disagreements", "load_pilot", "pilot_rates", "rescore_pilot",
     # the English counterpart's selection (analysis.lab.phrase_selection)
     "DOC_WORDS", "ENGLISH_TYPES", "NGRAM_RANGE", "PHRASE_COLUMNS", "SELECTION_VERSION", "TOKEN_PATTERN",
     "english_phrases", "plain_prose", "select_distinctive_phrases",
@@ -182,13 +203,13 @@ __all__ = [
     # the claims
     "distance_gap_claims", "lab_claims", "model_slug", "range_position", "refusal_claim",
     "source_range_claims", "state_media_gap_claims", "state_media_gap_min_n",
-    "windowed_claim",
+    "windowed_claim", "paper_gap_claims", "source_gap_claims",
     # the wording
     "DIFFERENCE_COLUMNS", "difference_headline", "difference_summary", "difference_table",
     "difference_values", "difference_verdict", "markdown_table",
     "comparison_verdict", "gap_sentences", "headline", "lab_design", "lab_rate_table", "lab_summary",
     "lab_verdict", "method_constants", "rates_note", "refusal_sentence", "render", "rescore_note",
     "source_comparison", "source_range_text", "state_media_gap_text", "status_tally",
-    "top_rate",
+    "top_rate", "rules_md", "source_rates_table", "source_summary", "source_values", "source_verdict",
     "SIZING_TABLE_COLUMNS", "sample_design", "sizing_note", "sizing_table", "sizing_target", "sizing_values",
 ]

@@ -168,7 +168,34 @@ def _source_range(c: Claim) -> str:
     return f"{_range_lead(c)}; {_range_part(c)}."
 
 
-_RENDER = {"state_media_gap": _state_media_gap, "distance_gap": _distance_gap,
+def _gap_counts(c: Claim) -> str:
+    e = c.extra
+    return (f"{fmt_pct(e['matched_first'] / e['total_first'])} of state-media and "
+            f"{fmt_pct(e['matched_second'] / e['total_second'])} of CulturaX endings "
+            f"({e['matched_first']:,} of {e['total_first']:,} against {e['matched_second']:,} of "
+            f"{e['total_second']:,} phrases)")
+
+
+def _gap_test(c: Claim) -> str:
+    holm = f", Holm-adjusted {fmt_p(c.p_adjusted)}" if c.p_adjusted is not None else ""
+    return f"a difference of {_difference(c)} with one-sided Fisher exact p {fmt_p(c.p)}{holm}"
+
+
+def _source_gap(c: Claim) -> str:
+    e = c.extra
+    if "total_first" not in e:
+        return f"On the source's own completions, {e['model']} has no sample of its own to test."
+    return (f"On the sample of the source's own completions, rescored here, {e['model']} reproduces "
+            f"{_gap_counts(c)}, {_gap_test(c)}.")
+
+
+def _paper_gap(c: Claim) -> str:
+    return (f"Read as counts of {c.extra['total_first']:,} phrases per type, the source's 2024 figure gives "
+            f"{c.extra['model']} {_gap_counts(c)}, {_gap_test(c)}.")
+
+
+_RENDER = {"source_gap": _source_gap, "paper_gap": _paper_gap,
+           "state_media_gap": _state_media_gap, "distance_gap": _distance_gap,
            "comma_refusals": _comma_refusals, "windowed": _windowed, "lab_controls": _lab_controls,
            "lab_separated": _lab_share, "lab_rises": _lab_share, "lab_size": _lab_size,
            "source_range": _source_range}
@@ -279,11 +306,14 @@ def _rate_cell(k: int, n: int) -> str:
     return f"{fmt_pct(k / n)} ({k} of {n})"
 
 
-def difference_table(claims: Sequence[Claim], source: pd.DataFrame) -> pd.DataFrame:
+def difference_table(claims: Sequence[Claim], source: pd.DataFrame,
+                     paper: Sequence[Claim] = ()) -> pd.DataFrame:
     """The headline per model (:data:`DIFFERENCE_COLUMNS`): this run's models
     with both rates, their difference, its interval, p, n and the claim's status,
-    then the source's 2024 models with their published rates and difference (it
-    gives no interval, test or n)."""
+    then the source's 2024 models with their published rates and difference; the
+    source gives no interval, test or n, which ``paper``
+    (:func:`.claims_source.paper_gap_claims`) supplies from its rates as counts."""
+    by_model = {c.extra["model"]: c for c in paper}
     rows = []
     for c in by_kind(claims, "state_media_gap"):
         e = c.extra
@@ -296,7 +326,12 @@ def difference_table(claims: Sequence[Claim], source: pd.DataFrame) -> pd.DataFr
     wide = source.pivot_table(index="model", columns="type", values="rate_pct", sort=False)
     for model, gap in source_type_gaps(source).items():
         both = (f"{wide.loc[model, t]:.1f}%" for t in ("propaganda", "culturax"))
-        rows.append(["source, 2024", model, *both, f"{gap:+.1f}", "not published", "—", "—", "—"])
+        c = by_model.get(model)
+        if c is None:
+            rows.append(["source, 2024", model, *both, f"{gap:+.1f}", "not published", "—", "—", "—"])
+            continue
+        rows.append(["source, 2024", model, *both, f"{gap:+.1f}", f"{_points_interval(c)} (counts of "
+                     f"{c.extra['total_first']:,} per type)", f"{c.p:.3g}", f"{c.n:,}", c.status])
     return pd.DataFrame(rows, columns=DIFFERENCE_COLUMNS)
 
 
@@ -308,16 +343,30 @@ def markdown_table(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _source_gaps_sentence(source: pd.DataFrame) -> str:
+def paper_significance(paper: Sequence[Claim]) -> str:
+    """How many of the source's 2024 differences are significant as counts of its
+    phrases (:func:`.claims_source.paper_gap_claims`), in words."""
+    if not paper:
+        return "no intervals given"
+    n = paper[0].extra["total_first"]
+    sig = [c.extra["model"] for c in paper if c.status == "reproduced"]
+    not_sig = [c.extra["model"] for c in paper if c.status != "reproduced"]
+    tail = f"; not {_join(not_sig)}" if not_sig else ""
+    return (f"as counts of {n:,} phrases per type, {len(sig)} of {len(paper)} are significant at 0.05 "
+            f"(one-sided Fisher exact test, Holm over the {len(paper)}){tail}")
+
+
+def _source_gaps_sentence(source: pd.DataFrame, paper: Sequence[Claim] = ()) -> str:
     gaps = [f"{g:+.1f}" + (" points" if i == 0 else "") + f" for {m}"
             for i, (m, g) in enumerate(source_type_gaps(source).items())]
     listed = gaps[0] if len(gaps) == 1 else ", ".join(gaps[:-1]) + " and " + gaps[-1]
-    return f"The source's 2024 models, read off its figure, show {listed} (no intervals given)."
+    return f"The source's 2024 models, read off its figure, show {listed} ({paper_significance(paper)})."
 
 
-def difference_headline(claims: Sequence[Claim], source: pd.DataFrame, model: str) -> str:
+def difference_headline(claims: Sequence[Claim], source: pd.DataFrame, model: str,
+                        paper: Sequence[Claim] = ()) -> str:
     """The headline number of ``model`` (``diff_headline``), then the source's
-    difference for each of its 2024 models."""
+    difference for each of its 2024 models (with ``paper``, how many are significant)."""
     c = _gap_of(claims, model)
     if not _has_gap(c):
         ours = (f"For {model}, the difference is not measured: no scorable completions of both types are "
@@ -325,7 +374,7 @@ def difference_headline(claims: Sequence[Claim], source: pd.DataFrame, model: st
     else:
         ours = (f"For {model}, the state-media rate minus the CulturaX rate is {_difference(c)} (95% "
                 f"Newcombe interval; one-sided Fisher exact p = {c.p:.3g}, n = {c.n:,}).")
-    return f"{ours} {_source_gaps_sentence(source)}"
+    return f"{ours} {_source_gaps_sentence(source, paper)}"
 
 
 def _source_finding(source: pd.DataFrame) -> str:
