@@ -159,6 +159,15 @@ def test_an_interval_decides_without_a_p_and_can_exclude_the_source():
     assert v.status == NOT_REPRODUCED and "excludes the source's 0.07" in v.reason
 
 
+def test_an_interval_below_the_null_is_read_as_a_whole():
+    # a source that finds a share below 0.5: only an interval wholly below 0.5 agrees
+    below = dict(null=0.5, n_units=41, min_n=10, direction=-1)
+    assert decide(value=0.3, interval=(0.2, 0.4), **below).status == REPRODUCED
+    assert decide(value=0.45, interval=(0.35, 0.55), **below).status == INCONCLUSIVE
+    v = decide(value=0.7, interval=(0.6, 0.8), **below)
+    assert v.status == NOT_REPRODUCED and "[0.6, 0.8] excludes 0.5" in v.reason
+
+
 def test_holm_adjusted_p_is_named():
     v = decide(value=0.6, null=0.5, p=0.06, n_units=40, min_n=30, adjusted=True)
     assert v.status == INCONCLUSIVE and "Holm-adjusted p = 0.06 ≥ 0.05" in v.reason

@@ -242,9 +242,11 @@ def decide(*, value: float | None, null: float, n_units: int | None, min_n: int,
         significant, test = p < alpha, _sig(p, alpha, adjusted)
     elif interval is not None:
         lo, hi = interval
-        significant = (lo - null) * direction > 0 or (hi - null) * direction < 0
+        # the interval's ends on the source's scale: near is the end closest to the null's far side
+        near, far = sorted(((lo - null) * direction, (hi - null) * direction))
+        significant = near > 0 or far < 0
         if significant:  # the side is that of the whole interval
-            side = (lo - null) * direction if (lo - null) * direction > 0 else (hi - null) * direction
+            side = near if near > 0 else far
         test = f"95% interval [{lo:.3g}, {hi:.3g}] {'excludes' if significant else 'covers'} {null:g}"
     else:
         significant, test = False, None
