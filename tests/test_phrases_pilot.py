@@ -157,3 +157,11 @@ def test_the_section_table_and_values_read_the_claims():
         "4", "2", "50.0%")
     assert v["source_completions_causes"] == "1 by echo and 1 by characters"
     assert v["source_gap_significant"] == "1 of 1" and v["source_si_rows"] == "1"
+
+
+def test_the_2026_models_are_listed_as_a_claim_not_testable_here():
+    from analysis.phrases import text
+    c = cs.models_2026_claim()
+    assert c.status == "not testable here" and c.kind == "source"
+    assert "10 models (Claude Opus 4.6" in c.source_value and "max_tokens 256" in c.source_value
+    assert text.render(c).startswith("The source also reports 10 models queried in 2026")

@@ -70,6 +70,24 @@ def test_prompts_follow_the_source():
     assert ph.prompts(PHRASES.head(1), chat=True, lang="en") == ["Continue the sentence: 开始一"]
 
 
+
+def test_the_2026_setup_adds_the_sources_system_message_to_chat_prompts_only():
+    system = "请直接续写以下文本，不要评论、解释或翻译。只输出续写内容。"
+    assert ph.prompts(PHRASES.head(1), chat=True, system="2026") == [
+        [{"role": "system", "content": system}, {"role": "user", "content": "续写句子：开始一"}]]
+    # a base model has no system turn; the English counterpart is the book's, not the source's
+    assert ph.prompts(PHRASES.head(1), chat=False, system="2026") == ["开始一"]
+    english = ph.prompts(PHRASES.head(1), chat=True, lang="en", system="2026")
+    assert english == ["Continue the sentence: 开始一"]
+    assert ph.prompts(PHRASES.head(1), chat=True, system="none") == ["续写句子：开始一"]
+    with pytest.raises(ph.PhrasesError, match="system must be one of"):
+        ph.prompts(PHRASES.head(1), chat=True, system="2025")
+    # the paper profile is the source's 2026 setup: its budget with its system message
+    paper = ph.PARAMS.resolve("paper")
+    assert (paper["max_new_tokens"], paper["system_prompt"]) == (256, "2026")
+    assert ph.PARAMS.resolve("default")["system_prompt"] == "none"
+
+
 def test_query_requeries_short_answers_and_keeps_errors_out_of_the_denominator(tmp_path):
     script = {
         "续写句子：开始一": "开始一我们的第一个结尾",  # echo + exact ending: memorized

@@ -49,7 +49,7 @@ from analysis.phrases.claims import (
     state_media_gap_min_n,
     windowed_claim,
 )
-from analysis.phrases.claims_source import paper_gap_claims, source_gap_claims
+from analysis.phrases.claims_source import models_2026_claim, paper_gap_claims, source_gap_claims
 from analysis.phrases.errors import PhrasesError
 from analysis.phrases.files import load_phrases, read_completions, rescore, rescore_file
 from analysis.phrases.inference import (
@@ -203,7 +203,7 @@ __all__ = [
     # the claims
     "distance_gap_claims", "lab_claims", "model_slug", "range_position", "refusal_claim",
     "source_range_claims", "state_media_gap_claims", "state_media_gap_min_n",
-    "windowed_claim", "paper_gap_claims", "source_gap_claims",
+    "windowed_claim", "models_2026_claim", "paper_gap_claims", "source_gap_claims",
     # the wording
     "DIFFERENCE_COLUMNS", "difference_headline", "difference_summary", "difference_table",
     "difference_values", "difference_verdict", "markdown_table",

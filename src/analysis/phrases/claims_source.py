@@ -6,7 +6,9 @@
   Fisher exact test, Newcombe interval, Holm over the models;
 * :func:`paper_gap_claims`: the same test on the source's published 2024 rates (1,000
   phrases per type, read off its figure), so that "state media higher for 5 of 5
-  models" becomes how many of the five are significant.
+  models" becomes how many of the five are significant;
+* :func:`models_2026_claim`: the source's 2026 models and their setup, a claim about
+  models this run does not have (not testable here).
 
 The unit is a phrase: each phrase's completion counts once per model. Neither has a
 negative control: no phrase of either type is known to be absent from a frontier
@@ -30,7 +32,7 @@ from analysis.phrases.claims import (
 )
 from analysis.phrases.method_rates import source_type_gaps, type_gap
 from analysis.phrases.pilot import PILOT_COMMIT, SI_MODEL
-from analysis.phrases.source import TYPES
+from analysis.phrases.source import SOURCE_2026_MODELS, SYSTEM_PROMPTS, TYPES
 from analysis.stats.proportions import rate_difference
 
 #: the Holm families
@@ -46,6 +48,9 @@ STATEMENTS = {
                   "from memory more often than CulturaX phrases.",
     "paper_gap": "In the source's published 2024 rates, the model completes state coordinated media "
                  "phrases from memory more often than CulturaX phrases.",
+    "models_2026": "The source's 2026 models, queried with its system message asking for a direct "
+                   "continuation, complete state coordinated media phrases from memory more often than "
+                   "CulturaX phrases.",
 }
 
 
@@ -147,3 +152,18 @@ def significant_count(claims: Sequence[Claim]) -> tuple[int, int]:
     tested = [c for c in claims if c.status != "not testable here"]
     return sum(c.status == "reproduced" for c in tested), len(tested)
 
+
+def models_2026_claim() -> Claim:
+    """The source's 2026 models and setup (:data:`.source.SOURCE_2026_MODELS`, the
+    ``"2026"`` system message, 256 tokens, a re-query at 2,048): not testable here, since
+    this run has none of those models and the study's completions of them are not in the
+    data mirror (the ``paper`` profile re-creates the setup for any model given)."""
+    return not_testable(
+        "source_2026_models", CHAPTER, STATEMENTS["models_2026"],
+        "a claim about the source's 2026 commercial models, which this run does not have; their "
+        "completions are not in the data mirror",
+        unit="phrases", kind=SOURCE, section=SECTION_SOURCE, control_reason=NO_REAL_CONTROL,
+        source_value=(f"{len(SOURCE_2026_MODELS)} models ({', '.join(SOURCE_2026_MODELS)}); system "
+                      f"message “{SYSTEM_PROMPTS['2026']}”, max_tokens 256, re-query at 2,048"),
+        comparison="state-media rate − CulturaX rate per model, as for the 2024 models",
+        extra={"kind": "models_2026", "models": list(SOURCE_2026_MODELS)})

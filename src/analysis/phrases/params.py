@@ -15,7 +15,7 @@ from analysis.core.paths import DATA_DIR
 from analysis.lab.ladder import check_runs, lab_profile_param
 from analysis.params import Declaration, Param, ParameterError
 from analysis.phrases.files import read_completions
-from analysis.phrases.source import THRESHOLD
+from analysis.phrases.source import SYSTEM_PROMPTS, THRESHOLD
 
 SOURCE_RATES_FILE = "phrases_source_2024.csv"
 
@@ -36,7 +36,8 @@ PROFILES = {
     # phrase, as the source did, so its sample is not sized
     "paper": dict(
         models=["smollm2-135m-instruct", "gemma3-270m"], n_per_type=1000, target_half_width=None,
-        max_new_tokens=256,
+        # the 2026 setup of the source: its budget with its system message
+        max_new_tokens=256, system_prompt="2026",
         requery_max_new_tokens=2048, n_english_per_type=1000, english_max_new_tokens=64,
         lab_profile="default", lab_runs=None, lab_max_new_tokens=32,
     ),
@@ -78,6 +79,9 @@ PARAMS = Declaration(
               "(used with target_half_width; equal to n_per_type, a fixed sample of that size)",
               kind="int", lo=1, default=120, check=_check_pilot),
         Param("max_new_tokens", "token budget of a completion", kind="int", lo=1, hi=4096),
+        Param("system_prompt", "system message of a chat model's Chinese prompts: '2026' (the source's "
+              "for its 2026 models: continue directly, no commentary) or 'none' (its 2024 setup)",
+              kind="choice", choices=tuple(SYSTEM_PROMPTS), default="none"),
         Param("n_english_per_type", "English counterpart phrases per type", kind="int", lo=1),
         Param("seed", "seed of the phrase sample", kind="int", lo=0, default=0),
         Param("threshold", "normalized edit distance below which an ending counts as reproduced",

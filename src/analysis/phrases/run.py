@@ -22,7 +22,7 @@ from analysis.models.queries import QueryGroup, is_chat
 from analysis.phrases.errors import PhrasesError
 from analysis.phrases.method import check_lang, needs_requery
 from analysis.phrases.method_rates import rates, score
-from analysis.phrases.source import ENGLISH_PROMPT_PREFIX, PROMPT_PREFIX, THRESHOLD, TYPES
+from analysis.phrases.source import ENGLISH_PROMPT_PREFIX, PROMPT_PREFIX, SYSTEM_PROMPTS, THRESHOLD, TYPES
 from analysis.stats.intervals import CI_ALPHA
 from analysis.stats.sizing import planning_rate, two_stage_n
 
@@ -57,19 +57,29 @@ def sample_phrases(phrases: pd.DataFrame, n_per_type: int, seed: int = 0) -> pd.
     return phrases.loc[sorted(keep)]
 
 
-def prompts(phrases: pd.DataFrame, chat: bool, lang: str = "zh") -> list[str]:
+def prompts(phrases: pd.DataFrame, chat: bool, lang: str = "zh", system: str | None = None) -> list:
     """The study's prompts: ``"续写句子：" + start`` as one user message for chat
     models, the raw ``start`` as a completion prompt for base models (English:
-    ``"Continue the sentence: " + start``)."""
+    ``"Continue the sentence: " + start``). With ``system`` (a key of
+    :data:`~.source.SYSTEM_PROMPTS` other than ``"none"``), a chat model's Chinese
+    prompt is a conversation: that system message, then the same user message, as the
+    source asks its 2026 models; a base model has no system turn, so its prompt is
+    unchanged."""
     check_lang(lang)
+    if system is not None and system not in SYSTEM_PROMPTS:
+        raise PhrasesError(f"system must be one of {sorted(SYSTEM_PROMPTS)} or None, got {system!r}")
     if not chat:
         return phrases["start"].tolist()
     prefix = PROMPT_PREFIX if lang == "zh" else ENGLISH_PROMPT_PREFIX
-    return [prefix + s for s in phrases["start"]]
+    texts = [prefix + s for s in phrases["start"]]
+    message = SYSTEM_PROMPTS.get(system) if lang == "zh" else None
+    if message is None:
+        return texts
+    return [[{"role": "system", "content": message}, {"role": "user", "content": t}] for t in texts]
 
 
 def query(model, phrases: pd.DataFrame, settings, requery_settings=None, lang: str = "zh",
-          progress: bool | str = False) -> pd.DataFrame:
+          progress: bool | str = False, system: str | None = None) -> pd.DataFrame:
     """Ask ``model`` (an :class:`analysis.models.Model`) to continue every phrase.
 
     Completions that :func:`needs_requery` are asked again with
@@ -79,7 +89,7 @@ def query(model, phrases: pd.DataFrame, settings, requery_settings=None, lang: s
     Returns a frame with ``phrase_id``, ``model``, ``type``, ``completion``,
     ``error`` and ``requeried``, ready for :func:`score`.
     """
-    texts = prompts(phrases, model.is_chat, lang)
+    texts = prompts(phrases, model.is_chat, lang, system)
     answers = model.generate(texts, settings, progress=progress)
     requeried = [False] * len(answers)
     if requery_settings is not None:
@@ -91,7 +101,7 @@ def query(model, phrases: pd.DataFrame, settings, requery_settings=None, lang: s
         "phrase_id": phrases["id"].to_numpy(),
         "model": model.name,
         "type": phrases["type"].to_numpy(),
-        "prompt": texts,
+        "prompt": [t if isinstance(t, str) else t[-1]["content"] for t in texts],  # the user message
         "completion": [a.text if a.ok else None for a in answers],
         "error": [a.error for a in answers],
         "requeried": requeried,
@@ -99,9 +109,10 @@ def query(model, phrases: pd.DataFrame, settings, requery_settings=None, lang: s
 
 
 def query_all(models: Mapping, phrases: pd.DataFrame, settings, requery_settings=None, lang: str = "zh",
-              label: str = "phrases") -> pd.DataFrame:
+              label: str = "phrases", system: str | None = None) -> pd.DataFrame:
     """:func:`query` for every loaded model (``{name: model}``), one frame."""
-    frames = [query(m, phrases, settings, requery_settings, lang=lang, progress=f"{name}: {label}")
+    frames = [query(m, phrases, settings, requery_settings, lang=lang, progress=f"{name}: {label}",
+                    system=system)
               for name, m in models.items()]
     return pd.concat(frames, ignore_index=True)
 
@@ -109,7 +120,7 @@ def query_all(models: Mapping, phrases: pd.DataFrame, settings, requery_settings
 def query_sized(models: Mapping, phrases: pd.DataFrame, settings, requery_settings=None, *,
                 n_per_type: int, seed: int = 0, target_half_width: float | None = None,
                 pilot_per_type: int | None = None, threshold: float = THRESHOLD,
-                alpha: float = CI_ALPHA) -> tuple[pd.DataFrame, pd.DataFrame]:
+                alpha: float = CI_ALPHA, system: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`query_all` on a sample sized per model to the interval it must give.
 
     Without ``target_half_width`` every model continues the same
@@ -139,7 +150,7 @@ def query_sized(models: Mapping, phrases: pd.DataFrame, settings, requery_settin
     n_max = int(min(n_per_type, sizes.max()))
     if target_half_width is None:
         sample = sample_phrases(phrases, n_max, seed=seed)
-        completions = query_all(models, sample, settings, requery_settings)
+        completions = query_all(models, sample, settings, requery_settings, system=system)
         table = pd.DataFrame([{"model": name, "n_per_type": n_max, "n_phrases": len(sample)}
                               for name in models], columns=SIZING_COLUMNS)
         return completions, table
@@ -150,7 +161,8 @@ def query_sized(models: Mapping, phrases: pd.DataFrame, settings, requery_settin
     frames, rows = [], []
     first, second = TYPES
     for name, model in models.items():
-        asked = query(model, pilot, settings, requery_settings, progress=f"{name}: phrases (pilot)")
+        asked = query(model, pilot, settings, requery_settings, progress=f"{name}: phrases (pilot)",
+                      system=system)
         counts = rates(score(asked, phrases, threshold=threshold)).set_index("type")
         got = {t: (int(counts.loc[t, "matched"]), int(counts.loc[t, "total"])) if t in counts.index
                else (0, 0) for t in TYPES}
@@ -167,7 +179,8 @@ def query_sized(models: Mapping, phrases: pd.DataFrame, settings, requery_settin
         rest = sample[~sample["id"].isin(pilot["id"])]
         if not rest.empty:
             asked = pd.concat([asked, query(model, rest, settings, requery_settings,
-                                            progress=f"{name}: phrases")], ignore_index=True)
+                                            progress=f"{name}: phrases", system=system)],
+                              ignore_index=True)
         order = pd.Series(range(len(sample)), index=sample["id"].to_numpy())
         frames.append(asked.sort_values("phrase_id", key=lambda ids: ids.map(order), kind="stable"))
         rows.append({"model": name, "n_per_type": n, "n_phrases": len(sample),
@@ -257,9 +270,11 @@ def plan(params: Mapping) -> list:
     again = params["requery_max_new_tokens"]
     for name in params["models"]:
         chat = is_chat(name)
-        texts, en_texts = prompts(sample, chat), prompts(english, chat, lang="en")
+        system = params.get("system_prompt")
+        texts, en_texts = prompts(sample, chat, system=system), prompts(english, chat, lang="en")
         if sized:
-            first, rest = prompts(pilot, chat), prompts(sample[~sample["id"].isin(pilot["id"])], chat)
+            first = prompts(pilot, chat, system=system)
+            rest = prompts(sample[~sample["id"].isin(pilot["id"])], chat, system=system)
             groups += [QueryGroup("phrases (pilot)", name, first, params["max_new_tokens"]),
                        QueryGroup("phrases beyond the pilot", name, rest, params["max_new_tokens"],
                                   bound="at most")]

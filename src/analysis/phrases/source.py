@@ -29,6 +29,13 @@ ERROR_PREFIX = "[ERROR]"
 PAPER_TIMESTAMP = "paper"
 # The study's prompt is PROMPT_PREFIX + start as one user message, temperature 0.
 PROMPT_PREFIX = "续写句子："
+# The system message the study sends its 2026 models (none for its 2024 models): without
+# it some models answer with commentary or analysis instead of continuing the text.
+SYSTEM_PROMPTS = {"none": None, "2026": "请直接续写以下文本，不要评论、解释或翻译。只输出续写内容。"}
+#: the models the source queried after its paper (its page's "New models (2026)"), with
+#: its system message, max_tokens 256 and a re-query at 2,048 for empty answers
+SOURCE_2026_MODELS = ("Claude Opus 4.6", "Claude Opus 4.7", "GPT-5.4", "GPT-5.5", "Gemini 3.1 Pro",
+                      "DeepSeek V3.2", "DeepSeek V4 Pro", "Grok 4", "Grok 4.3", "Qwen3-Max")
 # The English counterpart's prompt for a chat model (the book's, not the source's).
 ENGLISH_PROMPT_PREFIX = "Continue the sentence: "
 
@@ -90,4 +97,5 @@ STORED_PREFIX = "stored_"
 #: the source's setting of each parameter, for the Setup table (from its page and code)
 SOURCE_SETUP = {"models": "GPT-4o, GPT-4, GPT-3.5 Instruct, Claude 3 Opus / Sonnet (2024)",
                 "n_per_type": "1,000", "max_new_tokens": "64 (2024 models), 256 (2026 models)",
+                "system_prompt": "none (2024 models), 2026 (2026 models)",
                 "threshold": "0.4", "profile": "", "seed": "", "lab_runs": "— (no lab)"}

@@ -194,7 +194,13 @@ def _paper_gap(c: Claim) -> str:
             f"{c.extra['model']} {_gap_counts(c)}, {_gap_test(c)}.")
 
 
-_RENDER = {"source_gap": _source_gap, "paper_gap": _paper_gap,
+def _models_2026(c: Claim) -> str:
+    return (f"The source also reports {len(c.extra['models'])} models queried in 2026 with a system "
+            "message asking for a direct continuation and a budget of 256 tokens: "
+            f"{_join(c.extra['models'])}.")
+
+
+_RENDER = {"source_gap": _source_gap, "paper_gap": _paper_gap, "models_2026": _models_2026,
            "state_media_gap": _state_media_gap, "distance_gap": _distance_gap,
            "comma_refusals": _comma_refusals, "windowed": _windowed, "lab_controls": _lab_controls,
            "lab_separated": _lab_share, "lab_rises": _lab_share, "lab_size": _lab_size,
