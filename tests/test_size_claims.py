@@ -222,22 +222,24 @@ def test_a_mechanical_null_verdict_stays_mechanical():
 def _sweep(tp, fp, fn, tn=10) -> pd.DataFrame:
     m = sz.decision_metrics([True] * (tp + fp) + [False] * (fn + tn),
                             [True] * tp + [False] * fp + [True] * fn + [False] * tn)
-    return pd.DataFrame([dict(tau=0.01, **m), dict(tau=0.5, **m)])
+    return pd.DataFrame([dict(tau=0.01, **m), dict(tau=0.5, **m), dict(tau=0.7, **m)])
 
 
 def test_precision_and_recall_against_the_source_floors():
-    precision, recall = sz.pairwise_claims(_method(sweep=_sweep(tp=35, fp=5, fn=1)), nulls=_nulls())
+    precision, recall = sz.pairwise_claims(_method(sweep=_sweep(tp=35, fp=5, fn=1)), nulls=_nulls())[:2]
     assert (precision.id, precision.status, precision.n, precision.n_units) == ("lab_precision", REPRODUCED,
                                                                                 40, 10)
     assert precision.value == pytest.approx(0.875) and precision.source_value == "≥ 0.83"
     assert (recall.status, recall.n, recall.value) == (REPRODUCED, 36, pytest.approx(35 / 36))
-    low, _ = sz.pairwise_claims(_method(sweep=_sweep(tp=10, fp=10, fn=2)), nulls=_nulls())
-    assert low.status == NOT_REPRODUCED and low.interval[1] < 0.83  # 0.5, Wilson interval to 0.70
-    near, _ = sz.pairwise_claims(_method(sweep=_sweep(tp=20, fp=5, fn=0)), nulls=_nulls())
-    assert near.status == INCONCLUSIVE and near.value == 0.8 and near.interval[1] > 0.83
+    # 0.5, below the floor; a method without pairs has no interval over its models, and no pair-level
+    # (Wilson) interval stands in for one: a miss without an interval is not evidence against the source
+    low = sz.pairwise_claims(_method(sweep=_sweep(tp=10, fp=10, fn=2)), nulls=_nulls())[0]
+    assert low.status == INCONCLUSIVE and low.interval is None and "no interval" in low.reason
+    near = sz.pairwise_claims(_method(sweep=_sweep(tp=20, fp=5, fn=0)), nulls=_nulls())[0]
+    assert near.status == INCONCLUSIVE and near.value == 0.8 and near.interval is None
     # at the floor but no better than under permuted sizes: the test decides "larger" for anything
-    flat, _ = sz.pairwise_claims(_method(sweep=_sweep(tp=35, fp=5, fn=1)),
-                                 nulls=_nulls(precision=(0.6, 0.87)))
+    flat = sz.pairwise_claims(_method(sweep=_sweep(tp=35, fp=5, fn=1)),
+                              nulls=_nulls(precision=(0.6, 0.87)))[0]
     assert flat.status == INCONCLUSIVE and "permuted-size null" in flat.reason
 
 
@@ -246,9 +248,9 @@ def test_precision_interval_resamples_models():
     theta = pd.Series({"a": 1.0, "b": 2.0, "c": 4.0})
     pairs = pd.DataFrame([(f, g, 0.01) for f in theta.index for g in theta.index if f != g],
                          columns=["f", "g", "pvalue"])
-    sweep = sz.tau_sweep(pairs, theta, taus=[0.5])
+    sweep = sz.tau_sweep(pairs, theta)
     method = SimpleNamespace(theta=theta, pairs=pairs, sweep=sweep, law=sz.ScalingLaw(1, 1, 0, 1, 3))
-    precision, recall = sz.pairwise_claims(method, nulls=_nulls())
+    precision, recall = sz.pairwise_claims(method, nulls=_nulls())[:2]
     assert precision.value == 0.5 and recall.value == 1.0 and precision.n == 6 and precision.n_units == 3
     # any resample of the models: each pair of distinct models gives one true and one false "larger",
     # so the precision is 0.5 in every resample (a Wilson interval over 6 pairs would be wide)
@@ -260,10 +262,12 @@ def test_ladder_claims_are_unique_and_survive_json():
     method = _method(sweep=_sweep(tp=35, fp=5, fn=1))
     claims = sz.ladder_claims(method, popular_copies="8", nulls=_nulls())
     assert [c.id for c in claims] == ["lab_law", "lab_loo_band", "lab_loo_r2", "lab_bounds_valid",
-                                      "lab_precision", "lab_recall", "lab_agreement",
+                                      "lab_precision", "lab_recall", "lab_precision_t001",
+                                      "lab_recall_t001", "lab_precision_t070", "lab_recall_t070",
+                                      "lab_agreement",
                                       "lab_agreement_families", "law_coefficients"]
     # a method without families has no Appendix B on the ladder: said, not invented
-    assert [c.status for c in claims[6:8]] == [NOT_TESTABLE, NOT_TESTABLE]
+    assert [c.status for c in claims[10:12]] == [NOT_TESTABLE, NOT_TESTABLE]
     assert claims[-1].status == NOT_TESTABLE and claims[-1].source_value == "A = 41.18, B = 0.62"
     assert {c.unit for c in claims} == {"models"} and all(c.kind == "source" for c in claims)
     assert from_json(to_json(claims)) == claims
@@ -393,15 +397,16 @@ def test_pairwise_sentence_says_an_undefined_precision_in_words():
 
 
 def test_an_undefined_precision_claim_is_rendered_in_words():
-    precision, recall = sz.pairwise_claims(_method(sweep=_sweep(tp=0, fp=0, fn=5)))
+    precision, recall = sz.pairwise_claims(_method(sweep=_sweep(tp=0, fp=0, fn=5)))[:2]
     assert precision.status == NOT_TESTABLE and precision.n == 0 and precision.value is None
     text = sz.render(precision)
     assert "nan" not in text
     assert text == (
         "At τ = 0.5 no pair was decided larger (n = 0), so the test's precision is undefined; the source's "
         "stays ≥ 0.83 for τ up to 0.70. **Not testable here**: this run has no pairs decided larger.")
-    assert sz.render(recall).startswith("At τ = 0.5 the test's recall is 0.00 over 5 pairs truly larger (95% "
-                                        "interval 0.00 to 0.43 over resampled models)")
+    # no pairs to resample models over: said, and no pair-level interval put in its place
+    assert sz.render(recall).startswith("At τ = 0.5 the test's recall is 0.00 over 5 pairs truly larger (no "
+                                        "interval over the models); the source's stays ≥ 0.87")
 
 
 def test_other_undefined_ratios_of_the_ladder_are_said_in_words():

@@ -8,6 +8,11 @@ Every claim is one the source states (``kind="source"``); what each rests on:
   texts. Unit: texts (the interval resamples whole texts within each group, so the
   positions of one text are never independent); exact null 0; the baseline texts
   are the control arm;
+* ``probe_<model>`` (the book's extension): the probe's own validity on a real
+  model, the source requiring a model that follows the prompt (Section 3.5): its
+  popular-text accuracy is off the floor the baseline texts set (the same
+  interval over texts as its gap); completion mode is said to be the book's
+  adaptation (the source queries chat models only);
 * ``agreement``: models agree more on which popular texts they know than on the
   baseline texts (Appendix B). Unit: models (the pairs share them); p from the
   popular/baseline labels permuted among the texts; interval over resampled models;
@@ -16,7 +21,11 @@ Every claim is one the source states (``kind="source"``); what each rests on:
 * ``lab_loo_r2``: the leave-one-out R² is as high as the source's 0.9387;
 * ``lab_bounds_valid``: every best lower bound is at or below the true size;
 * ``lab_precision``, ``lab_recall``: the pairwise test's decisions against the
-  truth at τ = :data:`~analysis.size.params.PAIRWISE_TAU`.
+  truth at τ = :data:`~analysis.size.params.PAIRWISE_TAU`, against the lowest the
+  source reports over its range; ``lab_precision_t001``, ``lab_recall_t001``,
+  ``lab_precision_t070``, ``lab_recall_t070``: at the two ends of that range
+  (Figure 3), against the source's value there. Their intervals resample the
+  models and rebuild the pairs among them (:func:`~analysis.size.nulls.rate_bootstrap`).
   The ladder claims' unit is models (ten); their null and negative control is the
   same pipeline with the true sizes permuted among the models
   (:func:`~analysis.size.nulls.ladder_nulls`). A claim against the source's number
@@ -25,7 +34,9 @@ Every claim is one the source states (``kind="source"``); what each rests on:
   popular against baseline texts (by design) and within against across families;
 * ``calibration_<kind>``: the pairwise test holds its level under a true null
   (replicates are the unit; the binomial at α is the exact null);
-* ``law_coefficients``: the source's A and B (not testable on the lab's units).
+* ``law_coefficients``: the source's A and B (not testable on the lab's units);
+* ``closed_hierarchy``, ``moe_bounds_valid``: Tables III and II, on closed and MoE
+  models this run does not query (not testable here).
 
 The wording lives in :mod:`analysis.size.text`.
 """
@@ -40,25 +51,30 @@ import pandas as pd
 from scipy import stats
 
 from analysis.core.claims import (
+    EXTENSION,
     INCONCLUSIVE,
     NOT_REPRODUCED,
     NOT_TESTABLE,
     REPRODUCED,
     Claim,
     Verdict,
+    as_kind,
     decide,
     not_testable,
     within,
 )
 from analysis.size.method import LadderMethod
 from analysis.size.method_groups import agreement_check, complete_models
-from analysis.size.method_relative import sweep_at, truly_larger
+from analysis.size.method_relative import sweep_at
 from analysis.size.nulls import (
+    RATES,
     LadderNulls,
     family_label_null,
     pair_bootstrap,
     pair_models,
     pairs_matrix,
+    rate_bootstrap,
+    tau_tag,
     text_label_null,
     weighted_mean,
 )
@@ -71,11 +87,14 @@ from analysis.size.params import (
     PAPER_LOO_BAND,
     PAPER_LOO_R2,
     PAPER_PRECISION_MIN,
+    PAPER_RATES_AT_TAU,
     PAPER_RECALL_MIN,
     PAPER_RHO_BASELINE,
     PAPER_RHO_GROUPS,
     PAPER_RHO_P,
     PAPER_RHO_POPULAR,
+    PAPER_TAUS,
+    SizeError,
     load_paper_table,
 )
 from analysis.stats.intervals import wilson_interval
@@ -87,6 +106,7 @@ SECTION_AGREEMENT = "size-agreement"
 SECTION_LADDER = "size-ladder"
 SECTION_CALIBRATION = "size-calibration"
 SECTION_SOURCE = "size-source"
+SECTION_TABLES = "size-paper-tables"
 
 #: texts (popular and baseline) below which a model's gap is inconclusive
 GAP_MIN_TEXTS = 10
@@ -193,6 +213,92 @@ def gap_claims(gap: pd.DataFrame, models: Sequence[str]) -> list[Claim]:
             extra={"model": name, "popular": float(r["popular"]), "baseline": float(r["baseline"])}, **kw,
         ))
     return out
+
+
+#: what the probe needs of a model (Section 3.5), said in each probe claim
+PROBE_SOURCE = ("the model must output \"exactly the immediate next word without appending conversational "
+                "filler\" (Section 3.5, Operational Signal Constraints; no number)")
+PROBE_COMPARISON = ("off the floor: popular-text accuracy − baseline-text accuracy > 0, its 95% interval "
+                    "resampling whole texts within each group lying above 0; the baseline texts, which no "
+                    "model can have memorized, set the floor a model reaches by predicting ordinary prose")
+def probe_modes(answers: pd.DataFrame) -> dict[str, str]:
+    """How each real model was queried (``answers`` of :func:`~analysis.size.run.probe_models`):
+    model -> ``"chat"`` or ``"completion"`` (a model asked both ways: ``"chat+completion"``)."""
+    if answers is None or not len(answers):
+        return {}
+    return {m: "+".join(sorted(set(g))) for m, g in answers.groupby("model", sort=False)["mode"]}
+
+
+def probe_claims(gap: pd.DataFrame, models: Sequence[str],
+                 modes: dict[str, str] | None = None) -> list[Claim]:
+    """The probe's own validity on each real model (the book's check of Section 3.5's
+    requirement that a model follow the prompt): ``probe_<model>`` holds when the
+    model's popular-text accuracy is off the floor, above its accuracy on the
+    baseline texts by the 95% interval of ``gap`` (:func:`~analysis.size.method_groups.group_gap`,
+    which resamples whole texts within each group). Unit: texts. A model that does
+    not follow the prompt scores near that floor on both groups, and its profile
+    then carries no size signal for the method to read. ``modes`` (:func:`probe_modes`)
+    says how each model was queried; completion mode is the book's adaptation."""
+    rows = gap.set_index("model") if len(gap) else pd.DataFrame()
+    modes = dict(modes or {})
+    out = []
+    for name in models:
+        cid = f"probe_{_slug(name)}"
+        mode = modes.get(name)
+        statement = (f"The probe reads {name}: its next-word accuracy on the popular texts is off the floor "
+                     "that the baseline texts set")
+        kw = dict(section=SECTION_RESULTS, unit="texts", kind=EXTENSION, source_value=PROBE_SOURCE,
+                  comparison=PROBE_COMPARISON)
+        if name not in rows.index:
+            out.append(not_testable(cid, CHAPTER, statement,
+                                    "it has no scorable answer on the popular or the baseline texts",
+                                    extra={"model": name, "mode": mode}, **kw))
+            continue
+        r = rows.loc[name]
+        n_texts = int(r["n_popular"] + r["n_baseline"])
+        interval = (float(r["ci_lo"]), float(r["ci_hi"]))
+        at_floor = float(r["popular"]) == 0 and float(r["baseline"]) == 0
+        v = decide(value=r["gap"], null=0.0, interval=interval, n_units=n_texts, min_n=GAP_MIN_TEXTS,
+                   unit="texts", floor="floor (0 accuracy on every text)" if at_floor else None)
+        out.append(Claim(
+            id=cid, chapter=CHAPTER, statement=statement, status=as_kind(v.status, EXTENSION),
+            reason=v.reason,
+            value=r["gap"], interval=interval, n=int(r["n_rows"]) if "n_rows" in r.index else n_texts,
+            n_units=n_texts, min_n=GAP_MIN_TEXTS, null_kind="analytic", null_value=0.0,
+            control_reason=BASELINE_ARM,
+            extra={"model": name, "mode": mode, "popular": float(r["popular"]),
+                   "baseline": float(r["baseline"])},
+            **kw))
+    return out
+
+
+def source_only_claims() -> list[Claim]:
+    """The source's results on models this book does not query, listed as not
+    testable here: ``closed_hierarchy`` (Table III: within a provider's generation
+    the closed models' bounds follow its product tiers) and ``moe_bounds_valid``
+    (Table II: every MoE model's best bound is at or below its total size). Their
+    source values are read from the transcribed tables."""
+    t2, t3 = load_paper_table("table2"), load_paper_table("table3")
+    lb = t3.set_index("model")["best_lb"]
+    # the source's own example of a hierarchy (Opus > Sonnet > Haiku), its bounds read from the table
+    tiers = [m for m in ("anthropic/claude-opus-4.6", "anthropic/claude-sonnet-4.6",
+                         "anthropic/claude-haiku-4.5") if m in lb.index]
+    example = ", ".join(f"{m.split('/')[-1]} {lb[m]:g}B" for m in tiers)
+    kw = dict(section=SECTION_TABLES, control_reason="no value to control: no such model in this run")
+    return [
+        not_testable("closed_hierarchy", CHAPTER,
+                     "Within a provider's generation the closed models' lower bounds follow its product "
+                     "hierarchy (e.g. Opus > Sonnet > Haiku), without the ordering given to the method",
+                     f"this run queries none of the {len(t3)} closed models of Table III; the book's two "
+                     "embedded models are small open ones and the lab's ladder has no product tiers",
+                     source_value=f"Table III (Section 4.4), e.g. {example}", unit="models", n_units=0,
+                     **kw),
+        not_testable("moe_bounds_valid", CHAPTER,
+                     "The best lower bound of every Mixture-of-Experts model is at or below its total size",
+                     f"this run has none of the {len(t2)} MoE models of Table II; the lab trains dense "
+                     "models only", source_value=(f"{int((t2['best_lb'] <= t2['size']).sum())} of {len(t2)} "
+                                                  "(Table II)"), unit="models", n_units=0, **kw),
+    ]
 
 
 def _agreement_evidence(check, acc: pd.DataFrame | None, seed: int = 0):
@@ -352,63 +458,106 @@ def _invalid_records(invalid: pd.DataFrame | None) -> list[dict]:
     return out
 
 
-def _rate_interval(method, what: str, tau: float, alpha: float) -> tuple[float, float] | None:
-    """Precision or recall over resampled models (the pairs share their models)."""
+#: resamples of the models behind each precision and recall interval
+RATE_BOOT = 2000
+#: the source's words for each rate, by τ (None: the chapter's τ, held against the range's floor)
+_RATE_SOURCE = {
+    ("precision", None): "stays ≥ {floor:g} for τ up to 0.70",
+    ("recall", None): "stays ≥ {floor:g} for τ up to 0.70",
+    ("precision", 0.01): "is {floor:g} at τ = 0.01 (Figure 3, where its precision starts)",
+    ("recall", 0.01): "is {floor:g} at τ = 0.01 (Figure 3)",
+    ("precision", 0.70): "stays above {floor:g} up to τ = 0.70 (Figure 3; no value at τ = 0.70 itself)",
+    ("recall", 0.70): "is {floor:g} at τ = 0.70 (Figure 3)",
+}
+_RATE_WORDS = {"precision": "pairs decided larger", "recall": "pairs truly larger"}
+
+
+def _sweep_row(sweep: pd.DataFrame, tau: float) -> pd.Series:
+    """The row of ``sweep`` at ``tau`` exactly (a nearest other τ would be another claim)."""
+    row = sweep_at(sweep, tau)
+    if not np.isclose(float(row["tau"]), tau):
+        raise SizeError(f"the τ sweep has no row at τ = {tau:g} (nearest {float(row['tau']):g}); "
+                        f"sweep τ from {float(sweep['tau'].min()):g} to {float(sweep['tau'].max()):g}")
+    return row
+
+
+def _rate_interval(method, tau: float, alpha: float, n_boot: int = RATE_BOOT,
+                   seed: int = 0) -> dict[str, tuple[float, float] | None]:
+    """Precision and recall at τ over resamples of the models, the pairs rebuilt among
+    each resample's models (:func:`~analysis.size.nulls.rate_bootstrap`); None for a
+    ratio without a finite interval, or for both when ``method`` has no pairs."""
     pairs, theta = getattr(method, "pairs", None), getattr(method, "theta", None)
     if pairs is None or theta is None or not len(pairs):
-        return None
-    models = list(theta.index)
-    where = {m: i for i, m in enumerate(models)}
-    i, j = pairs["f"].map(where).to_numpy(), pairs["g"].map(where).to_numpy()
-    decided = np.zeros((len(models),) * 2)
-    truth = np.zeros_like(decided)
-    decided[i, j] = pairs["pvalue"].to_numpy() <= alpha
-    truth[i, j] = truly_larger(theta.reindex(pairs["f"]).to_numpy(float),
-                               theta.reindex(pairs["g"]).to_numpy(float), tau)
-    positive = decided if what == "precision" else truth
-    hit = decided * truth
+        return {what: None for what in RATES}
+    out = rate_bootstrap(pairs, theta.astype(float), tau, alpha, n_boot=n_boot, seed=seed)
+    return {what: (lo, hi) if _finite(lo) and _finite(hi) else None for what, (lo, hi) in out.items()}
 
-    def stat(w):
-        total = float((w * positive).sum())
-        return float((w * hit).sum()) / total if total else float("nan")
 
-    lo, hi = pair_bootstrap(len(models), stat)
-    return (lo, hi) if _finite(lo) and _finite(hi) else None
+def _rate_claim(method, what: str, row: pd.Series, interval, *, cid: str, floor: float, source: str,
+                null_name: str, nulls: LadderNulls | None, n_boot: int) -> Claim:
+    tp, n_models, tau = int(row["tp"]), _models(method), float(row["tau"])
+    n_pairs = tp + int(row["fp" if what == "precision" else "fn"])
+    words = _RATE_WORDS[what]
+    unit_words = (f"95% percentile interval over {n_boot:,} resamples of the {n_models} models with "
+                  "replacement, the pairs rebuilt among each resample's models")
+    statement = (f"The pairwise test's {what} stays at or above {floor:g} for size gaps τ up to 0.70"
+                 if null_name in RATES else
+                 f"At τ = {tau:g} (f truly larger when |f| > {1 + tau:g}·|g|) the pairwise test's {what} is "
+                 f"at least the source's {floor:g}")
+    target = ("the source's lowest over τ in [0.01, 0.70]" if null_name in RATES
+              else "the source's at that τ")
+    kw = dict(section=SECTION_LADDER, source_value=("≥ " if null_name in RATES else "") + f"{floor:g}",
+              unit="models", n_units=n_models,
+              extra={"tau": tau, "what": what, "n_pairs": n_pairs, "words": words, "n_boot": n_boot,
+                     "source_words": f"the source's {source.format(floor=floor)}"},
+              comparison=(f"{what} at τ = {tau:g} ≥ {floor:g}, {target} ({unit_words}; not reproduced when "
+                          f"the whole interval lies below), and above {PERMUTED_SIZES}"))
+    value = float(row[what])
+    if not n_pairs or not _finite(value):
+        return not_testable(cid, CHAPTER, statement, f"this run has no {words}", n=n_pairs, **kw)
+    target_v = at_least(value=value, floor=floor, interval=interval, n=n_models, min_n=LADDER_MIN_MODELS,
+                        unit="models")
+    v = against_target_and_null(target_v, _null_verdict(nulls, null_name, value, n_models))
+    return Claim(id=cid, chapter=CHAPTER, statement=statement, status=v.status, reason=v.reason,
+                 mechanical=v.mechanical, value=value, interval=interval, n=n_pairs,
+                 p=_or_none(nulls[null_name].p) if nulls is not None else None, min_n=LADDER_MIN_MODELS,
+                 **_null_kw(nulls, null_name), **kw)
 
 
 def pairwise_claims(method: LadderMethod, tau: float = PAIRWISE_TAU, alpha: float = PAPER_ALPHA,
-                    nulls: LadderNulls | None = None) -> list[Claim]:
-    """Precision and recall of the pairwise test's "f is larger" decisions at τ, each
-    against the lowest the source reports over τ from 0.01 to 0.70 and against its
-    permuted-size null; the interval resamples models (the pairs share them)."""
-    row = sweep_at(method.sweep, tau)
-    tp = int(row["tp"])
-    n_models = _models(method)
+                    nulls: LadderNulls | None = None, taus: Sequence[float] = PAPER_TAUS,
+                    n_boot: int = RATE_BOOT, seed: int = 0) -> list[Claim]:
+    """Precision and recall of the pairwise test's "f is larger" decisions against
+    the truth :math:`|f| > (1+\\tau)|g|`, each against the source's number and its
+    permuted-size null (``nulls``, :func:`~analysis.size.nulls.ladder_nulls`).
+
+    ``lab_precision``, ``lab_recall``: at the chapter's ``tau``, against the lowest
+    the source reports over τ from 0.01 to 0.70. ``lab_precision_t001``, ...: at each
+    τ of ``taus`` (the two ends of Figure 3's range), against the source's value
+    there (:data:`~analysis.size.params.PAPER_RATES_AT_TAU`). Unit: models. Every
+    interval resamples the ladder's models with replacement and rebuilds the pairs
+    among them (``n_boot`` resamples, :func:`~analysis.size.nulls.rate_bootstrap`),
+    since all pairs share the same models; a method without pairs has no interval
+    (a pair-level interval would treat dependent pairs as independent).
+    """
+    if not 0 < alpha < 1:
+        raise SizeError(f"alpha must be in (0, 1), got {alpha!r}")
+    unknown = [t for t in taus if not any(np.isclose(float(t), k) for k in PAPER_RATES_AT_TAU)]
+    if unknown:
+        raise SizeError(f"taus {unknown} have no value in the source; it states precision and recall at "
+                        f"τ = {', '.join(f'{k:g}' for k in PAPER_RATES_AT_TAU)}")
     out = []
-    for cid, what, n_pairs, floor, words in (
-        ("lab_precision", "precision", tp + int(row["fp"]), PAPER_PRECISION_MIN, "pairs decided larger"),
-        ("lab_recall", "recall", tp + int(row["fn"]), PAPER_RECALL_MIN, "pairs truly larger"),
-    ):
-        statement = f"The pairwise test's {what} stays at or above {floor:g} for size gaps τ up to 0.70"
-        kw = dict(section=SECTION_LADDER, source_value=f"≥ {floor:g}", unit="models", n_units=n_models,
-                  extra={"tau": float(row["tau"]), "what": what, "n_pairs": n_pairs, "words": words},
-                  comparison=(f"{what} at τ = {float(row['tau']):g} ≥ the source's lowest over τ in "
-                              f"[0.01, 0.70] (95% interval over resampled models), and above "
-                              f"{PERMUTED_SIZES}"))
-        value = float(row[what])
-        if not n_pairs or not _finite(value):
-            out.append(not_testable(cid, CHAPTER, statement, f"this run has no {words}", n=n_pairs, **kw))
-            continue
-        interval = _rate_interval(method, what, float(row["tau"]), alpha)
-        if interval is None:
-            interval = tuple(float(x) for x in wilson_interval(tp, n_pairs))
-        target_v = at_least(value=value, floor=floor, interval=interval, n=n_models, min_n=LADDER_MIN_MODELS,
-                            unit="models")
-        v = against_target_and_null(target_v, _null_verdict(nulls, what, value, n_models))
-        out.append(Claim(id=cid, chapter=CHAPTER, statement=statement, status=v.status, reason=v.reason,
-                         mechanical=v.mechanical, value=value, interval=interval, n=n_pairs,
-                         p=_or_none(nulls[what].p) if nulls is not None else None, min_n=LADDER_MIN_MODELS,
-                         **_null_kw(nulls, what), **kw))
+    floors = {"precision": PAPER_PRECISION_MIN, "recall": PAPER_RECALL_MIN}
+    plan = [(float(tau), "", None)] + [(float(t), f"_{tau_tag(t)}", float(t)) for t in taus]
+    for at, suffix, paper_tau in plan:
+        row = _sweep_row(method.sweep, at)
+        intervals = _rate_interval(method, at, alpha, n_boot=n_boot, seed=seed)
+        for what in RATES:
+            key = None if paper_tau is None else min(PAPER_RATES_AT_TAU, key=lambda k: abs(k - paper_tau))
+            floor = floors[what] if key is None else PAPER_RATES_AT_TAU[key][what]
+            out.append(_rate_claim(method, what, row, intervals[what], cid=f"lab_{what}{suffix}", floor=floor,
+                                   source=_RATE_SOURCE[(what, key)], null_name=f"{what}{suffix}", nulls=nulls,
+                                   n_boot=n_boot))
     return out
 
 

@@ -14,6 +14,9 @@ models, so they are not independent. So:
 * :func:`pair_bootstrap`: a percentile interval of a statistic of pairs of
   models over resamples of the models (a model drawn twice brings its pairs
   twice; a model is never paired with itself);
+* :func:`rate_bootstrap`: the pairwise test's precision and recall at one τ,
+  their intervals by :func:`pair_bootstrap` (the models are resampled, the pairs
+  rebuilt among each resample's models, both ratios recomputed);
 * :func:`text_label_null`: Appendix B's popular-minus-baseline mean ρ with the
   popular and baseline labels permuted among the texts (whole texts);
 * :func:`family_label_null`: the within-minus-across-family mean ρ with the
@@ -33,15 +36,29 @@ import pandas as pd
 from analysis.core.cache import memoized
 from analysis.size.method_absolute import fit_law, loo_cv, pca_index
 from analysis.size.method_groups import _text_means
-from analysis.size.method_relative import sweep_at, tau_sweep
-from analysis.size.params import PAIRWISE_TAU, PAPER_ALPHA
+from analysis.size.method_relative import sweep_at, tau_sweep, truly_larger
+from analysis.size.params import PAIRWISE_TAU, PAPER_ALPHA, PAPER_TAUS, SizeError
 from analysis.stats.resampling import MIN_PERMUTATIONS, permutation_p, permute_labels
 from analysis.stats.result import Estimate
 
 #: permutations of every computed null (the protocol's minimum)
 N_PERM = MIN_PERMUTATIONS
-#: the ladder statistics :func:`ladder_nulls` permutes, in order
-LADDER_STATS = ("law_r2", "loo_band", "loo_r2", "bounds_valid", "precision", "recall")
+RATES = ("precision", "recall")
+
+
+def tau_tag(tau: float) -> str:
+    """The suffix that names a statistic or claim at ``tau`` in hundredths:
+    ``"t001"`` for 0.01, ``"t070"`` for 0.70."""
+    tau = float(tau)
+    if not 0 <= tau < 10 or not np.isclose(round(tau * 100), tau * 100):
+        raise SizeError(f"tau must be a multiple of 0.01 in [0, 10) to be named, got {tau!r}")
+    return f"t{round(tau * 100):03d}"
+
+
+#: the ladder statistics :func:`ladder_nulls` permutes, in order: precision and recall at the
+#: chapter's τ, then at each end of the source's range (PAPER_TAUS)
+LADDER_STATS = ("law_r2", "loo_band", "loo_r2", "bounds_valid", *RATES,
+                *(f"{what}_{tau_tag(t)}" for t in PAPER_TAUS for what in RATES))
 
 
 def ladder_stats(profiles: pd.DataFrame, theta: pd.Series, pairs: pd.DataFrame, alpha: float = PAPER_ALPHA,
@@ -50,17 +67,23 @@ def ladder_stats(profiles: pd.DataFrame, theta: pd.Series, pairs: pd.DataFrame, 
     ``profiles``: the law's R² signed by its slope (``law_r2``: R² when B > 0, −R²
     when not), the leave-one-out share within a factor of two and its R² of ln θ,
     the share of best lower bounds at or below the size, and the pairwise test's
-    precision and recall at ``tau`` (the decisions of ``pairs`` do not depend on
-    the sizes; the truth does)."""
+    precision and recall at ``tau`` (``precision``, ``recall``) and at each τ of
+    :data:`~analysis.size.params.PAPER_TAUS` (``precision_t001``, ...; the
+    decisions of ``pairs`` do not depend on the sizes; the truth does)."""
     from analysis.size.method import _bounds  # the chapter's own bounds, one pipeline
 
     law = fit_law(pca_index(profiles).z, theta)
     loo = loo_cv(profiles, theta)
     bounds = _bounds(theta, pairs, loo, alpha)
-    row = sweep_at(tau_sweep(pairs, theta, taus=[tau], alpha=alpha), tau)
-    return {"law_r2": float(np.sign(law.B) * law.r2), "loo_band": float(loo.within_band),
-            "loo_r2": float(loo.r2_log), "bounds_valid": float(bounds["valid"].mean()),
-            "precision": float(row["precision"]), "recall": float(row["recall"])}
+    sweep = tau_sweep(pairs, theta, taus=[tau, *PAPER_TAUS], alpha=alpha)
+    row = sweep.iloc[0]
+    out = {"law_r2": float(np.sign(law.B) * law.r2), "loo_band": float(loo.within_band),
+           "loo_r2": float(loo.r2_log), "bounds_valid": float(bounds["valid"].mean()),
+           "precision": float(row["precision"]), "recall": float(row["recall"])}
+    for t in PAPER_TAUS:
+        at = sweep_at(sweep.iloc[1:], t)
+        out.update({f"{what}_{tau_tag(t)}": float(at[what]) for what in RATES})
+    return out
 
 
 @memoized("size-ladder-null", code=("analysis.size.method", "analysis.size.method_absolute",
@@ -139,6 +162,61 @@ def pair_bootstrap(k: int, statistic: Callable[[np.ndarray], float], n_boot: int
     a = (1 - level) / 2
     lo, hi = np.quantile(out, [a, 1 - a])
     return float(lo), float(hi)
+
+
+def rate_bootstrap(pairs: pd.DataFrame, theta: pd.Series, tau: float, alpha: float = PAPER_ALPHA,
+                   n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> dict[str, tuple[float, float]]:
+    """Percentile intervals of the pairwise test's precision and recall at ``tau``
+    over resamples of the models (Section 4.2.2's evaluation; the pairs share their
+    models, so the models are the unit).
+
+    Each resample draws the ``k`` models of ``theta`` with replacement and rebuilds
+    the ordered pairs among the drawn models (:func:`pair_bootstrap`: a model drawn
+    twice brings its pairs twice, two draws of one model make no pair); on those
+    pairs precision = TP / (TP + FP) and recall = TP / (TP + FN), a pair being
+    decided "f larger" when its ``pvalue`` ≤ ``alpha`` and truly larger when
+    :math:`|f| > (1+\\tau)|g|`. A resample whose ratio is 0/0 is left out. The
+    same seed draws the same resamples for both ratios and every τ.
+
+    Parameters
+    ----------
+    pairs : pandas.DataFrame
+        ``f``, ``g``, ``pvalue`` (:func:`~analysis.size.method_relative.pairwise_tests`).
+    theta : pandas.Series
+        The true size of every model in the pairs, by name.
+
+    Returns
+    -------
+    dict
+        ``{"precision": (lo, hi), "recall": (lo, hi)}``; NaNs with fewer than two models.
+    """
+    if not 0 < alpha < 1:
+        raise SizeError(f"alpha must be in (0, 1), got {alpha!r}")
+    if n_boot < 1:
+        raise SizeError(f"n_boot must be a positive integer, got {n_boot!r}")
+    missing = sorted((set(pairs["f"]) | set(pairs["g"])) - set(theta.index))
+    if missing:
+        raise SizeError(f"theta lacks the sizes of {missing}")
+    if (pairs["f"] == pairs["g"]).any():
+        raise SizeError("a pair compares a model with itself")
+    models = list(theta.index)
+    where = {m: i for i, m in enumerate(models)}
+    i, j = pairs["f"].map(where).to_numpy(), pairs["g"].map(where).to_numpy()
+    decided = np.zeros((len(models),) * 2)
+    truth = np.zeros_like(decided)
+    decided[i, j] = pairs["pvalue"].to_numpy(dtype=float) <= alpha
+    truth[i, j] = truly_larger(theta.reindex(pairs["f"]).to_numpy(float),
+                               theta.reindex(pairs["g"]).to_numpy(float), tau)
+    hit = decided * truth
+
+    def ratio(positive):
+        def stat(w):
+            total = float((w * positive).sum())
+            return float((w * hit).sum()) / total if total else float("nan")
+        return stat
+
+    return {what: pair_bootstrap(len(models), ratio(positive), n_boot=n_boot, seed=seed, level=level)
+            for what, positive in (("precision", decided), ("recall", truth))}
 
 
 def weighted_mean(values: np.ndarray, mask: np.ndarray | None = None) -> Callable[[np.ndarray], float]:

@@ -14,6 +14,8 @@ import pandas as pd
 
 from analysis.core.claim_text import verdict
 from analysis.core.claims import (
+    DOES_NOT_HOLD,
+    HOLDS,
     INCONCLUSIVE,
     NOT_REPRODUCED,
     NOT_TESTABLE,
@@ -105,15 +107,54 @@ def _bounds(c: Claim) -> str:
 
 
 def _rate(c: Claim) -> str:
-    what, source = c.extra["what"], f"the source's stays {c.source_value} for τ up to 0.70"
+    what = c.extra["what"]
+    source = c.extra.get("source_words") or f"the source's stays {c.source_value} for τ up to 0.70"
     if c.value is None:  # a ratio over no pair: 0/0
         return (f"At τ = {c.extra['tau']:g} {_NO_PAIRS[what]} (n = {c.n or 0}), so the test's {what} is "
                 f"undefined; {source}. {verdict(c)}")
-    interval = (f" (95% interval {c.interval[0]:.2f} to {c.interval[1]:.2f} over resampled models)"
-                if c.interval else "")
+    boot = c.extra.get("n_boot")
+    over = (f"{boot:,} resamples of the {c.n_units} models, the pairs rebuilt among each resample's models"
+            if boot and c.n_units else "resampled models")
+    interval = f" (95% interval {c.interval[0]:.2f} to {c.interval[1]:.2f} over {over})" if c.interval else (
+        " (no interval over the models)")
     pairs = f" over {c.n} {_PAIRS[what]}" if c.n else ""
     return (f"At τ = {c.extra['tau']:g} the test's {what} is {c.value:.2f}{pairs}{interval}; {source}. "
             f"{verdict(c)}")
+
+
+#: what a probe claim's status says of the model
+_PROBE_READS = {HOLDS: "the probe reads a signal on it",
+                DOES_NOT_HOLD: "it predicts the popular texts worse than its floor, so the probe reads no "
+                               "memorization on it",
+                INCONCLUSIVE: "this run cannot tell its popular-text accuracy from that floor, so its "
+                              "accuracy profile is not shown to carry any memorization the method could read"}
+_MODES = {"chat": "queried in chat mode, as the source queries its models",
+          "completion": "queried in completion mode, this book's own adaptation for a base model: the source "
+                        "queries chat models only"}
+
+
+def _probe(c: Claim) -> str:
+    model, mode = c.extra["model"], c.extra.get("mode")
+    how = f" ({_MODES.get(mode, f'queried in {mode} mode')})" if mode else ""
+    if c.status == NOT_TESTABLE:
+        return f"The probe's validity on {model}{how} cannot be judged. {verdict(c)}"
+    interval = (f", 95% interval {c.interval[0]:+.3f} to {c.interval[1]:+.3f} over {c.n_units} texts"
+                if c.interval else "")
+    return (f"On {model}{how} the popular texts are predicted at {c.extra['popular']:.3f}, against a floor "
+            f"of {c.extra['baseline']:.3f} on the baseline texts (difference {c.value:+.3f}{interval}): "
+            f"{_PROBE_READS[c.status]}. {verdict(c)}")
+
+
+def probe_text(claims: Iterable[Claim]) -> str:
+    """The probe-validity paragraph: the rendering of every ``probe_<model>`` claim, in order."""
+    return " ".join(render(c) for c in claims if c.id.startswith("probe_"))
+
+
+def untestable_text(claims: Iterable[Claim]) -> str:
+    """The source's results this run cannot test (claims not testable here), one sentence each."""
+    parts = [f"{c.statement} (the source: {c.source_value}). {verdict(c)}" for c in claims
+             if c.status == NOT_TESTABLE]
+    return " ".join(parts)
 
 
 def _pairwise_part(what: str, value, n: int) -> str:
@@ -170,7 +211,8 @@ def _lab_families(c: Claim) -> str:
             f"reports {c.source_value}. {verdict(c)}")
 
 
-_RENDERERS = (("gap_", _gap), ("agreement", _agreement), ("lab_law", _law), ("lab_loo_band", _loo),
+_RENDERERS = (("gap_", _gap), ("probe_", _probe), ("agreement", _agreement), ("lab_law", _law),
+              ("lab_loo_band", _loo),
               ("lab_loo_r2", _loo_r2), ("lab_bounds_valid", _bounds), ("lab_precision", _rate),
               ("lab_recall", _rate), ("lab_agreement_families", _lab_families),
               ("lab_agreement", _lab_agreement), ("calibration_", _calibration))
@@ -182,7 +224,8 @@ def render(claim: Claim) -> str:
     so in words; any other claim with no value (a part this run could not
     compute) gets its statement and status alone."""
     for prefix, fn in _RENDERERS:
-        if claim.id.startswith(prefix) and (claim.value is not None or fn in (_gap, _agreement, _rate)):
+        undefined_ok = fn in (_gap, _probe, _agreement, _rate)
+        if claim.id.startswith(prefix) and (claim.value is not None or undefined_ok):
             return fn(claim)
     if claim.value is None:
         return f"{claim.statement}: this run has no value for it. {verdict(claim)}"
