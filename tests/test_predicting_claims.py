@@ -399,4 +399,5 @@ def test_every_claim_has_a_statement_a_section_a_unit_and_survives_json():
     assert set(X.STATEMENTS) == {
         "controls_extracted", "partial_learning", "e1_three", "e1_freq_beats_hardness", "e1_seed_spread",
         "e2_recency", "e2_log_freq_constant", "e2_window_order", "e2_late_pool", *C.EXP3_ROWS,
-        "e3_suffix_gap", "e1_inserted_three", "e2_recency_256"}
+        "e3_suffix_gap", "e1_inserted_three", "e2_recency_256", *C.EXP3_TASK_ROWS, "e1_hardness_adds_little",
+        "e1_three_vs_cross_model"}

@@ -30,17 +30,25 @@ from analysis.predicting.checks import (
 )
 from analysis.predicting.claims import (
     exp1_claims,
+    exp1_gap_claims,
     exp1_inserted_claim,
     exp2_claims,
+    exp2_level_claims,
     exp2_top_level_claim,
     exp3_claims,
     exp3_outcome,
+    exp3_task_claims,
     labels_claims,
 )
+from analysis.predicting.intervals import interval_table
 from analysis.predicting.memo import (
     exp1_aucs,
+    exp1_gaps,
+    exp1_intervals,
     exp1_null,
     exp2_aucs,
+    exp2_intervals,
+    exp2_level_nulls,
     exp2_null,
     exp3_aucs,
     exp3_gap_tests,
@@ -101,6 +109,7 @@ from analysis.predicting.tables import (
     auc_panels,
     examples_per_run,
     exp2_level_count,
+    exp3_strata_table,
     extraction_rates,
     extraction_summary,
     flat_index,
@@ -126,6 +135,7 @@ from analysis.predicting.text import (
     labels_comparison,
     late_share_sentence,
     level_256_sentence,
+    level_claims_text,
     levels_sentence,
     lowest_extracted_level,
     notes_markdown,
@@ -139,6 +149,16 @@ from analysis.predicting.text import (
 )
 
 __all__ = [
+    "exp1_gap_claims",
+    "exp1_gaps",
+    "exp1_intervals",
+    "exp2_intervals",
+    "exp2_level_claims",
+    "exp2_level_nulls",
+    "exp3_strata_table",
+    "exp3_task_claims",
+    "interval_table",
+    "level_claims_text",
     "and_list",
     "auc_cell",
     "auc_notes",

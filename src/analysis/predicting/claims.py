@@ -46,17 +46,19 @@ from analysis.core.claims import (
     within,
 )
 from analysis.predicting.checks import require
+from analysis.predicting.intervals import EXP1_GAPS as EXP1_GAP_ROWS
 from analysis.predicting.method_eval import chance_p
 from analysis.predicting.nulls import group_null
 from analysis.predicting.params import (
     FEATURE_SETS,
     PAPER_INSERTED_ONLY,
+    PAPER_K,
     PAPER_N_SEQUENCES,
     PAPER_TOP_LEVEL,
     THREE,
 )
 from analysis.predicting.tables import computed_columns, extracted_per_run
-from analysis.predicting.text import STATEMENTS
+from analysis.predicting.text import statement
 from analysis.stats.auc import auc
 from analysis.stats.resampling import cluster_bootstrap
 from analysis.stats.result import Estimate
@@ -87,13 +89,13 @@ PERM_TESTS = {
 def _claim(id: str, section: str, status: str, reason: str, comparison: str, **kw) -> Claim:
     if kw.get("kind") == EXTENSION:
         status = as_kind(status, EXTENSION)
-    return Claim(id=id, chapter=CHAPTER, statement=STATEMENTS[id], status=status, reason=reason,
+    return Claim(id=id, chapter=CHAPTER, statement=statement(id), status=status, reason=reason,
                  comparison=comparison, section=SECTIONS[section], **kw)
 
 
 def _untestable(id: str, section: str, why: str, **kw) -> Claim:
     kw.setdefault("unit", "sequences")
-    return not_testable(id, CHAPTER, STATEMENTS[id], why, section=SECTIONS[section], **kw)
+    return not_testable(id, CHAPTER, statement(id), why, section=SECTIONS[section], **kw)
 
 
 def _finite(x) -> bool:
@@ -347,6 +349,89 @@ def exp1_spread_claim(lab: pd.DataFrame | None, paper: pd.DataFrame, lab_dataset
                   source_value=f"{src_sd:.3f}", extra=extra)
 
 
+def _decide_interval(*, value: float, null: float, interval, direction: int, **kw):
+    """:func:`decide` on an interval with the source's ``direction`` (+1: above the null)."""
+    return decide(value=value, null=null, interval=interval, direction=direction, **kw)
+
+
+#: what "adds little" means: a gain in AUC under this margin (the source's largest gain from hardness
+#: on a target of over a thousand examples is 0.045, 1b-500b's; only its 300-example ir50_75 gains more)
+LITTLE = 0.05
+
+
+def _gap_source(paper: pd.DataFrame, a: str, b: str, target: str) -> tuple[float | None, str, dict]:
+    gaps = paper.loc[a] - paper.loc[b]
+    extra = dict(src_median=float(gaps.median()), src_lo=float(gaps.min()), src_hi=float(gaps.max()),
+                 src_n=len(gaps), src_pos=int((gaps > 0).sum()))
+    own = float(gaps[target]) if target in gaps.index else None
+    text = ((f"{own:+.3f} ({target}); " if own is not None else "")
+            + f"median {extra['src_median']:+.3f} over its {len(gaps)} targets "
+            f"({extra['src_lo']:+.3f} to {extra['src_hi']:+.3f})")
+    return own, text, dict(extra, src_gap=own)
+
+
+def exp1_hardness_claim(gaps: Mapping[str, Estimate] | None, paper: pd.DataFrame, target: str,
+                        margin: float = LITTLE) -> Claim:
+    """Does hardness add little to log_freq and recency (Experiment 1, random split, ``target``)?
+
+    ``gaps`` is :func:`analysis.predicting.intervals.exp1_gaps` of the target's frame: its
+    ``"hardness"`` is the 3-feature AUC minus the log_freq + recency AUC (mean over seeds, the
+    table's), paired on the same held-out rows, with a 95% interval from a bootstrap over the
+    sequences. "Little" is a gain under ``margin`` (:data:`LITTLE`): reproduced when the whole
+    interval lies below it, not reproduced when the whole interval lies above it.
+    """
+    a, b = EXP1_GAP_ROWS["hardness"]
+    own, source, extra = _gap_source(paper, a, b, target)
+    extra.update(target=target, margin=margin)
+    est = (gaps or {}).get("hardness")
+    if est is None or not _finite(est.value):
+        return _untestable("e1_hardness_adds_little", "exp1", f"no AUCs for {target} on this lab",
+                           source_value=source, extra=extra)
+    v = _decide_interval(value=est.value, null=margin, interval=est.interval, n_units=est.n_units,
+                         min_n=MIN_EXAMPLES, direction=-1, alpha=ALPHA, unit="sequences")
+    return _claim("e1_hardness_adds_little", "exp1", v.status, v.reason,
+                  f"3-feature minus log_freq + recency AUC (random split, mean over seeds, paired on the "
+                  f"same held-out rows) against a margin of {margin:g}: 95% bootstrap interval over "
+                  "sequences",
+                  value=est.value, interval=est.interval, n=est.n, n_units=est.n_units, unit="sequences",
+                  min_n=MIN_EXAMPLES, null_kind="target", null_value=margin,
+                  control_reason="two feature sets compared on the same held-out rows: no arm without the "
+                                 "signal", source_value=source, extra=extra)
+
+
+def exp1_cross_claim(gaps: Mapping[str, Estimate] | None, paper: pd.DataFrame, target: str) -> Claim:
+    """Do the three features rank ``target``'s memorized sequences on the side of the cross-model
+    baseline that the source's do (Experiment 1, random split)?
+
+    ``gaps["cross"]`` (:func:`analysis.predicting.intervals.exp1_gaps`) is the 3-feature AUC minus
+    the cross-model baseline's, paired on the same held-out rows, with a 95% bootstrap interval
+    over the sequences, tested against 0 in the direction of the source's difference for the
+    target.
+    """
+    a, b = EXP1_GAP_ROWS["cross"]
+    own, source, extra = _gap_source(paper, a, b, target)
+    extra["target"] = target
+    est = (gaps or {}).get("cross")
+    if est is None or not _finite(est.value):
+        return _untestable("e1_three_vs_cross_model", "exp1", f"no AUCs for {target} on this lab",
+                           source_value=source, extra=extra)
+    direction = 1 if (own if own is not None else extra["src_median"]) >= 0 else -1
+    v = _decide_interval(value=est.value, null=0.0, interval=est.interval, n_units=est.n_units,
+                         min_n=MIN_EXAMPLES, direction=direction, alpha=ALPHA, unit="sequences")
+    return _claim("e1_three_vs_cross_model", "exp1", v.status, v.reason,
+                  "3-feature minus cross-model baseline AUC (random split, mean over seeds, paired on the "
+                  "same held-out rows) against 0: 95% bootstrap interval over sequences",
+                  value=est.value, interval=est.interval, n=est.n, n_units=est.n_units, unit="sequences",
+                  min_n=MIN_EXAMPLES, null_kind="analytic", null_value=0.0,
+                  control_reason="two rankers compared on the same held-out rows: no arm without the signal",
+                  source_value=source, extra=dict(extra, direction=direction))
+
+
+def exp1_gap_claims(gaps: Mapping[str, Estimate] | None, paper: pd.DataFrame, target: str) -> list[Claim]:
+    """Experiment 1's paired comparisons: :func:`exp1_hardness_claim` and :func:`exp1_cross_claim`."""
+    return [exp1_hardness_claim(gaps, paper, target), exp1_cross_claim(gaps, paper, target)]
+
+
 def exp1_claims(lab: pd.DataFrame | None, paper: pd.DataFrame, lab_dataset: pd.DataFrame,
                 paper_dataset: pd.DataFrame, target: str, null: Estimate | None) -> list[Claim]:
     """The claims of Experiment 1 (random split): :func:`exp1_three_claim` for ``target`` (with its
@@ -548,6 +633,66 @@ def exp2_top_level_claim(tables: dict, paper: dict, dataset: pd.DataFrame, plan_
     return _recency_claim("e2_recency_256", value, null, n_pos + n_neg, source, extra)
 
 
+def exp2_level_claim(level: int, tables: dict, paper: dict, dataset: pd.DataFrame,
+                     null: Estimate | None, interval: pd.DataFrame | None = None,
+                     pool: str = "quarters") -> Claim:
+    """Does recency alone rank the pairs of ``pool`` at ``level`` copies above chance?
+
+    One claim per copy level of the lab's insertions (id ``e2_recency_copies_<level>``;
+    :func:`exp2_top_level_claim` is the source's highest level's). ``tables``, ``paper`` and
+    ``dataset`` are as in :func:`exp2_recency_claim`; ``null`` is the
+    :func:`analysis.predicting.nulls.exp2_null` of the level's pairs (its ``"recency"``
+    estimate, with ``"log_freq"`` the control, constant within every pair) and ``interval`` the
+    level's :func:`analysis.predicting.intervals.auc_intervals` column (the 95% bootstrap over
+    sequences). A level without positives (no sequence there is extracted by one run of the pool
+    and missed by another) has no pairs: not testable. The source's value is its table's at the
+    level, or its range over its levels where it has none.
+    """
+    id = level_claim_id(level)
+    col = f"copies_{level}"
+    src = paper[pool]
+    levels = [c for c in src.columns if c.startswith("copies_")]
+    source = (f"{src.loc['recency', col]:.3f}" if col in src.columns and _finite(src.loc["recency", col]) else
+              f"no {level}-copy level; {src.loc['recency', levels].min():.3f} to "
+              f"{src.loc['recency', levels].max():.3f} at its levels")
+    row = (dataset[(dataset["pool"] == pool) & (dataset["copies"] == str(level))] if len(dataset)
+           else dataset)
+    n_pos = int(row["n_pos"].iloc[0]) if len(row) else 0
+    extra = dict(pool=pool, level=level, n_pos=n_pos)
+    if not n_pos:
+        return _untestable(id, "exp2", f"no positives at {level} copies in the {pool} pool: no sequence "
+                           "there is extracted under one run and missed under another, so there are no pairs",
+                           source_value=source, extra=extra)
+    value = _cell(tables.get(pool), "recency", col)
+    if not _finite(value) or null is None or "recency" not in null:
+        return _untestable(id, "exp2", f"the {n_pos} pairs at {level} copies cannot be split "
+                           f"{PAPER_K} ways by sequence", source_value=source, extra=extra)
+    claim = _recency_claim(id, value, null, 2 * n_pos, source, extra)
+    if interval is not None and len(interval):
+        r = interval[interval["features"] == "recency"]
+        if len(r) and _finite(r["lo"].iloc[0]) and _finite(r["hi"].iloc[0]):
+            claim = Claim.from_dict(dict(claim.to_dict(), interval=(float(r["lo"].iloc[0]),
+                                                                    float(r["hi"].iloc[0]))))
+    return claim
+
+
+def level_claim_id(level: int) -> str:
+    """The id of :func:`exp2_level_claim` at ``level`` copies."""
+    return f"e2_recency_copies_{int(level)}"
+
+
+def exp2_level_claims(levels: Sequence[int], tables: dict, paper: dict, dataset: pd.DataFrame,
+                      nulls: Mapping[int, Mapping[str, Estimate] | None],
+                      intervals: Mapping[str, Mapping[str, pd.DataFrame]] | None = None,
+                      pool: str = "quarters") -> list[Claim]:
+    """:func:`exp2_level_claim` at every inserted level of ``levels`` but the source's highest
+    (:data:`PAPER_TOP_LEVEL`, whose claim is :func:`exp2_top_level_claim`)."""
+    cols = (intervals or {}).get(pool, {})
+    return [exp2_level_claim(int(c), tables, paper, dataset, nulls.get(int(c)), cols.get(f"copies_{int(c)}"),
+                             pool)
+            for c in levels if int(c) >= 1 and int(c) != PAPER_TOP_LEVEL]
+
+
 def exp2_claims(tables: dict, paper: dict, dataset: pd.DataFrame, labels: pd.DataFrame,
                 quarters: Sequence[str], run_counts: pd.DataFrame, quarters_source: pd.Series,
                 late_source: pd.Series, null: Mapping[str, Estimate] | None,
@@ -600,10 +745,69 @@ def exp3_auc_claim(id: str, table: pd.DataFrame | None, paper: pd.DataFrame,
                control_p=_null_p(ctrl))
     extra = dict(_exp3_extra(null), null_lo=est.lo, null_hi=est.hi,
                  control_null=_null_median(ctrl) if ctrl is not None else None, control_p=_null_p(ctrl))
-    return _claim(id, "exp3", v.status, v.reason, PERM_TESTS["exp3"], value=value, p=est.p, n=est.n,
-                  n_units=est.n_units, unit="sequences", min_n=MIN_EXAMPLES, null_kind="permutation",
-                  null_value=est.null_value, mechanical=v.mechanical, source_value=source, extra=extra,
-                  **control)
+    return _claim(id, "exp3", v.status, v.reason, PERM_TESTS["exp3"], value=value, p=est.p,
+                  n=_matched_rows(null, est), n_units=est.n_units, unit="sequences", min_n=MIN_EXAMPLES,
+                  null_kind="permutation", null_value=est.null_value, mechanical=v.mechanical,
+                  source_value=source, extra=extra, **control)
+
+
+def _matched_rows(null: Mapping[str, Estimate], est: Estimate) -> int:
+    """The rows of the seed-0 matched set (the ``n`` of the null's ``"n_cells"``), which the AUC
+    rests on; the permuted rows (every row of the cells) where it is missing."""
+    cells = null.get("n_cells")
+    return int(cells.n) if cells is not None and cells.n else int(est.n)
+
+
+#: Experiment 3's claims under leave-one-task-out: id -> (row of the (features, hardness) table,
+#: statistic of the null)
+EXP3_TASK_ROWS = {
+    "e3_task_three_full": ((THREE, "full sequence"), "full"),
+    "e3_task_three_suffix": ((THREE, "suffix"), "suffix"),
+}
+#: chance under leave-one-task-out: exact, see :func:`exp3_task_claim`
+TASK_CHANCE = 0.5
+
+
+def exp3_task_claim(id: str, table: pd.DataFrame | None, paper: pd.DataFrame,
+                    null: Mapping[str, Estimate] | None) -> Claim:
+    """Does row :data:`EXP3_TASK_ROWS` ``[id]`` rank the pooled matched set above chance under
+    leave-one-task-out?
+
+    Under this split chance is 0.5, exactly: each held-out task is scored by a fit on the other
+    tasks, and its matched set is 50/50 within every stratum, so with labels unrelated to the
+    features every pair of a positive and a negative is as likely either way round (the
+    permutation null's mean is 0.5), and log_freq, constant within every cell, scores exactly 0.5
+    (the negative control). The p is two-sided, from ``null``
+    (:func:`analysis.predicting.nulls.exp3_null` with ``split="task"``: the labels permuted within
+    the matching strata, then matched, split and fit again); its median is kept in ``extra``.
+    ``table`` and ``paper`` are the lab's and the source's leave-one-task-out tables.
+    """
+    row, stat = EXP3_TASK_ROWS[id]
+    value = _cell(table, row, "pooled")
+    source = f"{paper.loc[row, 'pooled']:.3f}"
+    if not _finite(value) or not null or stat not in null:
+        return _untestable(id, "exp3", "the matched set cannot be split by task (too few tasks or classes)",
+                           source_value=source)
+    est, ctrl = null[stat], null.get(EXP3_CONTROL)
+    control = (dict(control_value=ctrl.value) if ctrl is not None and _finite(ctrl.value)
+               else dict(control_reason="no log_freq fit on the matched set"))
+    v = decide(value=value, null=TASK_CHANCE, p=_null_p(est), n_units=est.n_units, min_n=MIN_EXAMPLES,
+               alpha=ALPHA, unit="sequences", control_value=control.get("control_value"),
+               control_p=_null_p(ctrl))
+    extra = dict(_exp3_extra(null), perm_median=_null_median(est), null_lo=est.lo, null_hi=est.hi)
+    return _claim(id, "exp3", v.status, v.reason,
+                  "per-task AUC (leave-one-task-out, mean over seeds) against 0.5, exact on this split; "
+                  "p two-sided from the labels permuted within each matching stratum of every cell, then "
+                  "matched, split by task and fit per seed as in the table (200 draws)",
+                  value=value, p=est.p, n=_matched_rows(null, est), n_units=est.n_units, unit="sequences",
+                  min_n=MIN_EXAMPLES, null_kind="analytic", null_value=TASK_CHANCE, mechanical=v.mechanical,
+                  source_value=source, extra=extra, **control)
+
+
+def exp3_task_claims(table: pd.DataFrame | None, paper: pd.DataFrame,
+                     null: Mapping[str, Estimate] | None) -> list[Claim]:
+    """The claims of Experiment 3 under leave-one-task-out (:data:`EXP3_TASK_ROWS`)."""
+    return [exp3_task_claim(i, table, paper, null) for i in EXP3_TASK_ROWS]
 
 
 def _paired_gap(paired: pd.DataFrame, level: float = 0.95) -> dict:

@@ -16,7 +16,7 @@ way: each re-runs an experiment's sampling and fits 200 times.
 from __future__ import annotations
 
 from analysis.core.cache import memoized
-from analysis.predicting import nulls, steps
+from analysis.predicting import intervals, nulls, steps
 
 #: the modules whose code the experiments run
 CODE = ("analysis.predicting.steps", "analysis.predicting.method_eval", "analysis.predicting.method_sampling",
@@ -36,4 +36,10 @@ exp3_gap_tests = memoized("predicting-exp3-gaps", CODE, PACKAGES)(steps.exp3_gap
 exp1_null = memoized("predicting-null-exp1", NULL_CODE, PACKAGES)(nulls.exp1_null)
 exp2_null = memoized("predicting-null-exp2", NULL_CODE, PACKAGES)(nulls.exp2_null)
 exp3_null = memoized("predicting-null-exp3", NULL_CODE, PACKAGES)(nulls.exp3_null)
+exp2_level_nulls = memoized("predicting-null-exp2-levels", NULL_CODE, PACKAGES)(nulls.exp2_level_nulls)
 window_null = memoized("predicting-null-window", NULL_CODE, PACKAGES)(nulls.window_null)
+#: the intervals (:mod:`.intervals`): every cell's held-out predictions, refit and resampled
+INTERVAL_CODE = (*CODE, "analysis.predicting.intervals", "analysis.stats.resampling")
+exp1_intervals = memoized("predicting-intervals-exp1", INTERVAL_CODE, PACKAGES)(intervals.exp1_intervals)
+exp2_intervals = memoized("predicting-intervals-exp2", INTERVAL_CODE, PACKAGES)(intervals.exp2_intervals)
+exp1_gaps = memoized("predicting-intervals-gaps", INTERVAL_CODE, PACKAGES)(intervals.exp1_gaps)

@@ -137,6 +137,19 @@ def exp2_null(by_seed: Mapping[int, pd.DataFrame], feature_sets: Sequence[str] =
                              n_perm=n_perm, seed=seed)
 
 
+def exp2_level_nulls(by_seed: Mapping[int, pd.DataFrame], levels: Sequence[int],
+                     feature_sets: Sequence[str] = ("recency", "log_freq"), n_perm: int = N_PERM,
+                     seed: int = 0) -> dict[int, dict[str, Estimate] | None]:
+    """:func:`exp2_null` of one pool's pairs at each copy level of ``levels`` (each seed's pairs at
+    that level); None for a level where some seed has no pairs (no positives: nothing to permute)."""
+    out = {}
+    for c in levels:
+        parts = {s: f[f["copies"] == c] for s, f in by_seed.items()}
+        out[int(c)] = (exp2_null(parts, feature_sets, n_perm, seed)
+                       if parts and all(len(f) for f in parts.values()) else None)
+    return out
+
+
 def window_null(labels: pd.DataFrame, runs: Sequence[str], n_perm: int = N_PERM,
                 seed: int = 0) -> dict[str, Estimate]:
     """The AUC of the window's end for the label over the inserted (sequence, run) rows of
@@ -212,15 +225,26 @@ class _Matcher:
 
 
 def exp3_null(cells: pd.DataFrame, bins: Mapping[str, int], seeds: Iterable[int] = PAPER_SEEDS,
-              n_perm: int = N_PERM, seed: int = 0) -> dict[str, Estimate]:
-    """Experiment 3's pooled AUCs (group split, mean over ``seeds``) of :data:`EXP3_STATS` and
-    the gap ``suffix - full``, against the labels permuted within the matching strata of every
-    cell and matched, split and fit again. Units are the distinct sequences of the seed-0 matched
-    set (the group split keeps a sequence's rows of every cell in one fold); the extra
-    ``"n_cells"`` estimate holds the number of cells as its value."""
+              n_perm: int = N_PERM, seed: int = 0, split: str = "group") -> dict[str, Estimate]:
+    """Experiment 3's pooled AUCs (mean over ``seeds``) of :data:`EXP3_STATS` and the gap
+    ``suffix - full``, against the labels permuted within the matching strata of every cell and
+    matched, split and fit again. ``split`` is ``"group"`` (the pooled out-of-fold AUC) or
+    ``"task"`` (leave-one-task-out, the mean of the per-task AUCs, as the table's); under the task
+    split a score fit on the other tasks has mean 0.5 under these permutations, and log_freq,
+    constant within every cell, scores exactly 0.5. Units are the distinct sequences of the seed-0
+    matched set (the group split keeps a sequence's rows of every cell in one fold); the extra
+    ``"n_cells"`` estimate holds the number of cells as its value and the seed-0 matched rows as
+    its ``n``."""
+    if split not in ("group", "task"):
+        raise PredictingError(f"split must be 'group' or 'task', got {split!r}")
     seeds = list(seeds)
     match = _Matcher(cells, bins)
     frame = match.cells
+
+    def one(m, fs, s, h):
+        if split == "task":
+            return evaluate(m, fs, "task", s, hardness=h, name="pooled")
+        return auc(*held_out_scores(m, fs, s, hardness=h, name="pooled"))
 
     def stats(y):
         f = frame.assign(extract=y)
@@ -229,8 +253,7 @@ def exp3_null(cells: pd.DataFrame, bins: Mapping[str, int], seeds: Iterable[int]
             for s in seeds:
                 m = f.iloc[match.rows(y, s)]
                 for name, (fs, h) in EXP3_STATS.items():
-                    yy, sc = held_out_scores(m, fs, s, hardness=h, name="pooled")
-                    per_seed[name].append(auc(yy, sc))
+                    per_seed[name].append(one(m, fs, s, h))
                 per_seed["gap"].append(per_seed["suffix"][-1] - per_seed["full"][-1])
         except (PredictingError, StatsError):
             return {k: float("nan") for k in per_seed}

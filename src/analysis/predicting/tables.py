@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from analysis.lab.design import window_share as share
-from analysis.predicting.checks import check_targets, require
-from analysis.predicting.params import LAB_TARGETS
+from analysis.predicting.checks import PredictingError, check_targets, require
+from analysis.predicting.params import LAB_TARGETS, PAPER_STEP_BIN, PAPER_STEPS
 from analysis.predicting.run import counterfactual
 
 
@@ -191,3 +191,34 @@ def twin_suffix_acc(long: pd.DataFrame, scores: pd.DataFrame, twins: Mapping[str
     acc = scores.set_index(["run", "seq_id"])["suffix_acc"]
     keys = pd.MultiIndex.from_arrays([long["target"].map(dict(twins)), long["seq_id"]])
     return long.assign(twin_suffix_acc=acc.reindex(keys).to_numpy())
+
+
+def source_bin_steps(name: str, T: int) -> int:
+    """The source's stratum width carried over to a lab target of ``T`` steps, as close as whole
+    steps allow: its :data:`PAPER_STEP_BIN` steps of the training steps of the target whose role it
+    plays (``name``, the source's name: :data:`PAPER_STEPS`), in the lab's steps, at least 1."""
+    if name not in PAPER_STEPS:
+        raise PredictingError(f"no source target {name!r}; targets: {sorted(PAPER_STEPS)}")
+    return max(1, round(PAPER_STEP_BIN / PAPER_STEPS[name] * int(T)))
+
+
+def exp3_strata_table(dataset: pd.DataFrame, bins: Mapping[str, int], T: Mapping[str, int]) -> pd.DataFrame:
+    """Experiment 3's strata per cell: ``cell, copies, steps T, bin (steps), bin (share of T),
+    source's bin (lab steps), strata, residual recency AUC`` and the pooled row.
+
+    ``dataset`` is :func:`analysis.predicting.steps.exp3_dataset` (its ``cell`` is the target's
+    source name), ``bins`` the width used per target (:func:`analysis.predicting.steps.step_bins`)
+    and ``T`` the targets' training steps, both by the source's name. The source's bin is
+    :func:`source_bin_steps`: the width the lab would need to match as finely as the source.
+    """
+    require(dataset, ("cell", "copies", "n_strata", "residual_recency_auc"), "the Experiment 3 dataset")
+    rows = []
+    for _, r in dataset.iterrows():
+        cell = r["cell"]
+        pooled = cell not in bins
+        rows.append({"cell": cell, "copies": r["copies"], "steps T": np.nan if pooled else int(T[cell]),
+                     "bin (steps)": np.nan if pooled else int(bins[cell]),
+                     "bin (share of T)": np.nan if pooled else bins[cell] / T[cell],
+                     "source's bin (lab steps)": np.nan if pooled else source_bin_steps(cell, T[cell]),
+                     "strata": int(r["n_strata"]), "residual recency AUC": float(r["residual_recency_auc"])})
+    return pd.DataFrame(rows)

@@ -70,7 +70,31 @@ STATEMENTS = {
                       "sequences above chance (Experiment 3, cells pooled, group split).",
     "e3_suffix_gap": "A hardness measured on the suffix alone ranks better than the whole-sequence one "
                      "(Experiment 3, the three features, cells pooled, group split).",
+    "e3_task_three_full": "Once frequency and recency are fixed, the three features with the whole-sequence "
+                          "hardness still rank memorized sequences above chance (Experiment 3, cells pooled, "
+                          "leave-one-task-out).",
+    "e3_task_three_suffix": "Once frequency and recency are fixed, the three features with the suffix "
+                            "hardness still rank memorized sequences above chance (Experiment 3, cells "
+                            "pooled, leave-one-task-out).",
+    "e1_hardness_adds_little": "Hardness adds little to log_freq and recency: the three features rank "
+                               "memorized sequences less than 0.05 AUC better than log_freq + recency "
+                               "(Experiment 1, random split).",
+    "e1_three_vs_cross_model": "The three features rank a target's memorized sequences on the same side of "
+                               "the cross-model baseline as in the source (Experiment 1, random split).",
 }
+#: the statement of the per-level claims ``e2_recency_copies_<level>`` (:func:`statement`)
+LEVEL_STATEMENT = ("With the copies fixed at {level}, recency alone tells which run of a pair extracts the "
+                   "sequence (Experiment 2, quarters pool).")
+_LEVEL_PREFIX = "e2_recency_copies_"
+
+
+def statement(id: str) -> str:
+    """A claim's statement: :data:`STATEMENTS`, or :data:`LEVEL_STATEMENT` for a per-level claim."""
+    if id in STATEMENTS:
+        return STATEMENTS[id]
+    if id.startswith(_LEVEL_PREFIX) and id.removeprefix(_LEVEL_PREFIX).isdigit():
+        return LEVEL_STATEMENT.format(level=_copies_text(int(id.removeprefix(_LEVEL_PREFIX))))
+    raise PredictingError(f"no statement for the claim id {id!r}")
 
 
 def and_list(items) -> str:
@@ -573,6 +597,53 @@ def _e3_gap(c: Claim) -> str:
             f"source's gap, {where[e['src_side']]}, is not held against it. {_status(c)}")
 
 
+def _e3_task(c: Claim) -> str:
+    label = _EXP3_LABELS[c.id.replace("_task", "")]
+    label = label[0].lower() + label[1:]
+    if c.status == NOT_TESTABLE:
+        return f"Leaving one task out, {label} is not computed: {c.reason} (source {c.source_value})."
+    side = ("not told from 0.5" if c.p is None or c.p >= 0.05 else
+            "above 0.5" if c.value > 0.5 else "below 0.5")
+    ctrl = (f"; log_freq, constant within every cell, scores {c.control_value:.3f}"
+            if c.control_value is not None else "")
+    return (f"Leaving one task out, where chance is exactly 0.5{ctrl}, {label} ranks "
+            f"the pooled matched set at {c.value:.3f}, {side} (permutation p = {c.p:.2g}), where the "
+            f"source's reaches {c.source_value}. {_status(c)}")
+
+
+def _e1_gap(c: Claim, what: str) -> str:
+    e = c.extra
+    if c.status == NOT_TESTABLE:
+        return (f"The lab has no AUCs for its stand-in for {e['target']} to compare {what} "
+                f"(source {c.source_value}).")
+    ci = f" (95% interval {c.interval[0]:+.3f} to {c.interval[1]:+.3f} over {c.n_units} sequences)" \
+        if c.interval else ""
+    return (f"For the lab's stand-in for {e['target']}, the three features minus {what} is "
+            f"{c.value:+.3f}{ci}, where the source's is {c.source_value}. {_status(c)}")
+
+
+def _e1_hardness(c: Claim) -> str:
+    return _e1_gap(c, "log_freq + recency")
+
+
+def _e1_cross(c: Claim) -> str:
+    return _e1_gap(c, "the cross-model baseline")
+
+
+def _e2_level(c: Claim) -> str:
+    e = c.extra
+    if c.status == NOT_TESTABLE:
+        return f"At {_copies_text(e['level'])} the lab has no {e['pool']} pairs to rank: {c.reason}."
+    ci = f" (95% interval {c.interval[0]:.3f} to {c.interval[1]:.3f})" if c.interval else ""
+    return (f"At {_copies_text(e['level'])}, recency alone ranks the lab's {e['n_pos']} {e['pool']} pairs at "
+            f"{c.value:.3f}{ci}, {_side(c)}, where the source's reach {c.source_value}. {_status(c)}")
+
+
+def level_claims_text(claims: Iterable[Claim]) -> str:
+    """The per-level claims of Experiment 2, rendered one after another (empty text for none)."""
+    return " ".join(render(c) for c in claims if c.id.startswith(_LEVEL_PREFIX))
+
+
 _OUTCOME = {
     NOT_REPRODUCED: "The reproduction of Experiment 3 failed on this lab",
     REPRODUCED: "This lab reproduces the source's Experiment 3 finding",
@@ -602,7 +673,8 @@ _RENDER = {"controls_extracted": _controls, "partial_learning": _partial, "e1_th
            "e1_freq_beats_hardness": _e1_freq, "e1_seed_spread": _e1_spread, "e2_recency": _e2_recency,
            "e2_log_freq_constant": _e2_freq, "e2_window_order": _e2_order, "e2_late_pool": _e2_late,
            "e3_three_full": _e3_auc, "e3_three_suffix": _e3_auc, "e3_cross_model": _e3_auc,
-           "e3_suffix_gap": _e3_gap}
+           "e3_suffix_gap": _e3_gap, "e3_task_three_full": _e3_task, "e3_task_three_suffix": _e3_task,
+           "e1_hardness_adds_little": _e1_hardness, "e1_three_vs_cross_model": _e1_cross}
 
 
 def render(c: Claim) -> str:
@@ -610,6 +682,8 @@ def render(c: Claim) -> str:
     and the status with its reason."""
     if c.id in _RENDER and (c.value is not None or c.status == NOT_TESTABLE):
         return _RENDER[c.id](c)
+    if c.id.startswith(_LEVEL_PREFIX) and (c.value is not None or c.status == NOT_TESTABLE):
+        return _e2_level(c)
     value = "no value" if c.value is None else f"{c.value:.3g}"
     return f"{c.statement} Source: {c.source_value or '—'}; this run: {value}. {_status(c)}"
 
