@@ -41,11 +41,10 @@ from analysis.core.claims import (
     not_testable,
     within,
 )
-from analysis.phrases.inference import copies_trend, paired_difference, separation_p
+from analysis.phrases.inference import logit_size_term, copies_trend, separation_p, size_trend
 from analysis.phrases.method_rates import (
     SEPARATION_ALPHA,
     first_separated,
-    pooled_trained,
     rises_with_copies,
     source_range,
     source_type_gaps,
@@ -479,40 +478,65 @@ def _top_level(table: pd.DataFrame, small: str, large: str) -> dict:
             "overlap": bool(g["ci_lo"] <= s["ci_hi"] and s["ci_lo"] <= g["ci_hi"])}
 
 
-def _lab_size(rows: pd.DataFrame, table: pd.DataFrame, models: list[str]) -> Claim:
-    comparison = ("largest − smallest model's rate over every trained level, on the same phrases: model "
-                  "labels swapped within phrases (one-sided), a cluster bootstrap over phrases")
+def _ladder_of(table: pd.DataFrame, ladder: pd.DataFrame | None) -> pd.DataFrame:
+    """``model``, ``family`` and ``params`` of the ladder: ``ladder`` itself, or from
+    ``table`` (one family) when none is given."""
+    if ladder is not None:
+        return ladder[["model", "family", "params"]]
+    first = table.drop_duplicates("model")
+    return pd.DataFrame({"model": first["model"], "family": "ladder", "params": first["params"]})
+
+
+def _lab_size(rows: pd.DataFrame, table: pd.DataFrame, models: list[str],
+              ladder: pd.DataFrame | None = None) -> Claim:
+    comparison = ("the log2(params) term of a Firth logistic fit of matched on an intercept per family, "
+                  "log2 copies and log2 params over the trained phrases (the change in log-odds per "
+                  "doubling of parameters at fixed copies, within families) > 0: its 95% cluster-bootstrap "
+                  "interval over phrases excludes 0")
     kw = dict(comparison=comparison, source_value="higher for larger models", section=SECTION_LAB,
               unit="phrases", kind=SOURCE)
     if len(models) < 2:
         return not_testable("lab_size", CHAPTER, STATEMENTS["lab_size"], "the ladder has one model",
                             extra={"kind": "lab_size"}, **kw)
+    info = _ladder_of(table, ladder)
+    pooled, per_family = size_trend(rows, info)
     small, large = models[0], models[-1]
-    (k_s, n_s), (k_l, n_l) = (pooled_trained(table[table["model"] == m]) for m in (small, large))
-    extra = {"kind": "lab_size", "small": small, "large": large, "matched_small": k_s, "total_small": n_s,
-             "matched_large": k_l, "total_large": n_l, "top": _top_level(table, small, large)}
-    if not (n_s and n_l):
-        return not_testable("lab_size", CHAPTER, STATEMENTS["lab_size"], "no scorable trained completion of "
-                            "the smallest or the largest model", extra=extra, **kw)
-    est = paired_difference(rows[rows["copies"] > 0], small, large)
-    controls = rows[rows["copies"] == 0]
-    ctl = paired_difference(controls, small, large) if controls["model"].nunique() == 2 else None
-    control = dict(control_value=ctl.value, control_p=ctl.p) if ctl is not None else {}
-    extra |= {"control_p": _finite(ctl.p) if ctl is not None else None}
-    floor = "floor (no trained phrase matched by either model)" if k_s == k_l == 0 else None
-    min_n = LAB_MIN_PER_MODEL
-    v = decide(value=est.value, null=0.0, p=est.p, n_units=est.n_units, min_n=min_n, floor=floor,
-               unit="phrases", **control)
-    return _claim("lab_size", "lab_size", v, value=est.value, interval=est.interval, n=est.n,
-                  n_units=est.n_units, p=est.p, min_n=min_n, null_kind="permutation",
-                  null_value=est.null_value,
-                  control_value=control.get("control_value"),
-                  control_reason=None if ctl is not None else "this lab has no control phrase both models "
-                                                               "completed",
+    extra = {"kind": "lab_size", "small": small, "large": large, "top": _top_level(table, small, large),
+             "families": [{k: (_finite(v) if isinstance(v, float) else v) for k, v in r.items()}
+                          for r in per_family.to_dict("records")]}
+    trained = rows[rows["copies"] > 0]
+    if trained.empty:
+        return not_testable("lab_size", CHAPTER, STATEMENTS["lab_size"], "no scorable trained completion",
+                            extra=extra, **kw)
+    if not trained["matched"].any():
+        floor = "floor (no trained phrase matched by any model)"
+        v = decide(value=0.0, null=0.0, n_units=int(trained["phrase_id"].nunique()), min_n=LAB_MIN_PER_MODEL,
+                   floor=floor, unit="phrases")
+        return _claim("lab_size", "lab_size", v, n=len(trained), n_units=int(trained["phrase_id"].nunique()),
+                      min_n=LAB_MIN_PER_MODEL, null_kind="none", control_reason="no value to control",
+                      extra=extra, **kw)
+    if pooled is None:
+        return not_testable("lab_size", CHAPTER, STATEMENTS["lab_size"],
+                            "the logistic fit has no size term to estimate (no family with two sizes)",
+                            extra=extra, **kw)
+    controls = rows[(rows["copies"] == 0) & rows["model"].isin(info["model"])].join(
+        info.set_index("model"), on="model")
+    ctl = logit_size_term(controls, True) if len(controls) else None
+    control = dict(control_value=ctl.value, control_interval=ctl.interval) if ctl is not None else {}
+    extra |= {"control_interval": list(ctl.interval) if ctl is not None and ctl.interval else None}
+    v = decide(value=pooled.value, null=0.0, interval=pooled.interval, n_units=pooled.n_units,
+               min_n=LAB_MIN_PER_MODEL, unit="phrases", **control)
+    return _claim("lab_size", "lab_size", v, value=pooled.value, interval=pooled.interval, n=pooled.n,
+                  n_units=pooled.n_units, min_n=LAB_MIN_PER_MODEL, null_kind="analytic",
+                  null_value=0.0, control_value=control.get("control_value"),
+                  control_reason=None if ctl is not None else (
+                      "the same fit on the never-trained control phrases has nothing to fit (no control "
+                      "phrase matched)"),
                   extra=extra, **kw)
 
 
-def lab_claims(table: pd.DataFrame, rows: pd.DataFrame) -> list[Claim]:
+def lab_claims(table: pd.DataFrame, rows: pd.DataFrame,
+               ladder: pd.DataFrame | None = None) -> list[Claim]:
     """The lab section's claims from :func:`.method_rates.rates_by_copies`
     (``table``, models smallest first) and :func:`.inference.lab_rows` (``rows``,
     one per scorable completion): no false positive on the never-trained control
@@ -520,8 +544,9 @@ def lab_claims(table: pd.DataFrame, rows: pd.DataFrame) -> list[Claim]:
     control phrases at which none matching bounds the false-positive rate below
     :data:`CONTROL_RATE_BOUND`), every model separating a trained level from the
     controls (``lab_separated``) and rising with copies (``lab_rises``), and the
-    largest model above the smallest on the same trained phrases (``lab_size``,
-    the source's claim; its control the same difference on the control phrases).
+    memorization rising with size within the ladder's families (``lab_size``, the
+    source's claim: :func:`.inference.size_trend` with ``ladder``'s families, one family
+    when None; its control the same fit on the control phrases).
     None is by design: the lab fixes the copies, not what a model learns from
     them. A lab without phrase documents makes every one not testable."""
     if table.empty:
@@ -533,7 +558,7 @@ def lab_claims(table: pd.DataFrame, rows: pd.DataFrame) -> list[Claim]:
                 for key in ("lab_controls", "lab_separated", "lab_rises", "lab_size")]
     models = list(dict.fromkeys(table["model"]))
     return [_lab_controls(table, models), _lab_separated(table, models), _lab_rises(rows, table, models),
-            _lab_size(rows, table, models)]
+            _lab_size(rows, table, models, ladder)]
 
 
 def by_kind(claims: Sequence[Claim], kind: str) -> list[Claim]:

@@ -16,7 +16,10 @@ permutes or resamples whole units (:mod:`analysis.stats.resampling`):
 * :func:`copies_trend`: Spearman's ρ of matched against copies on one model,
   copies permuted among phrases under the null;
 * :func:`separation_p`: one model's smallest one-sided Fisher p of a trained
-  level against the controls, Bonferroni-adjusted over the levels tested.
+  level against the controls, Bonferroni-adjusted over the levels tested;
+* :func:`size_trend`: memorization against size within each ladder family, a
+  Firth logistic fit with an intercept per family, its interval a cluster bootstrap
+  over phrases.
 
 Pure functions: no printing, plotting or file access, but for the artifact cache:
 every permutation null is seeded and memoized (:func:`analysis.core.cache.memoized`,
@@ -35,15 +38,20 @@ from scipy.stats import rankdata
 from analysis.core.cache import memoized
 from analysis.stats.proportions import greater_p
 from analysis.stats.resampling import cluster_bootstrap, permutation_null
-from analysis.stats.result import Estimate
+from analysis.stats.logistic import firth_logit
+from analysis.stats.result import Estimate, StatsError
 
 #: seeded permutations (and bootstrap resamples) of every computed null of the chapter
 N_PERM = 2000
 SEED = 0
 LAB_ROW_COLUMNS = ["model", "phrase_id", "copies", "matched"]
+#: resamples of the size term's cluster bootstrap (each a Firth fit)
+N_BOOT_FIT = 1000
 #: the code and libraries a memoized null depends on
 _MEMO = dict(code=("analysis.stats.resampling", "analysis.stats.result"),
              packages=("numpy", "scipy", "pandas"))
+_MEMO_FIT = dict(code=("analysis.stats.resampling", "analysis.stats.result", "analysis.stats.logistic"),
+                 packages=("numpy", "pandas"))
 
 
 def closer_share(distance: np.ndarray, first: np.ndarray) -> float:
@@ -157,3 +165,78 @@ def separation_p(rows: pd.DataFrame) -> float:
     k0, n0 = int(control["matched"].iloc[0]), int(control["total"].iloc[0])
     ps = [greater_p(int(r.matched), int(r.total), k0, n0) for r in trained.itertuples()]
     return min(1.0, len(ps) * min(ps))
+
+
+#: the columns of :func:`size_trend`'s per-family table
+SIZE_TREND_COLUMNS = ["family", "models", "params_span", "size_term", "ci_lo", "ci_hi", "n_rows",
+                      "n_phrases"]
+
+
+def _size_design(rows: pd.DataFrame, by_family: bool) -> pd.DataFrame | None:
+    """The design of :func:`logit_size_term`: one intercept per family, log2(copies)
+    where copies vary, log2(params) last; None when no family has two sizes."""
+    families = rows["family"].astype(str) if by_family else pd.Series("all", index=rows.index)
+    if not (rows.groupby(families)["params"].nunique() > 1).any():
+        return None
+    x = pd.get_dummies(families, dtype=float)
+    if rows["copies"].nunique() > 1:
+        x["log2_copies"] = np.log2(rows["copies"].to_numpy(dtype=float))
+    x["log2_params"] = np.log2(rows["params"].to_numpy(dtype=float))
+    return x
+
+
+@memoized("phrases-nulls", **_MEMO_FIT)
+def logit_size_term(rows: pd.DataFrame, by_family: bool, n_boot: int = N_BOOT_FIT,
+                    seed: int = SEED) -> Estimate | None:
+    """The log2(params) coefficient of Firth's logistic fit
+    (:func:`analysis.stats.logistic.firth_logit`, finite when the ladder's outcomes
+    separate) of ``matched`` on an intercept per family (``by_family``; else one),
+    log2(copies) where copies vary, and log2(params); its 95% interval a cluster
+    bootstrap over phrases (``n_boot`` resamples; every model completes the same
+    phrases). None where there is no such term (no family with two sizes) or no
+    variation in ``matched``."""
+    y = rows["matched"].to_numpy(dtype=float)
+    x = _size_design(rows, by_family) if len(rows) else None
+    if x is None or y.min() == y.max():
+        return None
+    xs = x.to_numpy()
+
+    def term(idx: np.ndarray) -> float:
+        sub, ys = xs[idx], y[idx]
+        keep = sub.any(axis=0)  # a family absent from the resample drops its intercept
+        if ys.min() == ys.max() or np.linalg.matrix_rank(sub[:, keep]) < keep.sum():
+            return math.nan
+        try:
+            return float(firth_logit(sub[:, keep], ys)[-1])
+        except StatsError:
+            return math.nan
+
+    est = cluster_bootstrap(term, rows["phrase_id"].astype(str).to_numpy(), n_boot=n_boot, seed=seed)
+    return Estimate(est.value, est.lo, est.hi, n=len(rows), n_units=est.n_units,
+                    method="Firth logistic fit, an intercept per family, log2 copies and log2 params; "
+                           "cluster bootstrap over phrases")
+
+
+def size_trend(rows: pd.DataFrame, ladder: pd.DataFrame) -> tuple[Estimate | None, pd.DataFrame]:
+    """Memorization against size within each family of the ladder: on the trained
+    phrases of ``rows`` (:func:`lab_rows`, copies above 0), a Firth logistic fit
+    (:func:`logit_size_term`) of matched on
+    an intercept per family, log2(copies) and log2(params) (``ladder``: ``model``,
+    ``family``, ``params``). The size term is the change in log-odds per doubling of
+    parameters at fixed copies, read only from differences within a family (the
+    intercepts absorb what separates the families); the unit is the phrase, its
+    interval a cluster bootstrap over phrases (every model completes the same phrases). Returns
+    the pooled estimate (None where it cannot be fitted) and a table of the same fit in
+    each family alone (:data:`SIZE_TREND_COLUMNS`)."""
+    info = ladder.set_index("model")[["family", "params"]]
+    trained = rows[(rows["copies"] > 0) & rows["model"].isin(info.index)]
+    trained = trained.join(info, on="model")
+    pooled = logit_size_term(trained, True) if len(trained) else None
+    out = []
+    for family, g in trained.groupby("family", sort=False):
+        est = logit_size_term(g, False)
+        sizes = sorted(g["params"].unique())
+        out.append([family, int(g["model"].nunique()), float(sizes[-1] / sizes[0]),
+                    *((np.nan,) * 3 if est is None else (est.value, est.lo, est.hi)),
+                    len(g), int(g["phrase_id"].nunique())])
+    return pooled, pd.DataFrame(out, columns=SIZE_TREND_COLUMNS)

@@ -152,16 +152,19 @@ def _lab_share(c: Claim) -> str:
 
 def _lab_size(c: Claim) -> str:
     e = c.extra
-    if "total_large" not in e or c.value is None:
-        return "The lab's ladder cannot compare model sizes."
+    if c.value is None:
+        return "The lab's ladder cannot compare model sizes within a family."
     lo, hi = c.interval or (float("nan"), float("nan"))
-    ctl = (f"; on the never-trained control phrases the same difference is "
-           f"{100 * c.control_value:+.1f} points" if c.control_value is not None else "")
-    return (f"Over every trained copy level, the largest model ({e['large']}) reproduces "
-            f"{e['matched_large']} of {e['total_large']} phrases and the smallest ({e['small']}) "
-            f"{e['matched_small']} of {e['total_small']}: a difference of {100 * c.value:+.1f} points "
-            f"[{100 * lo:+.1f}, {100 * hi:+.1f}] over {c.n_units} phrases, one-sided permutation p "
-            f"{fmt_p(c.p)} (model labels swapped within phrases){ctl}.")
+    fams = [f for f in e.get("families", []) if f.get("size_term") is not None]
+    each = (" Fitted in each family alone: " + "; ".join(
+        f"{f['family']} ({f['models']} models, {f['params_span']:.1f}× in parameters) {f['size_term']:+.2f} "
+        f"[{f['ci_lo']:+.2f}, {f['ci_hi']:+.2f}]" for f in fams) + "." if fams else "")
+    ctl = (f" On the never-trained control phrases the same term is {c.control_value:+.2f}."
+           if c.control_value is not None else "")
+    return (f"At a fixed number of copies, each doubling of a ladder model's parameters within its family "
+            f"changes the log-odds that it reproduces a trained phrase by {c.value:+.2f} [{lo:+.2f}, "
+            f"{hi:+.2f}] (Firth logistic fit with an intercept per family over {c.n:,} completions of "
+            f"{c.n_units} phrases; 95% cluster-bootstrap interval over phrases).{each}{ctl}")
 
 
 def _source_range(c: Claim) -> str:

@@ -8,6 +8,7 @@
 * :mod:`.permutation`: the blocked sign-permutation test;
 * :mod:`.proportions`: differences of proportions (Newcombe interval, one-sided Fisher p);
 * :mod:`.fisher`: Fisher's z test of two correlations;
+* :mod:`.logistic`: Firth's penalized logistic regression (finite under separation);
 * :mod:`.sizing`: samples sized by the half width of a difference's interval;
 * :mod:`.resampling`: whole units resampled and permuted (cluster bootstrap, computed
   permutation nulls) and Holm's correction.
@@ -19,6 +20,7 @@ from analysis.stats.auc import auc, auc_test  # noqa: F401
 from analysis.stats.fisher import compare_correlations  # noqa: F401
 from analysis.stats.intervals import wilson_interval  # noqa: F401
 from analysis.stats.lines import Fit, fit_line, percentile_interval  # noqa: F401
+from analysis.stats.logistic import firth_logit  # noqa: F401
 from analysis.stats.permutation import ALTERNATIVES, SignTestResult, sign_permutation_test  # noqa: F401
 from analysis.stats.proportions import greater_p, rate_difference, zero_rate_min_n  # noqa: F401
 from analysis.stats.ranks import finite_pairs, kendall_distance, rank_trend, sign_test, spearman  # noqa: F401
