@@ -199,8 +199,8 @@ __all__ = [
     "LAB_PHRASE_COLUMNS", "lab_ladder", "lab_phrases", "plan", "prompts", "query", "query_all", "query_lab",
     "sample_phrases", "query_sized", "QUERY_COLUMNS", "SIZING_COLUMNS",
     # the tests on whole units
-    "LAB_ROW_COLUMNS", "N_PERM", "closer_share", "copies_trend", "distance_gap_null", "lab_rows", "size_trend",
-    "paired_difference", "separation_p",
+    "LAB_ROW_COLUMNS", "N_PERM", "closer_share", "copies_trend", "distance_gap_null", "lab_rows",
+    "paired_difference", "separation_p", "size_trend",
     # the claims
     "distance_gap_claims", "lab_claims", "model_slug", "range_position", "refusal_claim",
     "source_range_claims", "state_media_gap_claims", "state_media_gap_min_n",

@@ -41,7 +41,7 @@ from analysis.core.claims import (
     not_testable,
     within,
 )
-from analysis.phrases.inference import logit_size_term, copies_trend, separation_p, size_trend
+from analysis.phrases.inference import copies_trend, logit_size_term, separation_p, size_trend
 from analysis.phrases.method_rates import (
     SEPARATION_ALPHA,
     first_separated,

@@ -36,9 +36,9 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from analysis.core.cache import memoized
+from analysis.stats.logistic import firth_logit
 from analysis.stats.proportions import greater_p
 from analysis.stats.resampling import cluster_bootstrap, permutation_null
-from analysis.stats.logistic import firth_logit
 from analysis.stats.result import Estimate, StatsError
 
 #: seeded permutations (and bootstrap resamples) of every computed null of the chapter

@@ -29,7 +29,8 @@ def firth_logit(x: np.ndarray, y: np.ndarray, max_iter: int = MAX_ITER, tol: flo
     without full column rank, or no convergence."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.ndim != 2 or y.ndim != 1 or len(x) != len(y) or not len(y):
-        raise StatsError(f"x must be an n × k matrix and y a vector of n outcomes, got {x.shape} and {y.shape}")
+        raise StatsError(f"x must be an n × k matrix and y a vector of n outcomes, got {x.shape} and "
+                         f"{y.shape}")
     if not np.isin(y, (0.0, 1.0)).all():
         raise StatsError("y must hold 0 and 1 only")
     if np.linalg.matrix_rank(x) < x.shape[1]:
