@@ -14,6 +14,8 @@ The package, by role:
 * :mod:`.method_rates`: the rules over a frame (scores, rates, gaps, the lab's
   rates per copy level);
 * :mod:`.files`: completions files in the source's schema, and their rescoring;
+* :mod:`.method_guess`: what the threshold admits (completions scored against another
+  phrase's ending, and a threshold sweep);
 * :mod:`.pilot`: the source's own early completions (commit ``fc444b0``), its scorer
   then, and the rule behind each flag the book's scorer does not reproduce;
 * :mod:`.run`: the sample, the prompts and the models' completions;
@@ -73,6 +75,13 @@ from analysis.phrases.method import (
     needs_requery,
     strip_echo,
 )
+from analysis.phrases.method_guess import (
+    SWEEP_THRESHOLDS,
+    guess_distances,
+    guess_partners,
+    sweep_table,
+    threshold_sweep,
+)
 from analysis.phrases.method_rates import (
     LAB_RATE_COLUMNS,
     SEPARATION_ALPHA,
@@ -99,6 +108,7 @@ from analysis.phrases.pilot import (
     disagreements,
     load_pilot,
     pilot_rates,
+    pilot_scored,
     rescore_pilot,
 )
 from analysis.phrases.run import (
@@ -165,6 +175,7 @@ from analysis.phrases.text import (
     top_rate,
 )
 from analysis.phrases.text_source import (
+    guess_sentence,
     rules_md,
     source_rates_table,
     source_summary,
@@ -191,7 +202,10 @@ __all__ = [
     # files in the source's schema
     "load_phrases", "read_completions", "rescore", "rescore_file",
     # the source's own completions (fc444b0)
-    "PILOT_FILE", "agreement_table", "disagreements", "load_pilot", "pilot_rates", "rescore_pilot",
+    "PILOT_FILE", "agreement_table", "disagreements", "load_pilot", "pilot_rates", "pilot_scored",
+    "rescore_pilot",
+    # what the threshold admits
+    "SWEEP_THRESHOLDS", "guess_distances", "guess_partners", "sweep_table", "threshold_sweep",
     # the English counterpart's selection (analysis.lab.phrase_selection)
     "DOC_WORDS", "ENGLISH_TYPES", "NGRAM_RANGE", "PHRASE_COLUMNS", "SELECTION_VERSION", "TOKEN_PATTERN",
     "english_phrases", "plain_prose", "select_distinctive_phrases",
@@ -211,6 +225,7 @@ __all__ = [
     "comparison_verdict", "gap_sentences", "headline", "lab_design", "lab_rate_table", "lab_summary",
     "lab_verdict", "method_constants", "rates_note", "refusal_sentence", "render", "rescore_note",
     "source_comparison", "source_range_text", "state_media_gap_text", "status_tally",
-    "top_rate", "rules_md", "source_rates_table", "source_summary", "source_values", "source_verdict",
+    "top_rate", "guess_sentence", "rules_md", "source_rates_table", "source_summary", "source_values",
+    "source_verdict",
     "SIZING_TABLE_COLUMNS", "sample_design", "sizing_note", "sizing_table", "sizing_target", "sizing_values",
 ]

@@ -224,3 +224,15 @@ def pilot_rates(rescored: pd.DataFrame) -> pd.DataFrame:
     """:func:`.method_rates.rates` of :func:`pilot_sample` (Wilson 95% intervals), the
     excluded rows (refused or empty) out of the denominators."""
     return rates(pilot_sample(rescored))[["model", "type", "matched", "total", "rate", "ci_lo", "ci_hi"]]
+
+
+def pilot_scored(rescored: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The sample's rows in :func:`.method_rates.score`'s columns (``phrase_id`` the
+    study's, ``distance`` the book's) and its phrase table (``id``, ``type``, ``start``,
+    ``end``, one row per phrase): what :func:`.method_guess.guess_distances` takes."""
+    s = rescored[rescored["in_sample"]]
+    scored = pd.DataFrame({"model": s["model"], "phrase_id": s["phrase_id"], "completion": s["completion"],
+                           "excluded": s["excluded"], "distance": s["book_distance"]}).reset_index(drop=True)
+    table = s.drop_duplicates("phrase_id")[["phrase_id", "type", "start", "end"]]
+    table = table.rename(columns={"phrase_id": "id"})
+    return scored, table.reset_index(drop=True)

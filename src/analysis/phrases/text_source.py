@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 from analysis.core.claims import Claim
@@ -14,6 +15,7 @@ from analysis.phrases.claims import by_kind
 from analysis.phrases.claims_source import PAPER_PER_TYPE
 from analysis.phrases.pilot import PILOT_COMMIT, RULES, SAMPLE_PER_TYPE, SI_MODEL
 from analysis.phrases.text import _difference, _join, status_tally
+from analysis.stats.intervals import wilson_interval
 
 #: the columns of :func:`source_rates_table`
 SOURCE_RATE_COLUMNS = ["model", "state media", "CulturaX", "difference (points)", "one-sided p",
@@ -95,3 +97,25 @@ def source_summary(claims: Sequence[Claim], paper: Sequence[Claim]) -> str:
             f"completions of frontier models ({SAMPLE_PER_TYPE} phrases per type), rescored here, "
             f"{len(sig)} of {len(tested)} {'is' if len(sig) == 1 else 'are'}"
             + (f" ({_join(sig)})" if sig else "") + ".")
+
+
+def guess_sentence(sweep: pd.DataFrame, threshold: float) -> str:
+    """At the chapter's ``threshold``: per set of :func:`.method_guess.threshold_sweep`,
+    the false-match rates' range over its models beside the match rates', and the
+    false matches pooled with their Wilson interval."""
+    at = sweep[np.isclose(sweep["threshold"], threshold)]
+    if at.empty:
+        return f"The sweep has no row at the chapter's threshold, {threshold:g}."
+    parts = []
+    for name, g in at.groupby("set", sort=False):
+        k, n = int(g["guess_matched"].sum()), int(g["n_guess"].sum())
+        if not n:
+            parts.append(f"{name}: no completion has a partner phrase")
+            continue
+        lo, hi = wilson_interval(np.array([k]), np.array([n]))
+        parts.append(f"{name}, {k:,} false matches of {n:,} guesses ({fmt_pct(k / n)} "
+                     f"{fmt_interval(lo[0], hi[0], 1)}; {fmt_pct(g['guess_rate'].min())} to "
+                     f"{fmt_pct(g['guess_rate'].max())} per model) against match rates of "
+                     f"{fmt_pct(g['rate'].min())} to {fmt_pct(g['rate'].max())}")
+    return (f"At the threshold of {threshold:g}, a completion scored against another phrase's ending of the "
+            f"same type and length counts as a match for the " + "; for the ".join(parts) + ".")
