@@ -155,3 +155,21 @@ def test_learned_values_format_once_and_say_when_no_control_fired():
     assert table["chapter"].tolist() == ["size", "distributional", "predicting", "entropy"]
     assert table.loc[2, "negative control"] == "never-inserted controls extracted: 0 of 102"
     assert "cloze ρ = 0.77" in table.loc[1, "learned (measured)"]
+
+
+def test_rebuild_sentence_reads_the_record_and_says_when_there_is_none(tmp_path):
+    import json
+
+    from analysis.book import lab_checks
+    assert "**not measured yet**" in lab_checks.rebuild_sentence(tmp_path / "none.json")
+    rows = [{"run": "a", "final_loss_committed": 2.0, "final_loss_rebuilt": 2.0001, "loss_diff": 1e-4},
+            {"run": "b", "final_loss_committed": 4.5, "final_loss_rebuilt": 4.48, "loss_diff": 0.02}]
+    rec = {"cpu": "cpu X", "date": "2026-12-04", "commit": "abc", "reference_date": "2026-12-03",
+           "reference_commit": "def", "identical": 0, "runs": 2, "within_tol": 1, "tol": 1e-3,
+           "median_loss_diff": 0.01005, "max_loss_diff": 0.02, "rows": rows}
+    path = tmp_path / "lab_rebuild.json"
+    path.write_text(json.dumps(rec))
+    text = lab_checks.rebuild_sentence(path)
+    assert "0 of 2 runs have bit-identical weights" in text and "1 of 2 final losses lie within 0.001" in text
+    # only the run beyond the tolerance is named
+    assert "largest 0.02: b 4.500 → 4.480;" in text and "a 2.000" not in text

@@ -274,6 +274,31 @@ def budget_sentence(profile: str, cold=LAB_COLD, compiled=LAB_COMPILE) -> str:
     return " ".join(parts)
 
 
+#: the record of a rebuild of the lab compared with a reference build (scripts/compare_lab_rebuild.py)
+LAB_REBUILD = REPO_ROOT / "bench" / "results" / "lab_rebuild.json"
+
+
+def rebuild_sentence(path=LAB_REBUILD) -> str:
+    """What a rebuild of this lab on another machine gave against the reference build's
+    fingerprints, from ``scripts/compare_lab_rebuild.py``'s record; says so visibly when
+    there is none."""
+    path = Path(path)
+    if not path.exists():
+        return ("The loss tolerance across machines is **not measured yet** "
+                f"(`scripts/compare_lab_rebuild.py` writes `bench/results/{path.name}`).")
+    rec = json.loads(path.read_text())
+    moved = sorted((r for r in rec["rows"] if r["loss_diff"] > rec["tol"]), key=lambda r: -r["loss_diff"])
+    worst = "; ".join(f"{r['run']} {r['final_loss_committed']:.3f} → {r['final_loss_rebuilt']:.3f}"
+                      for r in moved)
+    return (f"A cold rebuild of this lab on a second machine ({rec['cpu']}, {rec['date']}, commit "
+            f"`{rec['commit']}`) against the build of {rec['reference_date']} (commit "
+            f"`{rec['reference_commit']}`): {rec['identical']} of {rec['runs']} runs have bit-identical "
+            f"weights, and {rec['within_tol']} of {rec['runs']} final losses lie within {rec['tol']:g} nats "
+            f"of the reference (median |Δ| {rec['median_loss_diff']:.1e}, largest {rec['max_loss_diff']:.3g}"
+            + (f": {worst}" if worst else "") + f"; `bench/results/{path.name}`). Across machines the "
+            "lab's models are the same runs trained to the same losses, not the same weights.")
+
+
 #: the range runs that insert every copy in one quarter of training
 QUARTERS = ("range-q1", "range-q2", "range-q3", "range-q4")
 
