@@ -22,6 +22,9 @@ The modules, by role:
 * :mod:`.nulls`: the computed nulls and the intervals over whole units (texts, level sets, sets);
 * :mod:`.claims` and :mod:`.claims_mia`: the chapter's verdicts as claims; :mod:`.text` and
   :mod:`.text_di`: its English, and :func:`render` (the book's one claim voice);
+* :mod:`.robust`: rarefied and Miller–Madow lines, coarse binning, the cost of a smaller sample;
+  :mod:`.maini`: Maini et al. (2024)'s dataset inference, the source's baseline;
+  :mod:`.claims_robust` and :mod:`.text_robust`: their claims and English;
 * :mod:`.copy_designs`: what another spread of copies would do to the lab's line (the record of
   ``scripts/entropy_copy_designs.py``).
 
@@ -44,7 +47,16 @@ from analysis.entropy.claims import (
     strategy_claims,
 )
 from analysis.entropy.claims_mia import baseline_claim, mia_claims
+from analysis.entropy.claims_robust import (
+    binning_claim,
+    estimator_claims,
+    maini_claim,
+    mm_value,
+    rarefied_value,
+    strategy_line_claim,
+)
 from analysis.entropy.copy_designs import copy_designs_sentence
+from analysis.entropy.maini import maini_rule, maini_test, three_rules
 from analysis.entropy.method import (
     bootstrap_fits,
     fit_levels,
@@ -77,7 +89,24 @@ from analysis.entropy.method_sets import (
 )
 from analysis.entropy.mia import ATTACKS, BLIND, inference_panel, panel_table, set_panel
 from analysis.entropy.nulls import level_set_null
-from analysis.entropy.params import PAPER_MIN_DI_SAMPLES, PARAMS, PROFILES, EntropyError, load_paper_table
+from analysis.entropy.params import (
+    PAPER_MIN_DI_SAMPLES,
+    PARAMS,
+    PROFILES,
+    RAREFY_DRAWS,
+    RAREFY_MIN_PAIRS,
+    EntropyError,
+    load_paper_table,
+)
+from analysis.entropy.robust import (
+    binning_table,
+    estimator_summary,
+    estimator_table,
+    estimator_test,
+    interval_cost,
+    miller_madow_levels,
+    rarefied_lines,
+)
 from analysis.entropy.run import (
     bos_check,
     bos_passage,
@@ -135,10 +164,25 @@ from analysis.entropy.text_di import (
     tpr_phrase,
     undecided_sentence,
 )
+from analysis.entropy.text_robust import (
+    binning_sentence,
+    cost_sizes,
+    estimator_display,
+    estimator_sentence,
+    interval_cost_sentence,
+    interval_cost_values,
+    maini_count,
+    maini_difference_sentence,
+    maini_display,
+    maini_sentence,
+    nsb_sentence,
+    strategy_line_sentence,
+)
 
 __all__ = [
     # params
-    "PAPER_MIN_DI_SAMPLES", "PARAMS", "PROFILES", "EntropyError", "load_paper_table",
+    "PAPER_MIN_DI_SAMPLES", "PARAMS", "PROFILES", "EntropyError", "load_paper_table", "RAREFY_DRAWS",
+    "RAREFY_MIN_PAIRS",
     # method
     "bootstrap_fits", "fit_levels", "instance_metrics", "lcs", "level_set_table", "levenshtein",
     "sample_pairs",
@@ -169,4 +213,11 @@ __all__ = [
     "shift_sentence",
     "tau_convention_sentence", "undecided_sentence", "bos_sentence", "bos_values",
     "tpr_phrase",
+    # robustness of the line, and Maini et al.'s baseline
+    "binning_claim", "estimator_claims", "maini_claim", "mm_value", "rarefied_value", "strategy_line_claim",
+    "maini_rule", "maini_test", "three_rules", "binning_table", "estimator_summary", "estimator_table",
+    "estimator_test", "interval_cost", "miller_madow_levels", "rarefied_lines", "binning_sentence",
+    "cost_sizes", "estimator_display", "estimator_sentence", "interval_cost_sentence", "interval_cost_values",
+    "maini_count", "maini_difference_sentence", "maini_display", "maini_sentence", "nsb_sentence",
+    "strategy_line_sentence",
 ]

@@ -76,7 +76,8 @@ from analysis.stats.result import StatsError
 CHAPTER = "entropy"
 #: the notebook's section of each group of claims (its MyST label)
 SECTIONS = {"sample": "entropy-lab", "instance": "entropy-instance", "levels": "entropy-level-sets",
-            "lengths": "entropy-lengths", "di": "entropy-di", "real": "entropy-real"}
+            "lengths": "entropy-lengths", "di": "entropy-di", "real": "entropy-real",
+            "artefact": "entropy-artefact"}
 #: why the source's r > 0.9 is not testable here (a claim about models this run does not have)
 FRONTIER = ("the source's r > 0.9 is measured on 1B–7B models (OLMo, Pythia, OpenLlama) with 50-token "
             "answers and hundreds of thousands of pairs; this run's models are of another scale and "

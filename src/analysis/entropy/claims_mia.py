@@ -2,8 +2,9 @@
 membership inference (beyond the source), as :class:`Claim` values.
 
 ``di_vs_loss``: the intercept rule against the mean-loss baseline on every lab
-candidate set (an undecided set is a miss of the intercept rule; the source's
-Table 7 finds its rule ahead of its baseline); ``mia_loss``, ``mia_zlib``,
+candidate set (an undecided set is a miss of the intercept rule; an extension:
+the source's own baseline, Maini et al.'s, is ``di_vs_maini`` in
+:mod:`analysis.entropy.claims_robust`); ``mia_loss``, ``mia_zlib``,
 ``mia_mink``, ``mia_minkpp``: each attack on the lab's injected sequences, where
 membership is randomized (extensions, one Holm family; the negative control is
 the text's own zlib ratio, which never sees the model); ``mia_intercept``: the
@@ -25,7 +26,7 @@ from analysis.entropy.claims import CHAPTER, SECTIONS
 from analysis.entropy.method_di import _candidates
 from analysis.entropy.mia import ATTACKS, BLIND
 from analysis.entropy.nulls import set_auc_null, text_auc_null
-from analysis.entropy.params import MIN_DI_SETS, MIN_MIA_CANDIDATES, MIN_TEXTS, PAPER_TABLE7
+from analysis.entropy.params import MIN_DI_SETS, MIN_MIA_CANDIDATES, MIN_TEXTS
 from analysis.entropy.text import STATEMENTS
 from analysis.stats.ranks import sign_test
 from analysis.stats.resampling import holm
@@ -67,10 +68,8 @@ def baseline_claim(di: pd.DataFrame, losses: pd.DataFrame, kind: str = "lab") ->
     baseline's, over every candidate set of ``kind`` (:func:`loss_comparison`);
     the exact McNemar test (a sign test over the sets only one gets right)."""
     id = "di_vs_loss"
-    source = "; ".join(f"{k}: {r} of {n}" for k, (r, n) in PAPER_TABLE7.items()) + " (Table 7)"
     cmp = loss_comparison(di, losses, kind)
-    kw = dict(unit="candidate sets", min_n=MIN_DI_SETS, source_value=source, kind="source",
-              null_kind="analytic", null_value=0.0,
+    kw = dict(unit="candidate sets", min_n=MIN_DI_SETS, kind=EXTENSION, null_kind="analytic", null_value=0.0,
               control_reason="two rules on the same sets; no arm lacks membership by construction")
     if cmp["sets"] == 0:
         return _untestable(id, "no candidate set was run", section="di", extra=cmp, **kw)
@@ -81,8 +80,8 @@ def baseline_claim(di: pd.DataFrame, losses: pd.DataFrame, kind: str = "lab") ->
     return _claim(id, "di", v, "share right by the intercept rule − share right by mean loss > 0, over every "
                   "candidate set (an undecided set a miss of the intercept rule; exact McNemar test: sign "
                   "test "
-                  "over the sets only one gets right); the source's baseline aggregates membership-inference "
-                  "attacks, this one is the mean loss alone", value=value, p=p, n=cmp["sets"],
+                  "over the sets only one gets right); the source's own baseline, Maini et al.'s aggregated "
+                  "attacks, is di_vs_maini", value=value, p=p, n=cmp["sets"],
                   n_units=cmp["sets"], extra=cmp, **kw)
 
 

@@ -53,7 +53,9 @@ def filter_summary(scored: pd.DataFrame) -> pd.DataFrame:
 
 @dataclass
 class SetResult:
-    """One sample's level sets, entropy line, zlib line and bootstrap."""
+    """One sample's level sets, entropy line, zlib line and bootstrap; ``sample``
+    keeps the kept pairs' ``score`` and ``suffix`` (for the rarefied and
+    bias-corrected lines of :mod:`analysis.entropy.robust`), None where not kept."""
 
     name: str
     levels: pd.DataFrame
@@ -62,6 +64,7 @@ class SetResult:
     norm_fit: Fit | None
     boot: pd.DataFrame
     pairs: int
+    sample: pd.DataFrame | None = None
 
     def centred(self, column: str) -> np.ndarray:
         """Bootstrap values of ``column`` shifted so their median is the point estimate.
@@ -124,7 +127,9 @@ def analyse_set(name: str, scored: pd.DataFrame, n_boot: int = 1000, seed: int =
             return None
 
     boot = set_bootstrap(scores, list(k["suffix"]), n_boot=n_boot, seed=seed, base=base, min_pairs=min_pairs)
-    return SetResult(name, table, maybe("entropy"), maybe("zlib"), maybe("norm_entropy"), boot, len(k))
+    sample = k[["score", "suffix"]].reset_index(drop=True)
+    return SetResult(name, table, maybe("entropy"), maybe("zlib"), maybe("norm_entropy"), boot, len(k),
+                     sample)
 
 
 def sample_size_sensitivity(scored: pd.DataFrame, sizes: Sequence[int], repeats: int = 20, seed: int = 0,

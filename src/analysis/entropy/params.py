@@ -79,6 +79,33 @@ BOS_TEXT = "alice_in_wonderland"
 BOS_CHARS = (20_000, 23_000)
 BOS_TOKENS = 256
 BOS_MODELS = {"gemma": "gemma3-270m", "smollm": "smollm2-135m-instruct"}
+#: Appendix C.4: the numbers of equal-width score bins the source re-bins the scores into
+PAPER_BINNINGS = (3, 5, 10)
+#: rarefaction (is the line a sample-size artefact?): level sets are cut down to the pairs
+#: of the smallest one holding at least this many (smaller ones are left out), this many
+#: draws give the interval, and the permutation test averages r over this many draws
+RAREFY_MIN_PAIRS = 10
+RAREFY_DRAWS = 200
+RAREFY_TEST_DRAWS = 20
+#: the Holm family of the two bias-corrected lines (rarefied, Miller–Madow)
+ESTIMATOR_FAMILY = "sample-size artefact"
+#: why the NSB estimator is not computed (the brief: not hand-rolled)
+NSB_NOTE = ("The NSB estimator (Nemenman, Shafee and Bialek 2002) is not computed: the one maintained "
+            "Python implementation on PyPI, infomeasure (AGPL-3.0, which pulls in numba), is not among the "
+            "book's dependencies, ndd was last released in 2021 and builds only with a Fortran compiler, and "
+            "the book does not write its own")
+#: Maini et al. (2024)'s dataset inference (the source's Table 7 baseline): the share of each
+#: attack's values clipped (half at each end) within each set, and the t-test's level
+MAINI_CLIP = 0.05
+MAINI_ALPHA = 0.05
+#: the fewest pairs of the known train and validation sets (each half of the validation set
+#: needs two) and of a suspect set the aggregation and its t-test take
+MAINI_MIN_PAIRS = 4
+#: the fewest strategies a correlation across strategies rests on
+MIN_STRATEGY_LINES = 5
+#: the same, as a claim's reason says it
+NSB_SHORT = ("NSB is not computed: no maintained implementation is among the book's dependencies (see "
+             "the page)")
 PAPER_TABLES = {
     "table1": "entropy_table1.csv",
     "table4": "entropy_table4.csv",
@@ -138,9 +165,11 @@ PROFILES = {
     # (16 over the two), every one with more distinct 48-token windows than the
     # 1,500 pairs it supplies. On 2 cores the lab part takes a few minutes;
     # 3 x 500 real pairs take about 4 minutes for SmolLM2 and 10 for Gemma 3 270M.
-    # Membership inference scores the first kept pairs of every dataset-inference set
-    # again as whole windows (n_mia_lab per lab set, n_mia_real per real set: 300
-    # forward passes per real model) and the lab's injected sequences once.
+    # Membership inference scores every kept pair of every dataset-inference set again
+    # as a whole window (n_mia_lab per lab set and n_mia_real per real set, as many as
+    # the sets' pairs, so that Maini et al.'s baseline and the mean-loss rule use the
+    # same amount of data as the intercept rule: 1,500 forward passes per real model)
+    # and the lab's injected sequences once.
     "default": dict(
         lab_profile="default", lab_model="pert-l2x", di_models=["pert-l2x", "deep-40"],
         lab_popular_sets=3, lab_heldout_sets=3,
@@ -148,7 +177,8 @@ PROFILES = {
         n_strategy=3000, lab_suffix_lengths=(8, 16, 24, 32),
         strategies=tuple(name for name, _ in PAPER_STRATEGIES), sample_sizes=PAPER_SAMPLE_SIZES,
         repeats=20, models=["smollm2-135m-instruct", "gemma3-270m"], prefix_tokens=32, suffix_tokens=16,
-        n_real=500, temperature=0.0, lcs_filter="written", n_boot=1000, seed=0, n_mia_lab=500, n_mia_real=100,
+        n_real=500, temperature=0.0, lcs_filter="written", n_boot=1000, seed=0,
+        n_mia_lab=PAPER_MIN_DI_SAMPLES, n_mia_real=500,
     ),
     # The source's setup for the real models (|p| = 100, |s| = 50, n = 1,500 per set,
     # temperature 0.8); the lab keeps 32 + 16, the length of its injected sequences.
@@ -160,7 +190,8 @@ PROFILES = {
         strategies=tuple(name for name, _ in PAPER_STRATEGIES), sample_sizes=PAPER_SAMPLE_SIZES,
         repeats=20, models=["smollm2-135m-instruct", "gemma3-270m"], prefix_tokens=PAPER_PREFIX_TOKENS,
         suffix_tokens=PAPER_SUFFIX_TOKENS, n_real=PAPER_MIN_DI_SAMPLES, temperature=PAPER_TEMPERATURE,
-        lcs_filter="written", n_boot=1000, seed=0, n_mia_lab=500, n_mia_real=100,
+        lcs_filter="written", n_boot=1000, seed=0, n_mia_lab=PAPER_MIN_DI_SAMPLES,
+        n_mia_real=PAPER_MIN_DI_SAMPLES,
     ),
 }
 

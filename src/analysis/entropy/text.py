@@ -32,6 +32,7 @@ from analysis.entropy.params import (
     AGREEMENT_LEVEL,
     DI_QUANTILE,
     LOW_SCORE_SHARE,
+    PAPER_BINNINGS,
     PAPER_END_ENTROPY,
     PAPER_INSTANCE_MODEL,
     PAPER_INSTANCE_R,
@@ -92,8 +93,18 @@ STATEMENTS = {
                       "model on each of its sets of texts."),
     "intercept_slope_opposed": ("For a fixed model and dataset, the line's intercept and slope move in "
                                 "opposite directions."),
-    "di_vs_loss": ("The intercept rule infers membership of a set more accurately than a baseline built on "
-                   "membership-inference scores (here: the mean loss, with τ set by the same rule)."),
+    "di_vs_loss": ("Beyond the source: the intercept rule infers membership of a set more accurately than "
+                   "the mean loss alone, with its τ set by the same rule."),
+    "di_vs_maini": ("The intercept rule infers membership of a set more accurately than Maini et al. "
+                    "(2024)'s dataset inference, which aggregates membership-inference attacks."),
+    "linearity_rarefied": ("Beyond the source: the level-set line is not a sample-size artefact: it survives "
+                           "with every level set rarefied to the same number of pairs."),
+    "linearity_miller_madow": ("Beyond the source: the level-set line is not a sample-size artefact: it "
+                               "survives the Miller–Madow bias correction of each level set's entropy."),
+    "r_every_binning": (f"The EM Linearity holds under coarse binning of the score into 3, 5 and 10 "
+                        f"equal-width bins, with r above {PAPER_MIN_R:g}."),
+    "intercept_slope_across_strategies": ("Across sampling strategies, the line's intercept rises as its "
+                                          "slope falls."),
     "mia_loss": ("Beyond the source: where membership is randomized (the lab's injected sequences), the loss "
                  "attack tells members from non-members."),
     "mia_zlib": ("Beyond the source: where membership is randomized, the zlib-ratio attack tells members "
@@ -128,6 +139,11 @@ VALUES = {
     "r_real_models": ("lowest r", "r", "sets with a line"),
     "intercept_slope_opposed": ("median r", "r", "sets"),
     "di_vs_loss": ("share right (intercept) − share right (mean loss)", "share diff", "sets both decide"),
+    "di_vs_maini": ("share right (intercept) − share right (Maini et al.)", "share diff", "sets both decide"),
+    "linearity_rarefied": ("r, level sets rarefied", "r", "level sets"),
+    "linearity_miller_madow": ("r, Miller–Madow", "r", "level sets"),
+    "r_every_binning": ("lowest r", "r", "binnings with a line"),
+    "intercept_slope_across_strategies": ("r of intercept and slope", "r", "strategies"),
     **{f"mia_{a}": ("AUC", "auc", "sequences") for a in ("loss", "zlib", "mink", "minkpp")},
     "mia_intercept": ("AUC over sets", "auc", "pairs of sets"),
     "mia_real_shift": ("AUC of the text's own zlib ratio, folded", "auc", "pairs"),
@@ -191,6 +207,7 @@ def method_constants() -> dict[str, str]:
         "paper_instance_r": f"{PAPER_INSTANCE_R:g}",
         "paper_small_intercept": f"{PAPER_SMALL_SAMPLE_INTERCEPT:g}".replace("-", "−"),
         "mink_share": f"{MINK_SHARE:.0%}", "low_fpr": f"{LOW_FPR:.0%}",
+        "paper_binnings": ", ".join(map(str, PAPER_BINNINGS[:-1])) + f" and {PAPER_BINNINGS[-1]}",
     }
 
 
