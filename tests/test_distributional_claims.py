@@ -338,7 +338,8 @@ def test_sensitivity_is_inconclusive_below_the_minimum_of_pairs():
 
 def test_untestable_claims_carry_the_sources_values():
     paper = D.load_paper_claims()
-    wmt, novelty = D.untestable_claims(paper)
+    wmt, novelty, olmo, europarl = D.untestable_claims(paper)
+    assert {olmo.id, europarl.id} == {"olmo_gsm8k_none", "wmt_europarl"}
     assert wmt.status == novelty.status == NOT_TESTABLE and wmt.kind == SOURCE
     assert wmt.source_value == "none shown (none significant)" and novelty.source_value == D.SOURCE_NOVELTY
 

@@ -104,8 +104,10 @@ def test_continuation_and_pair_contexts():
     assert method.continuation("sea ", "ss") == "ss" and method.continuation("", "ab") == "ab"
     table = pd.DataFrame({"instance": [0, 0, 0], "y": [("Paris",), ("France",), ("big", "city")]})
     contexts, grams = D.pair_contexts(table, ["Q:"], ["Paris, France is a big old city"])
-    # Paris starts the output: scored right after the prompt; "big city" is not contiguous
-    assert contexts == ["Q:", "Q: Paris,", "Q:"] and grams == ["Paris", "France", "big city"]
+    # Paris starts the output: scored right after the prompt; "big city" is not contiguous,
+    # so each of its words is scored where it stands ("old" given, not scored)
+    assert contexts == ["Q:", "Q: Paris,", ("Q: Paris, France is a", "Q: Paris, France is a big old")]
+    assert grams == ["Paris", "France", ("big", "city")]
 
 
 def test_cooccurring_keeps_pairs_with_counts_and_samples_in_order():

@@ -96,8 +96,8 @@ def test_counts_sentence_counts_the_source_claims_per_status():
                                          control_p=0.001))
     claims = [D.mem_significant(rising), D.mem_rises(rising), shown, *D.untestable_claims(), *filters]
     assert counts_sentence(claims) == (
-        "Of this chapter's 5 claims a source makes, 2 reproduced, 0 not reproduced, 1 inconclusive, "
-        "2 not testable here (1 of the inconclusive ones mechanical: the negative control shows the same "
+        "Of this chapter's 7 claims a source makes, 2 reproduced, 0 not reproduced, 1 inconclusive, "
+        "4 not testable here (1 of the inconclusive ones mechanical: the negative control shows the same "
         "effect); besides, 2 claims of the book's own: 2 holds, 0 does not hold, 0 inconclusive, "
         "0 not testable here.")
 

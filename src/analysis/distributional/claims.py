@@ -342,6 +342,8 @@ def mem_significant(mem: pd.DataFrame, task: str = "knowledge", n: int = 3, sour
     control, control_p = float(np.nanmin(c_rho)), float(np.nanmax(c_p))
     v = gate or decide(value=value, null=kw["null_value"] or 0.0, p=p, n_units=units, min_n=MIN_FACTS,
                        control_value=control, control_p=control_p, unit=unit)
+    if "rho_lo" in g and np.isfinite(g["rho_lo"].iloc[i]) and np.isfinite(g["rho_hi"].iloc[i]):
+        kw["interval"] = (float(g["rho_lo"].iloc[i]), float(g["rho_hi"].iloc[i]))
     return _claim(f"mem{n}_significant", statement, v, value=value, p=p, n=int(g["pairs"].min()),
                   min_n=MIN_FACTS, control_value=control, **kw)
 
@@ -356,18 +358,28 @@ def mem_rises_claims(mem: pd.DataFrame, task: str = "knowledge", ns=(3, 5), sour
     for n in ns:
         t, g = trend(mem, task, n), _rows(mem, task, n)
         spec = _trend_spec(t.params, t.rho, control=g["control_rho"].to_numpy(float) if len(g) else None)
+        spec["interval"] = _trend_interval(g)
         if t.defined and t.n_models >= MIN_MODELS and t.n_sig == 0:
             spec["gate"] = Verdict(INCONCLUSIVE, "no model's Mem is significant (cluster permutation), so "
                                                  "there is no memorization trend to read")
         specs.append(spec)
     _holm(specs)
     return [_trend_claim(f"mem{n}_rises", f"The {task} task's Mem_{n} rises with model size", s, section=MEM,
-                         family=f"mem_rises ({task})",
+                         family=f"mem_rises ({task})", interval=s["interval"],
                          source_value=sources.get(n) or ("TriviaQA: Mem_n increases with model size "
                                                          "(Figure 4, "
                                                          "solid lines; numbers given for n = 3 only)"),
                          extra={"task": task, "mem_n": n})
             for n, s in zip(ns, specs)]
+
+
+def _trend_interval(g: pd.DataFrame) -> tuple[float, float] | None:
+    """The bootstrap interval over units of a trend with size (the ``trend_lo``,
+    ``trend_hi`` of :func:`~analysis.distributional.controls.mem_intervals`), or None."""
+    if not len(g) or "trend_lo" not in g:
+        return None
+    lo, hi = float(g["trend_lo"].iloc[0]), float(g["trend_hi"].iloc[0])
+    return (lo, hi) if np.isfinite(lo) and np.isfinite(hi) else None
 
 
 def mem_rises(mem: pd.DataFrame, task: str = "knowledge", n: int = 3,
@@ -753,7 +765,8 @@ def mmlu_claims(mem: pd.DataFrame, splits: pd.DataFrame, paper: pd.DataFrame | N
 
 
 def untestable_claims(paper: pd.DataFrame | None = None) -> list[Claim]:
-    """The source's claims on tasks the lab has no counterpart of (WMT)."""
+    """The source's claims this machine cannot test: tasks the lab has no counterpart of
+    (WMT, with its Europarl table) and the OLMo replication."""
     why = "the lab has no translation task"
     return [
         _nt("wmt_mem_none", "Translation (WMT) shows no significant Mem_n at any size", why,
@@ -761,4 +774,83 @@ def untestable_claims(paper: pd.DataFrame | None = None) -> list[Claim]:
             source_value=paper_value(paper, "Figure 4", "WMT") or "none shown (none significant)"),
         _nt("wmt_novelty_rises", "On translation (WMT), the share of novel generated n-gram pairs rises with "
             "model size", why, section=SOURCE_SECTION, unit="tasks", source_value=SOURCE_NOVELTY),
+        _nt("olmo_gsm8k_none", "The GSM8K result replicates on OLMo (1B, 7B) trained on Dolma: no "
+            "significant Mem_n, Kendall tau distance rising with size",
+            "OLMo's checkpoints and a searchable index of Dolma (3T tokens) are not reachable offline, "
+            "and the lab trains one model family on one corpus", section=SOURCE_SECTION, unit="models",
+            source_value=paper_value(paper, "Figure 4", "GSM8K") or "no significant rho for Pythia or OLMo"),
+        _nt("wmt_europarl", "Translation's task-gram table, mined from Europarl (about 20M parallel "
+            "sentences) and filtered with LASER, gives no significant Mem_n on WMT-09",
+            "neither Europarl, WMT-09 nor LASER is in the data mirror, and the lab corpus is English only",
+            section=SOURCE_SECTION, unit="tasks", source_value="none shown (none significant)"),
     ]
+
+
+# ---------------------------------------------------------------------------
+# Memorization against answer frequency (the book's own)
+# ---------------------------------------------------------------------------
+
+
+def partial_claims(pm: pd.DataFrame, tasks=("knowledge",), n: int = 3) -> list[Claim]:
+    """Per task (a Holm family over the tasks), whether ``Mem_n`` survives holding
+    ``log C(s^y)`` fixed: the median over the models of the partial Spearman ρ
+    (:func:`~analysis.distributional.controls.partial_mem_table`, arm ``task``), its
+    cluster-permutation p (whole units' model values move; the permutations shared by the
+    models) and its bootstrap interval over units. The negative control is the same median
+    on the answers-swapped set (arm ``answers swapped``): each question asked for another
+    fact's answer. ``extra["answer_frequency"]`` is true when the plain median is
+    significant and the partial one is not: a Mem that survives only without the control
+    for answer frequency."""
+    specs, info = [], []
+    for task in tasks:
+        unit = TASK_UNITS.get(task, "facts")
+        own = pm[(pm["task"] == task) & (pm["n"] == n) & (pm["arm"] == "task")]
+        ctrl = pm[(pm["task"] == task) & (pm["n"] == n) & (pm["arm"] == "answers swapped")]
+        first = own.iloc[0] if len(own) and "median_partial" in own else None
+        cfirst = ctrl.iloc[0] if len(ctrl) and "median_partial" in ctrl else None
+        if first is None or not np.isfinite(first["median_partial"]):
+            specs.append({"gate": Verdict(NOT_TESTABLE, "no model has a defined partial correlation"),
+                          "p": None})
+            info.append((task, unit, own, first, cfirst))
+            continue
+        c_val = _num(cfirst["median_partial"]) if cfirst is not None else None
+        specs.append({"value": first["median_partial"], "p": first["median_partial_p"],
+                      "null": first["median_partial_null"], "null_value": first["median_partial_null"],
+                      "n_units": int(own["units"].min()), "min_n": MIN_FACTS, "unit": unit,
+                      "control_value": c_val,
+                      "control_p": _num(cfirst["median_partial_p"]) if cfirst is not None else None,
+                      "gate": None})
+        info.append((task, unit, own, first, cfirst))
+    _holm(specs)
+    out = []
+    for s, (task, unit, own, first, cfirst) in zip(specs, info):
+        statement = (f"On the {task} task, Mem_{n} survives holding the answer's corpus count log C(s^y) "
+                     "fixed (partial Spearman)")
+        kw = dict(section=MEM, unit=unit, family=f"partial{n}",
+                  comparison=f"median over the models of the partial Spearman ρ given log C(s^y), "
+                             f"cluster-permutation p (Holm over the tasks) < {ALPHA:g}, at least {MIN_FACTS} "
+                             f"{unit}; interval: bootstrap over {unit}")
+        if s.get("gate") is not None:
+            out.append(_nt(f"mem{n}_partial_{task}", statement, s["gate"].reason, EXTENSION,
+                           **{k: v for k, v in kw.items() if k != "unit"}, unit=unit))
+            continue
+        plain_sig = bool(np.isfinite(first["median_plain_p"]) and first["median_plain_p"] < ALPHA)
+        partial_sig = bool(s["p_adjusted"] is not None and s["p_adjusted"] < ALPHA)
+        lo, hi = first.get("median_partial_lo", np.nan), first.get("median_partial_hi", np.nan)
+        extra = {"unit": "median_rho", "task": task, "mem_n": n,
+                 "plain": _num(first["median_plain"]), "plain_p": _num(first["median_plain_p"]),
+                 "partial_lo": _num(own["partial"].min()), "partial_hi": _num(own["partial"].max()),
+                 "answer_frequency": plain_sig and not partial_sig,
+                 "control_plain": _num(cfirst["median_plain"]) if cfirst is not None else None,
+                 "control_pairs": int(cfirst["pairs"]) if cfirst is not None else 0,
+                 "distinct_min": int(own["distinct"].min()), "distinct_max": int(own["distinct"].max())}
+        v = _decide_spec(s)
+        control_reason = None if s["control_value"] is not None else (
+            "the answers-swapped set has too few co-occurring pairs for a partial correlation")
+        out.append(_claim(f"mem{n}_partial_{task}", statement, v, EXTENSION, value=s["value"], p=s["p"],
+                          p_adjusted=s.get("p_adjusted"), n=int(own["pairs"].min()), n_units=s["n_units"],
+                          min_n=MIN_FACTS, null_kind="permutation", null_value=s["null_value"],
+                          control_value=s["control_value"], control_reason=control_reason,
+                          interval=(float(lo), float(hi)) if np.isfinite(lo) and np.isfinite(hi) else None,
+                          extra=extra, **kw))
+    return out

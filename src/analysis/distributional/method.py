@@ -46,28 +46,94 @@ def continuation(context: str, ngram: str) -> str:
     return ngram if (not context or context[-1].isspace()) else " " + ngram
 
 
+def _locate(text: str, words: Sequence[str]) -> list[tuple[int, int]] | None:
+    """Character spans of ``words`` found in order in ``text`` (case-insensitive, each
+    searched after the previous one), or None when one is not found."""
+    low, cursor, spans = text.lower(), 0, []
+    for w in words:
+        pos = low.find(str(w).lower(), cursor)
+        if pos < 0:
+            return None
+        spans.append((pos, pos + len(w)))
+        cursor = pos + len(w)
+    return spans
+
+
+def ngram_segments(output: str, words: Sequence[str]) -> list[tuple[int, int]] | None:
+    """Where an output n-gram's words stand in the output: the character spans of its
+    runs of adjacent words (words separated only by whitespace join one run). One span
+    when the n-gram is contiguous in the output; several when stopwords (dropped before
+    the n-gram was formed) or other words stand between its words; None when its words
+    are not found in order (a tokenizer's rewriting, such as ````` `` `````)."""
+    text = " ".join(words)
+    pos = output.lower().find(text.lower())
+    if pos >= 0:
+        return [(pos, pos + len(text))]
+    spans = _locate(output, words)
+    if spans is None:
+        return None
+    runs = [list(spans[0])]
+    for a, b in spans[1:]:
+        if output[runs[-1][1]:a].strip():
+            runs.append([a, b])
+        else:
+            runs[-1][1] = b
+    return [(a, b) for a, b in runs]
+
+
+def _context(prompt: str, output: str, start: int) -> str:
+    return (prompt + " " + output[:start]).rstrip() if start else prompt
+
+
 def pair_contexts(table: pd.DataFrame, prompts: Sequence[str], outputs: Sequence[str]
-                  ) -> tuple[list[str], list[str]]:
+                  ) -> tuple[list, list]:
     """Context and n-gram text of each pair, for the probability of ``y`` in context.
 
-    The context is the instance's prompt followed by its output up to the first
-    place the n-gram's words appear (case-insensitive); the n-gram text is those
-    words as the output spells them. An n-gram whose words are not contiguous in
-    the output (stopwords were dropped between them) is scored right after the
-    prompt, in the words of the n-gram.
+    The context is the instance's prompt followed by its output up to the place the
+    n-gram's words stand (:func:`ngram_segments`, case-insensitive); the n-gram text is
+    those words as the output spells them. An n-gram whose words are **not contiguous**
+    in the output (stopwords were dropped between them) is scored where its words
+    stand: its context and text are tuples, one per run of adjacent words, each run in
+    the context of the prompt and the output before it, so its log-probability is the
+    sum over its own tokens under teacher forcing, the words between them given, not
+    scored (the authors' summed NLL of the n-gram's tokens in context). An n-gram whose
+    words are not found in order is scored right after the prompt, in its words.
     """
     contexts, grams = [], []
     for i, y in zip(table["instance"], table["y"]):
         prompt, out = prompts[int(i)], outputs[int(i)]
-        text = " ".join(y)
-        pos = out.lower().find(text.lower())
-        if pos >= 0:
-            contexts.append((prompt + " " + out[:pos]).rstrip() if pos else prompt)
-            grams.append(out[pos : pos + len(text)])
-        else:
+        segs = ngram_segments(out, y)
+        if segs is None:
             contexts.append(prompt)
-            grams.append(text)
+            grams.append(" ".join(y))
+        elif len(segs) == 1:
+            a, b = segs[0]
+            contexts.append(_context(prompt, out, a))
+            grams.append(out[a:b])
+        else:
+            contexts.append(tuple(_context(prompt, out, a) for a, _ in segs))
+            grams.append(tuple(out[a:b] for a, b in segs))
     return contexts, grams
+
+
+def noncontiguous_share(grams: Sequence) -> float:
+    """Share of the pairs of :func:`pair_contexts` whose n-gram is scored in several runs
+    (not contiguous in the output); NaN for none."""
+    return float(np.mean([isinstance(g, tuple) for g in grams])) if len(grams) else np.nan
+
+
+def flat_segments(contexts: Sequence, grams: Sequence) -> tuple[list[str], list[str], np.ndarray]:
+    """The (context, text) runs of :func:`pair_contexts`' pairs, flattened, with the pair
+    each run belongs to: a pair's log-probability is the sum over its runs."""
+    flat_c, flat_g, owner = [], [], []
+    for k, (c, g) in enumerate(zip(contexts, grams)):
+        cs, gs = (c, g) if isinstance(g, tuple) else ((c,), (g,))
+        if len(cs) != len(gs):
+            raise DistributionalError(f"pair {k}: {len(cs)} contexts for {len(gs)} runs")
+        flat_c += list(cs)
+        flat_g += list(gs)
+        owner += [k] * len(gs)
+    return flat_c, flat_g, np.asarray(owner, dtype=int)
 
 
 # ---------------------------------------------------------------------------
@@ -298,3 +364,12 @@ def final_number(generated: str | None) -> int | None:
         return int(pick.replace(",", ""))
     except ValueError:
         return None
+
+
+def noncontiguous_shares(inputs) -> tuple[dict[tuple, float], float]:
+    """Per (task, n) of :func:`~analysis.distributional.method_tables.pair_inputs`, the
+    share of pairs whose n-gram is not contiguous in the output
+    (:func:`noncontiguous_share`), and the share over every pair of every (task, n)."""
+    shares = {k: noncontiguous_share(g) for k, (_c, g) in inputs.items()}
+    every = [isinstance(x, tuple) for _c, g in inputs.values() for x in g]
+    return shares, (float(np.mean(every)) if every else np.nan)

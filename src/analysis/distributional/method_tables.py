@@ -277,15 +277,25 @@ def kendall_table(tables: Mapping[tuple, pd.DataFrame], log_llm: Mapping[tuple, 
 
 
 def sensitivity_table(table: pd.DataFrame, log_llm: Mapping[tuple, np.ndarray], ladder: pd.DataFrame,
-                      task: str, n: int, gammas: Sequence[float]) -> pd.DataFrame:
+                      task: str, n: int, gammas: Sequence[float],
+                      thresholds: Mapping[float, float] | None = None) -> pd.DataFrame:
     """The source's threshold check: ``Mem_n`` of every model with the table filtered
-    at each γ in ``gammas`` and unfiltered. Columns ``gamma`` (label), ``model``,
-    ``params``, ``rho``, ``pvalue``, ``pairs`` (kept pairs)."""
+    at each γ in ``gammas`` and unfiltered. With ``thresholds`` (γ → the MiniLM
+    threshold of the same keep-rate,
+    :func:`~analysis.distributional.source_rules.matched_thresholds`) each γ filters at
+    its matched threshold instead. Columns ``gamma`` (label), ``model``, ``params``,
+    ``rho``, ``pvalue``, ``pairs`` (kept pairs)."""
     p = table["p_taskgram"].to_numpy(dtype=float)
+    if thresholds is not None:
+        missing = [g for g in gammas if float(g) not in thresholds]
+        if missing:
+            raise DistributionalError(f"no matched threshold for γ = {missing}")
     rows = []
     for gamma in (*gammas, None):
-        mask = ngrams.cosine_keep(table, gamma, table["cosine"].to_numpy())
-        label = "no filter" if gamma is None else f"γ = {gamma:g}"
+        cut = gamma if thresholds is None or gamma is None else thresholds[float(gamma)]
+        mask = ngrams.cosine_keep(table, cut, table["cosine"].to_numpy())
+        label = "no filter" if gamma is None else (
+            f"γ = {gamma:g}" if thresholds is None else f"γ = {gamma:g} (MiniLM > {cut:.3f})")
         for m, params in zip(ladder["model"], ladder["params"]):
             r = spearman_row(p[mask], np.asarray(log_llm[(m, task, n)])[mask])
             rows.append({"gamma": label, "model": m, "params": params, "rho": r["rho"], "pvalue": r["pvalue"],

@@ -24,7 +24,7 @@ SOURCE_MODELS = "Pythia 70M–12B"
 #: same filter with MiniLM)
 E5_COSINE_RANGE = (0.7, 1.0)
 #: the source study's setting of each parameter, for the chapter's Setup table
-SOURCE_SETUP = {"lab_models": SOURCE_MODELS, "n_reasoning": "the GSM8K test set (1K problems)",
+SOURCE_SETUP = {"lab_models": SOURCE_MODELS, "n_reasoning": "the GSM8K test set (1,319 problems)",
                 "max_pairs": "every pair of the task-gram table", "seed": "—"}
 #: the thresholds the chapter applies as "the paper's": TriviaQA's for the knowledge
 #: task, with a 2-gram value the paper does not give (0.80, continuing its step of
@@ -104,7 +104,10 @@ MIN_FACTS = 10
 N_PERM = 1000
 #: seeded permutations of the null of a trend across the models (the values shuffled among them)
 MODEL_PERM = 2000
-#: the seed of both
+#: seeded bootstrap resamples of whole units (facts, problems) behind every Mem interval
+#: and every size trend's interval (:mod:`analysis.distributional.controls`)
+N_BOOT = 1000
+#: the seed of all three
 PERM_SEED = 0
 
 # ---------------------------------------------------------------------------
@@ -119,11 +122,11 @@ PERM_SEED = 0
 PROFILES = {
     "smoke": dict(lab_profile="smoke", lab_models=None, ngram_sizes=(2, 3, 5), n_reasoning=12, max_pairs=300,
                   count_n=5, reasoning_tokens=48, seed=0),
-    "default": dict(lab_profile="default", lab_models=None, ngram_sizes=(2, 3, 5), n_reasoning=100,
+    "default": dict(lab_profile="default", lab_models=None, ngram_sizes=(2, 3, 5), n_reasoning=1000,
                     max_pairs=2000, count_n=5, reasoning_tokens=80, seed=0),
-    # every test pair and four times the reasoning problems (Pythia and the Pile, the
+    # every test pair and as many reasoning problems as GSM8K's test set (Pythia and the Pile, the
     # paper's own setting, need the network: see the chapter's real-data section)
-    "paper": dict(lab_profile="default", lab_models=None, ngram_sizes=(2, 3, 5), n_reasoning=400,
+    "paper": dict(lab_profile="default", lab_models=None, ngram_sizes=(2, 3, 5), n_reasoning=1319,
                   max_pairs=None, count_n=5, reasoning_tokens=80, seed=0),
 }
 
@@ -146,7 +149,7 @@ PARAMS = Declaration(
         Param("seed", "seed of the samples", kind="int", lo=0),
     ),
     profile_help={"smoke": "the smoke lab (CI)", "default": "the book's lab, 2,000 pairs per (task, n)",
-                  "paper": "the book's lab, every test pair, 400 reasoning problems"},
+                  "paper": "the book's lab, every test pair, 1,319 reasoning problems (GSM8K's test size)"},
 )
 
 

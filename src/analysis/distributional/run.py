@@ -18,7 +18,7 @@ from analysis import ngrams as G
 from analysis.core import data
 from analysis.core.cache import memo, memoized, stable_hash, value_fingerprint
 from analysis.distributional import method_tables
-from analysis.distributional.method import continuation, cooccurring, task_table
+from analysis.distributional.method import continuation, cooccurring, flat_segments, task_table
 from analysis.distributional.method_tables import filter_rows, filter_thresholds
 from analysis.distributional.params import (
     KNOWLEDGE_PROMPT,
@@ -26,6 +26,7 @@ from analysis.distributional.params import (
     MMLU_SPLITS,
     DistributionalError,
 )
+from analysis.distributional.source_rules import stopwords_source, with_source_stopwords
 
 # the corpus's own problem generator, whitespace rule and seeded streams: the reasoning task
 # draws fresh problems exactly as the corpus draws its worked ones (the chapter's one import of them)
@@ -241,7 +242,7 @@ def count_corpus(corpus, tokenizer, max_n: int = 5) -> CorpusCounts:
 
 
 #: the modules whose code builds a document index (:func:`doc_index`)
-INDEX_CODE = ("analysis.ngrams.counts", "analysis.ngrams.grams")
+INDEX_CODE = ("analysis.ngrams.counts", "analysis.ngrams.grams", "analysis.distributional.source_rules")
 
 
 def doc_index(corpus, max_n: int = 5, drop_stopwords: bool = True):
@@ -263,13 +264,14 @@ def documents_key(corpus) -> str:
 def _doc_index(corpus, corpus_key: str, max_n: int, drop_stopwords: bool):
     """:func:`doc_index` of ``corpus``, whose fingerprint is ``corpus_key``."""
     key = {"corpus": corpus_key, "max_n": int(max_n), "drop_stopwords": bool(drop_stopwords),
-           "nltk": version("nltk")}
+           "nltk": version("nltk"), "stopwords": stopwords_source()}
     return memo("distributional-doc-index", key, lambda: _build_index(corpus, max_n, drop_stopwords),
                 code=INDEX_CODE)
 
 
+@with_source_stopwords
 def _build_index(corpus, max_n: int, drop_stopwords: bool):
-    """The document index of :func:`doc_index`, built."""
+    """The document index of :func:`doc_index`, built (nltk's stopwords, as the authors')."""
     docs = corpus.documents
     return G.build_doc_index([d.text for d in docs], max_n, drop_stopwords=drop_stopwords,
                              weights=[d.copies for d in docs])
@@ -286,12 +288,12 @@ def knowledge_pairs(corpus, n: int = 3, max_pairs: int | None = None, seed: int 
     cache (:func:`analysis.core.cache.memo`)."""
     n = G.check_n(n)
     key = {"corpus": documents_key(corpus), "n": n, "max_pairs": max_pairs, "seed": seed,
-           "nltk": version("nltk")}
+           "nltk": version("nltk"), "stopwords": stopwords_source()}
 
     def compute():
         know = knowledge_task(corpus)
         index = _build_index(corpus, n, G.default_drop_stopwords(n))
-        return task_table(list(know["question"]), list(know["answer"]), n, index, gamma=G.NO_FILTER,
+        return source_task_table(list(know["question"]), list(know["answer"]), n, index, gamma=G.NO_FILTER,
                           max_pairs=max_pairs, seed=seed)
 
     return memo("distributional-knowledge-pairs", key, compute, code=GRAMS_CODE)
@@ -300,7 +302,7 @@ def knowledge_pairs(corpus, n: int = 3, max_pairs: int | None = None, seed: int 
 #: the modules whose code builds the task-gram tables and counts pairs (the code part of their memo keys)
 GRAMS_CODE = ("analysis.distributional.run", "analysis.distributional.method",
               "analysis.distributional.method_tables", "analysis.ngrams.pairs", "analysis.ngrams.counts",
-              "analysis.ngrams.grams", "analysis.ngrams.embedding")
+              "analysis.ngrams.grams", "analysis.ngrams.embedding", "analysis.distributional.source_rules")
 
 
 def index_fingerprint(index) -> str:
@@ -319,10 +321,14 @@ def embedder_version() -> dict[str, str]:
 
 #: :func:`~analysis.distributional.method_tables.novelty_table`, computed once per answers,
 #: tasks and document index (the chapter's step)
-novelty_table = memoized("distributional-novelty", code=GRAMS_CODE)(method_tables.novelty_table)
+novelty_table = memoized("distributional-novelty", code=GRAMS_CODE)(
+    with_source_stopwords(method_tables.novelty_table))
 #: :func:`~analysis.distributional.method_tables.split_tables`, computed once per splits,
 #: document index and arguments (the chapter's step)
-split_tables = memoized("distributional-split-tables", code=GRAMS_CODE)(method_tables.split_tables)
+split_tables = memoized("distributional-split-tables", code=GRAMS_CODE)(
+    with_source_stopwords(method_tables.split_tables))
+#: :func:`~analysis.distributional.method.task_table` with nltk's stopwords (the authors' list)
+source_task_table = with_source_stopwords(task_table)
 
 
 @dataclass
@@ -359,7 +365,7 @@ def task_gram_tables(tasks: Mapping[str, Mapping], sizes: Sequence[int], doc_ind
         return _task_gram_tables(tasks, sizes, doc_index, max_pairs, seed, cosines)
     key = {"tasks": value_fingerprint([[t, list(s["inputs"]), list(s["outputs"])] for t, s in tasks.items()]),
            "sizes": [int(n) for n in sizes], "max_pairs": max_pairs, "seed": seed,
-           "embedder": embedder_version(),
+           "embedder": embedder_version(), "stopwords": stopwords_source(),
            "index": {str(drop): index_fingerprint(index) for drop, index in doc_index.items()}}
 
     def compute():
@@ -368,6 +374,7 @@ def task_gram_tables(tasks: Mapping[str, Mapping], sizes: Sequence[int], doc_ind
     return memo("distributional-task-grams", key, compute, code=GRAMS_CODE)
 
 
+@with_source_stopwords
 def _task_gram_tables(tasks: Mapping[str, Mapping], sizes: Sequence[int], doc_index: Mapping[bool, object],
                       max_pairs: int | None, seed: int, embed) -> TaskGrams:
     """:func:`task_gram_tables` computed, the candidates embedded with ``embed``."""
@@ -430,12 +437,15 @@ def ngram_logprob(model, contexts: Sequence[str], ngrams: Sequence[str], progres
         raise DistributionalError(
             f"contexts and ngrams must have the same length, got {len(contexts)} and {len(ngrams)}"
         )
-    empty = [i for i, g in enumerate(ngrams) if not str(g).strip()]
+    flat_c, flat_g, owner = flat_segments(contexts, ngrams)
+    empty = sorted({int(owner[i]) for i, g in enumerate(flat_g) if not str(g).strip()})
     if empty:
         raise DistributionalError(f"ngrams must be non-empty strings; empty at positions {empty[:5]}")
-    continuations = [continuation(c, g) for c, g in zip(contexts, ngrams)]
-    lps = model.logprobs(list(contexts), continuations, progress=progress)
-    return np.array([float(np.sum(lp)) for lp in lps])
+    continuations = [continuation(c, g) for c, g in zip(flat_c, flat_g)]
+    lps = model.logprobs(flat_c, continuations, progress=progress)
+    out = np.zeros(len(ngrams))
+    np.add.at(out, owner, [float(np.sum(lp)) for lp in lps])
+    return out
 
 
 def llm_table(models: Mapping[str, object], inputs: Mapping[tuple, tuple]) -> dict[tuple, np.ndarray]:
@@ -449,11 +459,12 @@ def infgram_logprobs(index, tokenizer, contexts: Sequence[str], grams: Sequence[
     """``log P_∞(y | context)`` of each n-gram by the chain rule over the lab index
     (:func:`analysis.ngrams.infgram_logprob`); texts tokenized as
     :func:`ngram_logprob` does (a leading space before the n-gram)."""
-    out = np.empty(len(grams))
-    for k, (c, g) in enumerate(zip(contexts, grams)):
+    flat_c, flat_g, owner = flat_segments(contexts, grams)
+    out = np.zeros(len(grams))
+    for k, c, g in zip(owner, flat_c, flat_g):
         ctx = tokenizer(c, add_special_tokens=False)["input_ids"]
         tgt = tokenizer(continuation(c, g), add_special_tokens=False)["input_ids"]
-        out[k] = G.infgram_logprob(index, ctx, tgt)
+        out[k] += G.infgram_logprob(index, ctx, tgt)
     return out
 
 

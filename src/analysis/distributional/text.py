@@ -423,3 +423,56 @@ def peak_sentence(perf: pd.DataFrame, task: str) -> str:
     best = g.loc[g["accuracy"].idxmax()]
     return (f"The best {task} accuracy in any bin is {fmt_pct(best['accuracy'])} ({best['model']}, summed "
             f"pair counts {best['bin']}, {int(best['n'])} instances).")
+
+
+# ---------------------------------------------------------------------------
+# Answer frequency, units, and the source's scoring rules
+# ---------------------------------------------------------------------------
+
+
+def partial_range(pm: pd.DataFrame, task: str = "knowledge", n: int = 3, arm: str = "task") -> str:
+    """``'lo–hi'`` of the partial Mem_n over the ladder (two decimals), or why there is none."""
+    g = pm[(pm["task"] == task) & (pm["n"] == n) & (pm["arm"] == arm)]["partial"].to_numpy(float)
+    g = g[np.isfinite(g)]
+    return f"{g.min():.2f}–{g.max():.2f}" if len(g) else "undefined"
+
+
+def partial_sentence(claim: Claim, pm: pd.DataFrame) -> str:
+    """The plain and the partial Mem_n (``log C(s^y)`` held fixed) of the claim
+    ``mem{n}_partial_{task}``, on the task and on the answers-swapped set, with the
+    verdict; says when the Mem survives only without the control for answer frequency."""
+    task, n = claim.extra.get("task", "knowledge"), claim.extra.get("mem_n", 3)
+    name = mem_name(n)
+    if claim.status == NOT_TESTABLE:
+        return f"The partial {name} of the {task} task is not defined. {verdict(claim)}"
+    x = claim.extra
+    iv = f" (95% interval over {claim.unit} {claim.interval[0]:.2f} to {claim.interval[1]:.2f})" \
+        if claim.interval else ""
+    ctrl = (f"On the answers-swapped set ({x['control_pairs']:,} co-occurring pairs) the median partial "
+            f"{name} is {claim.control_value:.2f}." if claim.control_value is not None else
+            "The answers-swapped set has too few co-occurring pairs for a partial correlation.")
+    tail = (f" The plain {name} is significant and the partial one is not: an answer-frequency effect, "
+            "not a memory of the pairs." if x.get("answer_frequency") else "")
+    return (f"Holding the answer n-gram's corpus count log C(s^y) fixed, the {task} task's {name} lies in "
+            f"{partial_range(pm, task, n)} over the ladder (plain: median "
+            f"{'undefined' if x.get('plain') is None else format(x['plain'], '.2f')}); the median "
+            f"over the models is {claim.value:.2f}{iv}. {ctrl}{tail} {verdict(claim)}")
+
+
+def distinct_sentence(distinct: pd.DataFrame, n: int = 3) -> str:
+    """How many distinct model values the pairs of each task's ``n``-gram table carry."""
+    parts = []
+    for r in distinct[distinct["n"] == n].itertuples(index=False):
+        span = (f"{r.distinct_min:,}" if r.distinct_min == r.distinct_max
+                else f"{r.distinct_min:,} to {r.distinct_max:,}")
+        parts.append(f"the {r.task} task's {r.pairs:,} {n}-gram pairs, from {r.units:,} "
+                     f"{'facts' if r.task == 'knowledge' else 'problems'}, carry {span} distinct model "
+                     "values (over the models)")
+    return ("; ".join(parts) + ".") if parts else ""
+
+
+def noncontiguous_sentence(shares: Mapping[tuple, float]) -> str:
+    """The share of each (task, n)'s pairs whose output n-gram is not contiguous in the output."""
+    parts = [f"{fmt_pct(v)} of the {task} task's {n}-gram pairs" for (task, n), v in shares.items()
+             if np.isfinite(v)]
+    return ", ".join(parts) if parts else "none of the pairs"
