@@ -26,6 +26,7 @@ from analysis.distributional.claims import (
     count_claim,
     count_claims,
     filter_claims,
+    influence_claim,
     kendall_inf_claim,
     kendall_rises,
     mem_claims,
@@ -58,6 +59,19 @@ from analysis.distributional.inference import (
     model_trend,
     share_bootstrap,
     unit_maps,
+)
+from analysis.distributional.influence import (
+    R_DOCS,
+    checkpoint_steps,
+    fact_documents,
+    fact_documents_summary,
+    influence_gap,
+    influence_run,
+    influence_table,
+    lab_influence,
+    lab_influence_cached,
+    question_span,
+    tracin,
 )
 from analysis.distributional.method import (
     answer_correct,
@@ -178,6 +192,7 @@ from analysis.distributional.text import (
     distinct_sentence,
     filter_sentence,
     fmt_params,
+    influence_values,
     kendall_inf_sentence,
     kendall_sentence,
     knowledge_sentence,
@@ -203,6 +218,10 @@ from analysis.distributional.text import (
 )
 
 __all__ = [
+    # gradient influence (Section 6)
+    "R_DOCS", "checkpoint_steps", "fact_documents", "fact_documents_summary", "influence_gap",
+    "influence_run", "influence_table", "lab_influence", "lab_influence_cached", "question_span", "tracin",
+    "influence_claim", "influence_values",
     # params
     "ALPHA", "AUTHORS_FILTER", "CHAPTER_THRESHOLDS", "CONSTANT_NOTE", "COPIES_EDGES", "CORPUS_LMS",
     "E5_COSINE_RANGE", "KNOWLEDGE_PROMPT", "KNOWLEDGE_TOKENS", "MIN_FACTS", "MIN_MODELS", "MIN_PAIRS",

@@ -854,3 +854,33 @@ def partial_claims(pm: pd.DataFrame, tasks=("knowledge",), n: int = 3) -> list[C
                           interval=(float(lo), float(hi)) if np.isfinite(lo) and np.isfinite(hi) else None,
                           extra=extra, **kw))
     return out
+
+
+INFLUENCE_SECTION = "distributional-influence"
+INFLUENCE_STATEMENT = ("Training documents that hold a test example's n-gram pair influence its prediction "
+                       "more than documents that hold only its output n-gram (gradient influence, "
+                       "Section 6).")
+
+
+def influence_claim(est, run: str, n_checkpoints: int, r: int) -> Claim:
+    """``influence_pair_above_output``: the mean over facts of (pair documents' mean
+    influence − output-only documents'), :func:`~analysis.distributional.influence.influence_gap`,
+    above 0 by its bootstrap interval over facts (the unit). No negative control is run: an
+    answers-swapped test example would need documents retrieved for it, which this run
+    does not do; the claim says so."""
+    kw = dict(section=INFLUENCE_SECTION, unit="facts", min_n=MIN_FACTS, source_value=(
+        "pair documents above output-only ones in every task and size (Figure 5; TriviaQA about 0.14 to "
+        "0.16)"), comparison=(f"mean over facts of (pair − output-only) influence > 0: 95% bootstrap "
+                              f"interval over facts; {run}, {n_checkpoints} checkpoints, up to {r} documents "
+                              "per way"),
+              control_reason=("not run: an answers-swapped test example would need documents retrieved for "
+                              "its own answer"),
+              extra={"unit": "influence", "run": run, "checkpoints": n_checkpoints, "r": r})
+    if est is None or not np.isfinite(est.value):
+        return _nt("influence_pair_above_output", INFLUENCE_STATEMENT, "no fact has documents of both ways",
+                   **kw)
+    v = decide(value=est.value, null=0.0, interval=est.interval, n_units=est.n_units, min_n=MIN_FACTS,
+               unit="facts")
+    return _claim("influence_pair_above_output", INFLUENCE_STATEMENT, v, value=est.value,
+                  interval=est.interval, n=est.n, n_units=est.n_units, null_kind="analytic", null_value=0.0,
+                  **kw)

@@ -121,13 +121,15 @@ PERM_SEED = 0
 #: reasoning answer (80: the longest lab prompt, 39 tokens, plus 80 fits the 128-token context)
 PROFILES = {
     "smoke": dict(lab_profile="smoke", lab_models=None, ngram_sizes=(2, 3, 5), n_reasoning=12, max_pairs=300,
-                  count_n=5, reasoning_tokens=48, seed=0),
+                  count_n=5, reasoning_tokens=48, seed=0, influence_facts=3, influence_docs=3),
     "default": dict(lab_profile="default", lab_models=None, ngram_sizes=(2, 3, 5), n_reasoning=1000,
-                    max_pairs=2000, count_n=5, reasoning_tokens=80, seed=0),
+                    max_pairs=2000, count_n=5, reasoning_tokens=80, seed=0, influence_facts=20,
+                    influence_docs=10),
     # every test pair and as many reasoning problems as GSM8K's test set (Pythia and the Pile, the
     # paper's own setting, need the network: see the chapter's real-data section)
     "paper": dict(lab_profile="default", lab_models=None, ngram_sizes=(2, 3, 5), n_reasoning=1319,
-                  max_pairs=None, count_n=5, reasoning_tokens=80, seed=0),
+                  max_pairs=None, count_n=5, reasoning_tokens=80, seed=0, influence_facts=50,
+                  influence_docs=50),
 }
 
 
@@ -147,6 +149,10 @@ PARAMS = Declaration(
         Param("max_pairs", "test pairs per (task, n), a seeded sample (None: all)", kind="int", lo=1,
               nullable=True),
         Param("seed", "seed of the samples", kind="int", lo=0),
+        Param("influence_facts", "knowledge facts whose training-document influence is computed "
+              "(Section 6)", kind="int", lo=2),
+        Param("influence_docs", "training documents retrieved per fact and way (the source's R = 50)",
+              kind="int", lo=1),
     ),
     profile_help={"smoke": "the smoke lab (CI)", "default": "the book's lab, 2,000 pairs per (task, n)",
                   "paper": "the book's lab, every test pair, 1,319 reasoning problems (GSM8K's test size)"},

@@ -86,6 +86,10 @@ def _value_text(c: Claim) -> str:
         return f"{fmt_pct(c.value)} of {c.n:,}" if c.n else fmt_pct(c.value)
     if unit == "difference":
         return f"{100 * c.value:+.1f} percentage points"
+    if unit == "influence":
+        lo, hi = c.interval or (float("nan"), float("nan"))
+        return (f"a mean gap of {c.value:+.3g} [{lo:+.3g}, {hi:+.3g}] over {c.n_units} facts ({c.n:,} "
+                f"documents; {c.extra['run']}, {c.extra['checkpoints']} checkpoints)")
     if unit == "median_rho":
         return f"median ρ over the models {c.value:+.2f}"
     if unit == "min_size_rho":
@@ -476,3 +480,22 @@ def noncontiguous_sentence(shares: Mapping[tuple, float]) -> str:
     parts = [f"{fmt_pct(v)} of the {task} task's {n}-gram pairs" for (task, n), v in shares.items()
              if np.isfinite(v)]
     return ", ".join(parts) if parts else "none of the pairs"
+
+
+def influence_values(est, table: pd.DataFrame, summary: Mapping[str, int], run: str, n_checkpoints: int,
+                     r: int) -> dict[str, str]:
+    """The influence section's glued text: ``influence_pair_minus_output`` (the mean gap
+    with its interval and facts), the run, checkpoints, documents retrieved and the table's
+    per-way means."""
+    if est is None or not np.isfinite(est.value):
+        gap = "not computed: no fact has documents of both ways"
+    elif est.interval is None:
+        gap = f"{est.value:+.3g} over {est.n_units} facts (no interval: too few facts)"
+    else:
+        gap = f"{est.value:+.3g} [{est.lo:+.3g}, {est.hi:+.3g}] over {est.n_units} facts"
+    means = {w: f"{m:.3g}" for w, m in zip(table["way"], table["mean influence"])} if len(table) else {}
+    return {"influence_pair_minus_output": gap, "influence_run": run,
+            "influence_checkpoints": f"{n_checkpoints}", "influence_r": f"{r}", "influence_source_r": "50",
+            "influence_facts_both": f"{summary['facts_both']:,}",
+            "influence_facts": f"{summary['facts']:,}", "influence_pair_mean": means.get("pair", "—"),
+            "influence_output_mean": means.get("output", "—")}
