@@ -121,6 +121,14 @@ def test_a_cell_without_positives_says_so():
     assert I.interval_text(float("nan"), np.nan, np.nan, 3) == "—"
 
 
+def test_a_target_without_positives_gives_no_positive_cells_not_an_error():
+    # a lab target that extracted nothing: its Experiment 1 cells read "no positives"
+    frames = {"none": _target().assign(extract=0), "some": _target()}
+    out = I.exp1_intervals(frames, "random", [0, 1], n_boot=20)
+    assert (out["none"]["n_pos"] == 0).all() and out["none"]["auc"].isna().all()
+    assert out["some"]["auc"].notna().any()
+
+
 def test_bad_bootstrap_parameters_fail_clearly():
     with pytest.raises(PredictingError, match="n_boot"):
         I.cell_interval(_pairs_rows(), n_boot=0)

@@ -291,6 +291,15 @@ def interval_table(
 # -- the chapter's steps -----------------------------------------------------------------------------
 
 
+def _balanced_or_whole(frame: pd.DataFrame, seed: int, label: str = "extract") -> pd.DataFrame:
+    """:func:`balanced_subsample` of ``frame``, or the frame itself when it lacks a class (a
+    target with no positive: its cells then read "no positives" instead of failing)."""
+    y = frame[label].to_numpy()
+    if not ((y == 1).any() and (y == 0).any()):
+        return frame
+    return balanced_subsample(frame, seed, label=label)
+
+
 def exp1_intervals(
     frames, split: str, seeds: Iterable[int] = PAPER_SEEDS, names=None, n_boot: int = N_BOOT
 ) -> dict[str, pd.DataFrame]:
@@ -300,7 +309,7 @@ def exp1_intervals(
     seeds = list(seeds)
     return {
         names.get(t, t): auc_intervals(
-            lambda s, f=f: balanced_subsample(f, s),
+            lambda s, f=f: _balanced_or_whole(f, s),
             split,
             ["cross-model baseline", "random baseline"],
             seeds,
