@@ -17,6 +17,7 @@ from analysis.core.claims import (
     to_json,
 )
 from analysis.predicting import claims as C
+from analysis.predicting import claims_exp3 as C3
 from analysis.predicting import params as PA
 from analysis.predicting import text as X
 from analysis.stats.result import Estimate
@@ -323,13 +324,13 @@ def test_a_constant_feature_lands_below_half_under_the_group_split_and_is_not_be
     as_full = dict(null, full=Estimate(lf.value, lf.lo, lf.hi, p=lf.p, n=lf.n, n_units=30,
                                        method="permutation",
                                        null_value=lf.null_value, n_null=lf.n_null))
-    c = C.exp3_auc_claim("e3_three_full", _exp3_table(lf.value, 0.5, 0.5), _paper3(), as_full)
+    c = C3.exp3_auc_claim("e3_three_full", _exp3_table(lf.value, 0.5, 0.5), _paper3(), as_full)
     assert lf.p > 0.05 and c.status == INCONCLUSIVE and c.null_value == lf.null_value
     assert c.status != NOT_REPRODUCED and "below chance" not in X.render(c)
 
 
 def test_exp3_aucs_are_held_against_their_permutation_null():
-    full, sfx, cross, gap = C.exp3_claims(_exp3_table(0.406, 0.424, 0.541), _paper3(), _paired(), _null3())
+    full, sfx, cross, gap = C3.exp3_claims(_exp3_table(0.406, 0.424, 0.541), _paper3(), _paired(), _null3())
     # 0.406 and 0.424 lie above a null of 0.39, not significantly: inconclusive, not "below chance"
     assert (full.status, full.n, full.n_units, full.source_value) == (INCONCLUSIVE, 230, 60, "0.520")
     assert full.null_kind == "permutation" and full.null_value == 0.39 and full.control_value == 0.392
@@ -338,20 +339,20 @@ def test_exp3_aucs_are_held_against_their_permutation_null():
     # 0.541 with p = 0.02: above its null; log_freq (0.392, p = 0.95) does not show it
     assert cross.status == REPRODUCED and not cross.mechanical
     # a control significantly above the null in the same direction makes the claim mechanical
-    mech = C.exp3_auc_claim("e3_cross_model", _exp3_table(0.5, 0.5, 0.541), _paper3(),
+    mech = C3.exp3_auc_claim("e3_cross_model", _exp3_table(0.5, 0.5, 0.541), _paper3(),
                             _null3(log_freq=(0.47, 0.39, 0.01)))
     assert mech.status == INCONCLUSIVE and mech.mechanical and mech.control_value == 0.47
-    below = C.exp3_auc_claim("e3_three_full", _exp3_table(0.30, 0.5, 0.5), _paper3(),
+    below = C3.exp3_auc_claim("e3_three_full", _exp3_table(0.30, 0.5, 0.5), _paper3(),
                              _null3(full=(0.3, 0.39, 0.01)))
     assert below.status == NOT_REPRODUCED
-    small = C.exp3_auc_claim("e3_three_full", _exp3_table(0.6, 0.5, 0.5), _paper3(), _null3(n_units=12))
+    small = C3.exp3_auc_claim("e3_three_full", _exp3_table(0.6, 0.5, 0.5), _paper3(), _null3(n_units=12))
     assert (small.status, small.n_units, small.min_n) == (INCONCLUSIVE, 12, 30)
-    assert C.exp3_auc_claim("e3_cross_model", None, _paper3(), _null3()).status == NOT_TESTABLE
+    assert C3.exp3_auc_claim("e3_cross_model", None, _paper3(), _null3()).status == NOT_TESTABLE
     assert gap.id == "e3_suffix_gap"
 
 
 def test_exp3_gap_claim_is_against_its_permutation_null_with_delong_beside_it():
-    *_, gap = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), _paired(), _null3())
+    *_, gap = C3.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), _paired(), _null3())
     # mean gap (0.006 + 0.004) / 2 = 0.005; DeLong: se sqrt((0.03² + 0.04²) / 2) = 0.035355, interval
     # 0.005 ± 1.96 × 0.035355 = -0.0643 to 0.0743, shown but not held against the source's 0.084
     assert gap.value == pytest.approx(0.005) and gap.extra["src_gap"] == pytest.approx(0.084)
@@ -359,28 +360,28 @@ def test_exp3_gap_claim_is_against_its_permutation_null_with_delong_beside_it():
     assert (gap.extra["delong_lo"], gap.extra["delong_hi"]) == pytest.approx((-0.06430, 0.07430), abs=1e-4)
     assert gap.extra["src_side"] == "above" and gap.extra["sfx"] == pytest.approx(0.429)
     assert gap.source_value == "+0.084 (0.604 against 0.520)"
-    big = C.exp3_gap_claim(_paired((0.10, 0.10), (0.02, 0.02), (0.60, 0.60)), _paper3(),
+    big = C3.exp3_gap_claim(_paired((0.10, 0.10), (0.02, 0.02), (0.60, 0.60)), _paper3(),
                            _null3(gap=(0.1, 0.0, 0.005)))
     assert big.status == REPRODUCED
-    low = C.exp3_gap_claim(_paired((-0.10, -0.10), (0.02, 0.02), (0.45, 0.45)), _paper3(),
+    low = C3.exp3_gap_claim(_paired((-0.10, -0.10), (0.02, 0.02), (0.45, 0.45)), _paper3(),
                            _null3(gap=(-0.1, 0.0, 0.005)))
     assert low.status == NOT_REPRODUCED
-    assert C.exp3_gap_claim(_paired(), _paper3(), _null3(n_units=20)).status == INCONCLUSIVE
-    assert C.exp3_gap_claim(_paired().iloc[:0], _paper3(), _null3()).status == NOT_TESTABLE
-    assert C.exp3_gap_claim(None, _paper3(), None).status == NOT_TESTABLE
+    assert C3.exp3_gap_claim(_paired(), _paper3(), _null3(n_units=20)).status == INCONCLUSIVE
+    assert C3.exp3_gap_claim(_paired().iloc[:0], _paper3(), _null3()).status == NOT_TESTABLE
+    assert C3.exp3_gap_claim(None, _paper3(), None).status == NOT_TESTABLE
 
 
 def test_exp3_outcome_and_the_source_counts():
-    claims = C.exp3_claims(_exp3_table(0.30, 0.30, 0.5), _paper3(), _paired(),
+    claims = C3.exp3_claims(_exp3_table(0.30, 0.30, 0.5), _paper3(), _paired(),
                            _null3(sfx=(0.30, 0.39, 0.01)))
-    assert C.exp3_outcome(claims) == NOT_REPRODUCED
-    ok = C.exp3_claims(_exp3_table(0.5, 0.60, 0.5), _paper3(),
+    assert C3.exp3_outcome(claims) == NOT_REPRODUCED
+    ok = C3.exp3_claims(_exp3_table(0.5, 0.60, 0.5), _paper3(),
                        _paired((0.10, 0.10), (0.02, 0.02), (0.60, 0.60)),
                        _null3(sfx=(0.6, 0.39, 0.005), gap=(0.1, 0.0, 0.005)))
-    assert C.exp3_outcome(ok) == REPRODUCED
-    assert C.exp3_outcome(C.exp3_claims(_exp3_table(0.406, 0.424, 0.541), _paper3(), _paired(), _null3())) \
+    assert C3.exp3_outcome(ok) == REPRODUCED
+    assert C3.exp3_outcome(C3.exp3_claims(_exp3_table(0.406, 0.424, 0.541), _paper3(), _paired(), _null3())) \
         == INCONCLUSIVE
-    assert C.exp3_outcome(C.exp3_claims(None, _paper3(), None, None)) == NOT_TESTABLE
+    assert C3.exp3_outcome(C3.exp3_claims(None, _paper3(), None, None)) == NOT_TESTABLE
     text = counts_sentence(ok + [C.partial_learning_claim(_long(4))])  # the extension counted apart
     assert text.startswith("Of this chapter's 4 claims a source makes, 3 reproduced, 0 not reproduced, "
                            "1 inconclusive, 0 not testable here; besides, 1 claim of the book's own: ")
@@ -389,7 +390,7 @@ def test_exp3_outcome_and_the_source_counts():
 def test_every_claim_has_a_statement_a_section_a_unit_and_survives_json():
     claims = [
         *C.labels_claims(_long(10), PAPER_CONTROLS),
-        *C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), _paired(), _null3()),
+        *C3.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), _paired(), _null3()),
         C.exp2_late_claim(_late_counts(3, 48), PA.paper_pair_positives("late")),
         C.exp2_order_claim(_quarter_labels(), QUARTERS, PA.paper_pair_positives("quarters")),
     ]
@@ -398,6 +399,6 @@ def test_every_claim_has_a_statement_a_section_a_unit_and_survives_json():
     assert from_json(to_json(claims)) == claims
     assert set(X.STATEMENTS) == {
         "controls_extracted", "partial_learning", "e1_three", "e1_freq_beats_hardness", "e1_seed_spread",
-        "e2_recency", "e2_log_freq_constant", "e2_window_order", "e2_late_pool", *C.EXP3_ROWS,
-        "e3_suffix_gap", "e1_inserted_three", "e2_recency_256", *C.EXP3_TASK_ROWS, "e1_hardness_adds_little",
+        "e2_recency", "e2_log_freq_constant", "e2_window_order", "e2_late_pool", *C3.EXP3_ROWS,
+        "e3_suffix_gap", "e1_inserted_three", "e2_recency_256", *C3.EXP3_TASK_ROWS, "e1_hardness_adds_little",
         "e1_three_vs_cross_model"}

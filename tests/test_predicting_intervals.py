@@ -9,6 +9,7 @@ import pytest
 
 from analysis.core.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, from_json, to_json
 from analysis.predicting import claims as C
+from analysis.predicting import claims_exp3 as C3
 from analysis.predicting import intervals as I
 from analysis.predicting import nulls as N
 from analysis.predicting import params as PA
@@ -182,14 +183,14 @@ def test_a_constant_feature_scores_exactly_half_leaving_one_task_out():
     assert null["suffix"].value == pytest.approx(table.loc[(PA.THREE, "suffix"), "auc"])
     wide = pd.DataFrame({"pooled": table["auc"]})
     paper = PA.load_paper_table("exp3_task").set_index(["features", "hardness"])
-    full, sfx = C.exp3_task_claims(wide, paper, null)
+    full, sfx = C3.exp3_task_claims(wide, paper, null)
     assert (full.id, sfx.id) == ("e3_task_three_full", "e3_task_three_suffix")
     assert (full.null_kind, full.null_value, full.control_value) == ("analytic", 0.5, 0.5)
     assert (full.source_value, sfx.source_value) == ("0.529", "0.592")
     assert full.n == len(ST.match_cells(cells, bins, 0)) and full.p == null["full"].p
     assert full.status == INCONCLUSIVE and full.n_units == 14  # 14 sequences: below the minimum of 30
     assert "exactly 0.5" in X.render(full)
-    assert C.exp3_task_claim("e3_task_three_suffix", None, paper, None).status == NOT_TESTABLE
+    assert C3.exp3_task_claim("e3_task_three_suffix", None, paper, None).status == NOT_TESTABLE
 
 
 def test_task_claims_are_decided_against_half():
@@ -210,11 +211,11 @@ def test_task_claims_are_decided_against_half():
         "n_cells": Estimate(4.0, n=100, n_units=60),
     }
     wide = pd.DataFrame({"pooled": [0.62, 0.45]}, index=index)
-    full, sfx = C.exp3_task_claims(wide, paper, null)
+    full, sfx = C3.exp3_task_claims(wide, paper, null)
     # 0.62 above 0.5 with p = 0.005: reproduced; 0.45 below 0.5 with p = 0.01: not reproduced
     assert (full.status, full.n, full.n_units, full.extra["perm_median"]) == (REPRODUCED, 100, 60, 0.49)
     assert sfx.status == NOT_REPRODUCED
-    few = C.exp3_task_claims(wide, paper, dict(null, full=est(0.62, 0.005, n_units=12)))[0]
+    few = C3.exp3_task_claims(wide, paper, dict(null, full=est(0.62, 0.005, n_units=12)))[0]
     assert few.status == INCONCLUSIVE
     assert from_json(to_json([full, sfx])) == [full, sfx]
 

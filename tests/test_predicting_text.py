@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from analysis.predicting import claims as C
+from analysis.predicting import claims_exp3 as C3
 from analysis.predicting import params as PA
 from analysis.predicting import tables as TB
 from analysis.predicting import text as X
@@ -44,7 +45,7 @@ def _null3(full=0.424, sfx=0.429, cross=0.528, p=(0.5, 0.4, 0.03)):
 
 
 def test_render_an_auc_against_its_permutation_null_not_against_half():
-    full, *_ = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), _paired(), _null3())
+    full, *_ = C3.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), _paired(), _null3())
     assert X.render(full) == (
         "The whole-sequence fit ranks the pooled matched set at 0.424, not told from its permutation null "
         "(0.390), where the source's reaches 0.520. **Inconclusive**: the source's direction, not "
@@ -53,7 +54,7 @@ def test_render_an_auc_against_its_permutation_null_not_against_half():
 
 
 def test_render_the_suffix_gap_beside_the_source_gap():
-    claims = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), _paired(), _null3())
+    claims = C3.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), _paired(), _null3())
     assert X.render(claims[3]) == (
         "Once frequency and recency are fixed, the source's feature sets reach AUC 0.44 to 0.62, with the "
         "suffix hardness ahead of the whole-sequence one by +0.084 (0.604 against 0.520 pooled). The lab's "
@@ -63,7 +64,7 @@ def test_render_the_suffix_gap_beside_the_source_gap():
         "interval, is not held against it. **Inconclusive**: the source's direction, not significant "
         "(p = 0.8 ≥ 0.05), 80 sequences."
     )
-    assert X.exp3_outcome_sentence(C.exp3_outcome(claims), claims) == (
+    assert X.exp3_outcome_sentence(C3.exp3_outcome(claims), claims) == (
         "**This lab neither shows the source's Experiment 3 finding nor rules it out**: the suffix fit's AUC "
         "is 0.429 against the source's 0.604 (inconclusive); the suffix hardness's lead over the "
         "whole-sequence one is +0.005 against the source's +0.084 (inconclusive)."
@@ -87,14 +88,14 @@ def test_render_the_late_pool():
 
 
 def test_renderings_read_the_status_and_the_numbers_of_the_claim():
-    claims = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), _paired(), _null3())
+    claims = C3.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), _paired(), _null3())
     text = X.evidence_text(claims[:3])
     assert text.startswith("The matched set holds 322 examples of 10 cells from 80 sequences. Chance on it "
                            "is not 0.5")
     assert "log_freq alone, constant within every cell, scores 0.392" in text
     assert "below chance" not in text and text.count("**Inconclusive**") == 2
     assert "0.528, above its permutation null (0.390)" in text and "**Reproduced**" in text
-    none = C.exp3_claims(None, _paper3(), None, None)
+    none = C3.exp3_claims(None, _paper3(), None, None)
     assert X.evidence_text(none[:3]) == (
         "The matched set does not hold both classes, so these AUCs are not computed.")
     assert X.render(none[3]).endswith(
@@ -108,7 +109,7 @@ def test_renderings_read_the_status_and_the_numbers_of_the_claim():
 
 def test_every_claim_id_has_a_rendering_and_a_fallback_exists():
     assert set(X._RENDER) == set(X.STATEMENTS)
-    claims = C.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), _paired(), _null3())
+    claims = C3.exp3_claims(_exp3_table(0.424, 0.429, 0.528), _paper3(), _paired(), _null3())
     other = claims[0].__class__(**{**claims[0].to_dict(), "id": "elsewhere", "interval": None})
     assert X.render(other).startswith(other.statement)
     assert "Source: 0.520; this run: 0.424." in X.render(other)

@@ -26,7 +26,6 @@ from analysis.distributional.claims import (
     count_claim,
     count_claims,
     filter_claims,
-    influence_claim,
     kendall_inf_claim,
     kendall_rises,
     mem_claims,
@@ -36,12 +35,12 @@ from analysis.distributional.claims import (
     mem_significant,
     mmlu_claims,
     novelty_claims,
-    partial_claims,
     performance_claims,
     sensitivity_claim,
     tied_claims,
     untestable_claims,
 )
+from analysis.distributional.claims_causes import influence_claim, partial_claims
 from analysis.distributional.controls import (
     SWAPPED,
     distinct_table,

@@ -31,7 +31,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.core.cache import memo
 from analysis.distributional.params import DistributionalError
+from analysis.distributional.run import documents_key
 from analysis.stats.resampling import cluster_bootstrap
 from analysis.stats.result import Estimate
 
@@ -279,9 +281,6 @@ def lab_influence_cached(lab, run: str, know: pd.DataFrame, n_facts: int, r: int
                          ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`fact_documents` and :func:`lab_influence` for ``run``, computed once per run
     (its folder is its key), facts, documents and code, then read from the artifact cache."""
-    from analysis.core.cache import memo
-    from analysis.distributional.run import documents_key
-
     path = Path(lab.results[run].path)
     key = {"run": path.name, "corpus": documents_key(lab.corpus), "facts": know["question_id"].tolist(),
            "n_facts": n_facts, "r": r, "seed": seed}

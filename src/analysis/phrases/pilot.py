@@ -32,6 +32,7 @@ import re
 import pandas as pd
 from rapidfuzz.distance import Levenshtein
 
+from analysis.core.data import fetch
 from analysis.phrases.files import read_completions
 from analysis.phrases.method import _best_window, clean
 from analysis.phrases.method_rates import rates, score
@@ -142,7 +143,6 @@ def load_pilot(path, phrases: pd.DataFrame) -> pd.DataFrame:
     :func:`sample_ids`, on a model other than :data:`SI_MODEL`). ``path`` None reads
     :data:`PILOT_FILE` through the data registry."""
     if path is None:
-        from analysis.core.data import fetch
         path = fetch(PILOT_FILE)
     df = read_completions(path).reset_index(drop=True)
     df["start"] = df["prompt"].map(lambda p: str(p).removeprefix(PROMPT_PREFIX))

@@ -35,11 +35,9 @@ from analysis.predicting.claims import (
     exp2_claims,
     exp2_level_claims,
     exp2_top_level_claim,
-    exp3_claims,
-    exp3_outcome,
-    exp3_task_claims,
     labels_claims,
 )
+from analysis.predicting.claims_exp3 import exp3_claims, exp3_outcome, exp3_task_claims
 from analysis.predicting.intervals import interval_table
 from analysis.predicting.memo import (
     exp1_aucs,

@@ -661,7 +661,7 @@ def _finding_part(c: Claim) -> str:
 
 def exp3_outcome_sentence(outcome: str, claims: Iterable[Claim]) -> str:
     """The source's Experiment 3 finding on this run, said plainly (``outcome`` from
-    :func:`analysis.predicting.claims.exp3_outcome`), with the number and status of each claim
+    :func:`analysis.predicting.claims_exp3.exp3_outcome`), with the number and status of each claim
     that carries it (``e3_three_suffix``, ``e3_suffix_gap``)."""
     parts = [_finding_part(c) for c in claims
              if c.id in ("e3_three_suffix", "e3_suffix_gap") and c.value is not None]
