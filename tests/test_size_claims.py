@@ -429,3 +429,18 @@ def test_the_chapter_words_the_pairwise_test_through_pairwise_text():
     # no ratio formatted in the notebook: the sentence is glued from the package, which words a 0/0
     assert "{glue:md}`lab_pairwise`" in md and "size.pairwise_text(s05, " in md
     assert "lab_p05" not in md and "lab_r05" not in md
+
+
+def test_bounds_outside_calibration_are_claims_on_exact_counts():
+    import pandas as pd
+
+    from analysis.size.claims_outside import outside_claims
+    placed = pd.DataFrame({"model": ["lab:abl-a", "lab:abl-b", "lab:held-1", "lab:held-2"],
+                           "valid": [True, False, True, True]})
+    held, abl = outside_claims(placed, [True, True, False, False])
+    # both held-out bounds valid: reproduced; one of two ablations invalid: an exact miss
+    assert (held.id, held.status, held.value, held.n_units) == ("heldout_bounds_valid", "reproduced", 1.0, 2)
+    assert (abl.id, abl.status, abl.value) == ("ablation_bounds_valid", "does not hold", 0.5)
+    assert abl.extra["invalid"] == ["lab:abl-b"] and "1 of 2 valid" in abl.reason
+    none = outside_claims(None, [])
+    assert [c.status for c in none] == ["not testable here"] * 2

@@ -47,6 +47,7 @@ from analysis.size.claims import (
     probe_modes,
     source_only_claims,
 )
+from analysis.size.claims_outside import outside_claims
 from analysis.size.method import (
     LadderMethod,
     bound_targets,
@@ -175,6 +176,7 @@ from analysis.size.text import (
 from analysis.stats.permutation import SignTestResult, sign_permutation_test
 
 __all__ = [
+    "outside_claims",
     "ALTERNATIVES",
     "LADDER_STATS",
     "LadderNulls",
