@@ -40,7 +40,7 @@ from analysis.distributional.claims import (
     tied_claims,
     untestable_claims,
 )
-from analysis.distributional.claims_causes import influence_claim, partial_claims
+from analysis.distributional.claims_causes import counterfactual_claim, influence_claim, partial_claims
 from analysis.distributional.controls import (
     SWAPPED,
     distinct_table,
@@ -50,6 +50,14 @@ from analysis.distributional.controls import (
     partial_mem_tables,
     swapped_task,
     unit_resamples,
+)
+from analysis.distributional.counterfactual import (
+    answer_logprobs,
+    counterfactual_drop,
+    counterfactual_run,
+    counterfactual_texts,
+    removed_facts,
+    smallest_ladder_run,
 )
 from analysis.distributional.inference import (
     aggregate_null,
@@ -221,6 +229,9 @@ __all__ = [
     "R_DOCS", "checkpoint_steps", "fact_documents", "fact_documents_summary", "influence_gap",
     "influence_run", "influence_table", "lab_influence", "lab_influence_cached", "question_span", "tracin",
     "influence_claim", "influence_values",
+    # the counterfactual retraining
+    "answer_logprobs", "counterfactual_claim", "counterfactual_drop", "counterfactual_run",
+    "counterfactual_texts", "counterfactual_values", "removed_facts", "smallest_ladder_run",
     # params
     "ALPHA", "AUTHORS_FILTER", "CHAPTER_THRESHOLDS", "CONSTANT_NOTE", "COPIES_EDGES", "CORPUS_LMS",
     "E5_COSINE_RANGE", "KNOWLEDGE_PROMPT", "KNOWLEDGE_TOKENS", "MIN_FACTS", "MIN_MODELS", "MIN_PAIRS",

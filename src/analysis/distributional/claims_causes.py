@@ -122,3 +122,28 @@ def influence_claim(est, run: str, n_checkpoints: int, r: int) -> Claim:
     return _claim("influence_pair_above_output", INFLUENCE_STATEMENT, v, value=est.value,
                   interval=est.interval, n=est.n, n_units=est.n_units, null_kind="analytic", null_value=0.0,
                   **kw)
+
+
+COUNTERFACTUAL_STATEMENT = ("Retraining without a fact's documents lowers the probability of its answer more "
+                            "than retraining lowers the other facts' (the book's counterfactual, which the "
+                            "source could not afford).")
+
+
+def counterfactual_claim(est, run: str, n_removed: int) -> Claim:
+    """``counterfactual_drop``: the mean change in the answers' log-probability of the
+    removed facts minus the kept ones (:func:`~analysis.distributional.counterfactual.counterfactual_drop`),
+    below 0 by its bootstrap interval over facts. The kept half is the control: retrained
+    the same way, its documents still there."""
+    kw = dict(section=INFLUENCE_SECTION, unit="facts", min_n=MIN_FACTS, kind=EXTENSION,
+              comparison=(f"mean Δ log p(answer | cloze) of the {n_removed} removed facts − that of the kept "
+                          f"ones < 0 ({run} retrained without the removed facts' documents): 95% bootstrap "
+                          "interval over facts"),
+              control_reason="the kept facts are the control arm of the difference",
+              extra={"unit": "counterfactual", "run": run, "removed": n_removed})
+    if est is None or not np.isfinite(est.value):
+        return _nt("counterfactual_drop", COUNTERFACTUAL_STATEMENT, "too few facts scored in either half",
+                   **kw)
+    v = decide(value=est.value, null=0.0, interval=est.interval, n_units=est.n_units, min_n=MIN_FACTS,
+               direction=-1, unit="facts")
+    return _claim("counterfactual_drop", COUNTERFACTUAL_STATEMENT, v, value=est.value, interval=est.interval,
+                  n=est.n, n_units=est.n_units, null_kind="analytic", null_value=0.0, **kw)

@@ -22,6 +22,7 @@ Used by the chapter's memorization section (``notebooks/distributional.md``).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -130,7 +131,8 @@ def _partial_group(x, z, Y, units, params, n_perm, n_boot, seed) -> dict:
     arms = (("plain", plain, null_plain, b_plain), ("partial", part, null_part, b_part))
     for name, value, null, boot in arms:
         med = float(np.nanmedian(value)) if np.isfinite(value).any() else np.nan
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a draw with no finite model value is NaN
             med_null = np.nanmedian(null, axis=0)
             med_boot = np.nanmedian(boot, axis=1)
         fin = med_null[np.isfinite(med_null)]

@@ -90,6 +90,10 @@ def _value_text(c: Claim) -> str:
         lo, hi = c.interval or (float("nan"), float("nan"))
         return (f"a mean gap of {c.value:+.3g} [{lo:+.3g}, {hi:+.3g}] over {c.n_units} facts ({c.n:,} "
                 f"documents; {c.extra['run']}, {c.extra['checkpoints']} checkpoints)")
+    if unit == "counterfactual":
+        lo, hi = c.interval or (float("nan"), float("nan"))
+        return (f"a difference of {c.value:+.2f} nats [{lo:+.2f}, {hi:+.2f}] over {c.n_units} facts "
+                f"({c.extra['run']}, {c.extra['removed']} facts removed)")
     if unit == "median_rho":
         return f"median ρ over the models {c.value:+.2f}"
     if unit == "min_size_rho":
@@ -499,3 +503,17 @@ def influence_values(est, table: pd.DataFrame, summary: Mapping[str, int], run: 
             "influence_facts_both": f"{summary['facts_both']:,}",
             "influence_facts": f"{summary['facts']:,}", "influence_pair_mean": means.get("pair", "—"),
             "influence_output_mean": means.get("output", "—")}
+
+
+def counterfactual_values(est, base, counter, removed, run: str) -> dict[str, str]:
+    """The counterfactual's glued text: ``counterfactual_drop`` (the difference with its
+    interval), the mean change of each half and the run."""
+    base, counter, removed = np.asarray(base, float), np.asarray(counter, float), np.asarray(removed, bool)
+    delta = counter - base
+    gap = ("not computed: too few facts scored in either half" if est is None or not np.isfinite(est.value)
+           else f"{est.value:+.2f} nats [{est.lo:+.2f}, {est.hi:+.2f}] over {est.n_units} facts")
+    return {"counterfactual_drop": gap, "counterfactual_run": run,
+            "counterfactual_removed": f"{int(removed.sum()):,}",
+            "counterfactual_kept": f"{int((~removed).sum()):,}",
+            "counterfactual_removed_delta": f"{np.nanmean(delta[removed]):+.2f}",
+            "counterfactual_kept_delta": f"{np.nanmean(delta[~removed]):+.2f}"}
