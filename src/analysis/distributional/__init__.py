@@ -196,6 +196,7 @@ from analysis.distributional.text import (
     authors_sentence,
     copies_sentence,
     count_sentence,
+    counterfactual_values,
     distinct_sentence,
     filter_sentence,
     fmt_params,
