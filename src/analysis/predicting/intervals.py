@@ -22,13 +22,20 @@ is dropped (the tables' "—" has no interval).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from analysis.predicting.checks import PredictingError, binary, require
-from analysis.predicting.method_eval import _held_out, check_splittable, feature_columns, random_split
+from analysis.predicting.method_eval import (
+    _held_out,
+    check_splittable,
+    exp2_columns,
+    feature_columns,
+    random_split,
+)
 from analysis.predicting.method_features import random_scores
 from analysis.predicting.method_sampling import balanced_subsample
 from analysis.predicting.params import FEATURE_SETS, MEASURE_LABELS, PAPER_K, PAPER_SEEDS, SPLITS
@@ -221,31 +228,11 @@ def auc_intervals(
         try:
             stacked = stacked_rows(frames.__getitem__, label, split, seeds, hardness=h, name=name, **kw)
             est = cell_interval(stacked, n_boot, boot_seed)
-            out.append(
-                dict(
-                    features=label,
-                    hardness=measure,
-                    auc=est.value,
-                    lo=est.lo,
-                    hi=est.hi,
-                    n_units=est.n_units,
-                    n_pos=n_pos,
-                    note="",
-                )
-            )
+            cell, note = (est.value, est.lo, est.hi, est.n_units), ""
         except (PredictingError, StatsError) as err:
-            out.append(
-                dict(
-                    features=label,
-                    hardness=measure,
-                    auc=np.nan,
-                    lo=np.nan,
-                    hi=np.nan,
-                    n_units=0,
-                    n_pos=n_pos,
-                    note=str(err),
-                )
-            )
+            cell, note = (np.nan, np.nan, np.nan, 0), str(err)
+        out.append(dict(features=label, hardness=measure, **dict(zip(("auc", "lo", "hi", "n_units"), cell)),
+                        n_pos=n_pos, note=note))
     table = pd.DataFrame(out)
     table["hardness"] = table["hardness"].replace(MEASURE_LABELS)
     return table
@@ -326,26 +313,7 @@ def exp2_intervals(
     """Experiment 2's tables with intervals (group split): :func:`auc_intervals` per pool, per copy
     level and pooled (as :func:`analysis.predicting.steps.exp2_aucs`); a pair's two rows are one
     sequence's, resampled together."""
-    seeds = list(seeds)
-    base = ["window-end baseline", "random baseline"]
-    out = {}
-    for p, by_seed in pairs.items():
-        cols = {
-            f"copies_{c}": auc_intervals(
-                lambda s, c=c, b=by_seed: b[s][b[s]["copies"] == c],
-                "group",
-                base,
-                seeds,
-                name=f"{p}/{c} copies",
-                n_boot=n_boot,
-            )
-            for c in levels
-        }
-        cols["pooled"] = auc_intervals(
-            lambda s, b=by_seed: b[s], "group", base, seeds, name=f"{p}/pooled", n_boot=n_boot
-        )
-        out[p] = cols
-    return out
+    return exp2_columns(pairs, levels, seeds, functools.partial(auc_intervals, n_boot=n_boot))
 
 
 #: Experiment 1's paired comparisons: name -> (feature set, the row it is set against)

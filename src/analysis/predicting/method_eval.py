@@ -425,3 +425,19 @@ def chance_p(value: float, n_pos: int, n_neg: int) -> float:
     found it above, which :func:`analysis.core.claims.directional` decides."""
     return float(2 * norm.sf(abs(float(value) - 0.5) / _null_sd(n_pos, n_neg)))
 
+
+def exp2_columns(pairs, levels, seeds, cell) -> dict:
+    """Experiment 2's columns per pool, ``{pool: {"copies_<c>": table, ..., "pooled": table}}``:
+    ``cell(make_frame, "group", baselines, seeds, name=...)`` (:func:`auc_rows`, or its
+    interval counterpart) on every copy level of ``levels`` and on the pool's pairs pooled,
+    with the window-end and random baselines."""
+    seeds = list(seeds)
+    base = ["window-end baseline", "random baseline"]
+    out = {}
+    for p, by_seed in pairs.items():
+        cols = {f"copies_{c}": cell(lambda s, c=c, b=by_seed: b[s][b[s]["copies"] == c], "group", base, seeds,
+                                    name=f"{p}/{c} copies")
+                for c in levels}
+        cols["pooled"] = cell(lambda s, b=by_seed: b[s], "group", base, seeds, name=f"{p}/pooled")
+        out[p] = cols
+    return out

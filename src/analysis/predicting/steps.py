@@ -15,7 +15,7 @@ import pandas as pd
 
 from analysis.lab import ladder
 from analysis.predicting.checks import PredictingError, check_T
-from analysis.predicting.method_eval import auc_rows, held_out_scores
+from analysis.predicting.method_eval import auc_rows, exp2_columns, held_out_scores
 from analysis.predicting.method_sampling import (
     balanced_subsample,
     exp1_stats,
@@ -125,23 +125,7 @@ def exp2_aucs(
     column for every level of ``levels`` (a level without pairs gets the note
     "0 positives and 0 negatives"), and the window-end and random baselines.
     """
-    seeds = list(seeds)
-    base = ["window-end baseline", "random baseline"]
-    out = {}
-    for p, by_seed in pairs.items():
-        cols = {
-            f"copies_{c}": auc_rows(
-                lambda s, c=c, b=by_seed: b[s][b[s]["copies"] == c],
-                "group",
-                base,
-                seeds,
-                name=f"{p}/{c} copies",
-            )
-            for c in levels
-        }
-        cols["pooled"] = auc_rows(lambda s, b=by_seed: b[s], "group", base, seeds, name=f"{p}/pooled")
-        out[p] = cols
-    return out
+    return exp2_columns(pairs, levels, seeds, auc_rows)
 
 
 def exp2_dataset(pairs: Mapping[str, Mapping[int, pd.DataFrame]], seed: int = 0) -> pd.DataFrame:
