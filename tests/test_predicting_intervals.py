@@ -128,6 +128,8 @@ def test_a_target_without_positives_gives_no_positive_cells_not_an_error():
     out = I.exp1_intervals(frames, "random", [0, 1], n_boot=20)
     assert (out["none"]["n_pos"] == 0).all() and out["none"]["auc"].isna().all()
     assert out["some"]["auc"].notna().any()
+    # and its paired gaps are an empty mapping, as for a target that cannot be split
+    assert I.exp1_gaps(_target().assign(extract=0), [0], n_boot=20) == {}
 
 
 def test_bad_bootstrap_parameters_fail_clearly():

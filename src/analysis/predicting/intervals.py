@@ -330,6 +330,9 @@ def exp1_gaps(
     table's AUCs, mean over seeds), each with its :func:`paired_interval` over the sequences;
     an empty mapping when the target cannot be split."""
     seeds = list(seeds)
+    y = frame["extract"].to_numpy()
+    if not ((y == 1).any() and (y == 0).any()):
+        return {}
     frames = {s: balanced_subsample(frame, s) for s in seeds}
     out = {}
     for name, (a, b) in EXP1_GAPS.items():
