@@ -176,7 +176,7 @@ def check_model(name: str, n: int, threads: int, workdir: Path) -> dict:
             except ModelError as exc:
                 got.append(None)
                 refused += 1
-                errors.append(str(exc)[-200:])
+                errors.append(str(exc)[:300])
         t_served = time.perf_counter() - t0
         diffs, agree, positions = [], 0, 0
         for r, g in zip(ref, got):
@@ -211,7 +211,9 @@ def check_model(name: str, n: int, threads: int, workdir: Path) -> dict:
         "argmax_agreement": agree / positions if positions else None,
         "greedy_agreement": same / total if total else None, "greedy_prompts": len(prompts),
         "greedy_refused": gen_refused, "new_tokens": NEW_TOKENS,
-        "tokens_per_s": {"local_fp32": scored / t_local, "llama_cpp_server": scored / t_served},
+        # a server that refused every window scored nothing: no rate to give
+        "tokens_per_s": {"local_fp32": scored / t_local,
+                         "llama_cpp_server": scored / t_served if refused < len(seqs) else None},
         "errors": errors[:5],
     }
 
