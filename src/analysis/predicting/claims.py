@@ -344,11 +344,6 @@ def exp1_spread_claim(lab: pd.DataFrame | None, paper: pd.DataFrame, lab_dataset
                   source_value=f"{src_sd:.3f}", extra=extra)
 
 
-def _decide_interval(*, value: float, null: float, interval, direction: int, **kw):
-    """:func:`decide` on an interval with the source's ``direction`` (+1: above the null)."""
-    return decide(value=value, null=null, interval=interval, direction=direction, **kw)
-
-
 #: what "adds little" means: a gain in AUC under this margin (the source's largest gain from hardness
 #: on a target of over a thousand examples is 0.045, 1b-500b's; only its 300-example ir50_75 gains more)
 LITTLE = 0.05
@@ -382,7 +377,7 @@ def exp1_hardness_claim(gaps: Mapping[str, Estimate] | None, paper: pd.DataFrame
     if est is None or not _finite(est.value):
         return _untestable("e1_hardness_adds_little", "exp1", f"no AUCs for {target} on this lab",
                            source_value=source, extra=extra)
-    v = _decide_interval(value=est.value, null=margin, interval=est.interval, n_units=est.n_units,
+    v = decide(value=est.value, null=margin, interval=est.interval, n_units=est.n_units,
                          min_n=MIN_EXAMPLES, direction=-1, alpha=ALPHA, unit="sequences")
     return _claim("e1_hardness_adds_little", "exp1", v.status, v.reason,
                   f"3-feature minus log_freq + recency AUC (random split, mean over seeds, paired on the "
@@ -411,7 +406,7 @@ def exp1_cross_claim(gaps: Mapping[str, Estimate] | None, paper: pd.DataFrame, t
         return _untestable("e1_three_vs_cross_model", "exp1", f"no AUCs for {target} on this lab",
                            source_value=source, extra=extra)
     direction = 1 if (own if own is not None else extra["src_median"]) >= 0 else -1
-    v = _decide_interval(value=est.value, null=0.0, interval=est.interval, n_units=est.n_units,
+    v = decide(value=est.value, null=0.0, interval=est.interval, n_units=est.n_units,
                          min_n=MIN_EXAMPLES, direction=direction, alpha=ALPHA, unit="sequences")
     return _claim("e1_three_vs_cross_model", "exp1", v.status, v.reason,
                   "3-feature minus cross-model baseline AUC (random split, mean over seeds, paired on the "

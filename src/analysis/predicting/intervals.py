@@ -32,6 +32,7 @@ from analysis.predicting.checks import PredictingError, binary, require
 from analysis.predicting.method_eval import (
     _held_out,
     check_splittable,
+    exp1_columns,
     exp2_columns,
     feature_columns,
     random_split,
@@ -278,11 +279,15 @@ def interval_table(
 # -- the chapter's steps -----------------------------------------------------------------------------
 
 
+def _both_classes(frame: pd.DataFrame, label: str = "extract") -> bool:
+    y = frame[label].to_numpy()
+    return bool((y == 1).any() and (y == 0).any())
+
+
 def _balanced_or_whole(frame: pd.DataFrame, seed: int, label: str = "extract") -> pd.DataFrame:
     """:func:`balanced_subsample` of ``frame``, or the frame itself when it lacks a class (a
     target with no positive: its cells then read "no positives" instead of failing)."""
-    y = frame[label].to_numpy()
-    if not ((y == 1).any() and (y == 0).any()):
+    if not _both_classes(frame, label):
         return frame
     return balanced_subsample(frame, seed, label=label)
 
@@ -292,19 +297,8 @@ def exp1_intervals(
 ) -> dict[str, pd.DataFrame]:
     """Experiment 1's table with intervals: :func:`auc_intervals` of each target's balanced
     subsamples (as :func:`analysis.predicting.steps.exp1_aucs`), by name."""
-    names = dict(names or {})
-    seeds = list(seeds)
-    return {
-        names.get(t, t): auc_intervals(
-            lambda s, f=f: _balanced_or_whole(f, s),
-            split,
-            ["cross-model baseline", "random baseline"],
-            seeds,
-            name=t,
-            n_boot=n_boot,
-        )
-        for t, f in frames.items()
-    }
+    return exp1_columns(frames, split, seeds, functools.partial(auc_intervals, n_boot=n_boot),
+                        _balanced_or_whole, names)
 
 
 def exp2_intervals(
@@ -330,8 +324,7 @@ def exp1_gaps(
     table's AUCs, mean over seeds), each with its :func:`paired_interval` over the sequences;
     an empty mapping when the target cannot be split."""
     seeds = list(seeds)
-    y = frame["extract"].to_numpy()
-    if not ((y == 1).any() and (y == 0).any()):
+    if not _both_classes(frame):
         return {}
     frames = {s: balanced_subsample(frame, s) for s in seeds}
     out = {}

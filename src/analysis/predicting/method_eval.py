@@ -426,6 +426,18 @@ def chance_p(value: float, n_pos: int, n_neg: int) -> float:
     return float(2 * norm.sf(abs(float(value) - 0.5) / _null_sd(n_pos, n_neg)))
 
 
+def exp1_columns(frames, split: str, seeds, cell, subsample, names=None) -> dict:
+    """Experiment 1's table per target, by name (``names`` maps a target to its label):
+    ``cell(make_frame, split, baselines, seeds, name=target)`` (:func:`auc_rows`, or its
+    interval counterpart) on ``subsample(frame, seed)`` of each target, with the
+    cross-model and the random baseline, as in the source's tables."""
+    names = dict(names or {})
+    seeds = list(seeds)
+    return {names.get(t, t): cell(lambda s, f=f: subsample(f, s), split,
+                                  ["cross-model baseline", "random baseline"], seeds, name=t)
+            for t, f in frames.items()}
+
+
 def exp2_columns(pairs, levels, seeds, cell) -> dict:
     """Experiment 2's columns per pool, ``{pool: {"copies_<c>": table, ..., "pooled": table}}``:
     ``cell(make_frame, "group", baselines, seeds, name=...)`` (:func:`auc_rows`, or its

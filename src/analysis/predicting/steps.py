@@ -15,7 +15,7 @@ import pandas as pd
 
 from analysis.lab import ladder
 from analysis.predicting.checks import PredictingError, check_T
-from analysis.predicting.method_eval import auc_rows, exp2_columns, held_out_scores
+from analysis.predicting.method_eval import auc_rows, exp1_columns, exp2_columns, held_out_scores
 from analysis.predicting.method_sampling import (
     balanced_subsample,
     exp1_stats,
@@ -72,18 +72,7 @@ def exp1_aucs(
     Each seed draws its own balanced subsample; the baselines are the
     cross-model and the random baseline, as in the source's tables.
     """
-    names = dict(names or {})
-    seeds = list(seeds)
-    return {
-        names.get(t, t): auc_rows(
-            lambda s, f=f: balanced_subsample(f, s),
-            split,
-            ["cross-model baseline", "random baseline"],
-            seeds,
-            name=t,
-        )
-        for t, f in frames.items()
-    }
+    return exp1_columns(frames, split, seeds, auc_rows, balanced_subsample, names)
 
 
 def exp1_dataset(samples: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
