@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from types import SimpleNamespace
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 from analysis import distributional as D
 from analysis.lab.corpus import corpus_rng
+from analysis.lab.corpus.documents import Corpus
 
 
 def _doc(text, copies, kind="other", **meta):
@@ -21,7 +23,9 @@ def test_the_stream_loses_every_copy_of_the_removed_facts_documents_and_nothing_
             _doc("fact two", 2, "knowledge", role="fact", question_id=2),
             _doc("a mention of one", 2, "knowledge", role="mention", question_id=1),
             _doc("prose", 4)]
-    corpus = SimpleNamespace(documents=docs, config=SimpleNamespace(seed=7))
+    corpus = SimpleNamespace(documents=docs, config=SimpleNamespace(seed=7),
+                             dropped_popular=lambda share: set())
+    corpus.training_texts = functools.partial(Corpus.training_texts, corpus)  # the corpus's own stream
     # the corpus's own order (as Corpus.training_texts draws it), then fact 1's copies dropped
     slots = np.repeat(np.arange(4), [3, 2, 2, 4])
     order = corpus_rng(7, "training-order").permutation(len(slots))

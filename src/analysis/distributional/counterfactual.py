@@ -45,12 +45,9 @@ def counterfactual_texts(corpus, removed: Sequence[int]) -> list[str]:
     """The corpus's training stream (:meth:`Corpus.training_texts`, its seeded order) with
     every copy of every fact document of ``removed`` left out; nothing else moves."""
     gone = {int(q) for q in removed}
-    docs = corpus.documents
-    slots = np.repeat(np.arange(len(docs)), [d.copies for d in docs])
-    order = corpus_rng(corpus.config.seed, "training-order").permutation(len(slots))
-    drop = {i for i, d in enumerate(docs) if d.kind == "knowledge" and d.meta.get("role") == "fact"
-            and int(d.meta["question_id"]) in gone}
-    return [docs[i].text for i in slots[order] if i not in drop]
+    drop = {i for i, d in enumerate(corpus.documents)
+            if d.kind == "knowledge" and d.meta.get("role") == "fact" and int(d.meta["question_id"]) in gone}
+    return corpus.training_texts(without=drop)
 
 
 def smallest_ladder_run(lab) -> str:

@@ -8,6 +8,7 @@ trained on it.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -172,7 +173,8 @@ class Corpus:
         table["share"] = table["words"] / total if total else 0.0
         return table
 
-    def training_texts(self, popular_factor: int = 1, popular_dropped: float = 0.0) -> list[str]:
+    def training_texts(self, popular_factor: int = 1, popular_dropped: float = 0.0,
+                       without: Collection[int] = ()) -> list[str]:
         """The training stream: every training document repeated ``copies`` times.
 
         An ablation run's stream changes the popular excerpts' copies
@@ -180,7 +182,9 @@ class Corpus:
         :attr:`~analysis.lab.config.RunConfig.popular_dropped`): a share
         ``popular_dropped`` of the popular texts (:meth:`dropped_popular`, a seeded
         draw) is left out, and every other excerpt is repeated ``popular_factor``
-        times its copies.
+        times its copies. ``without`` (indices into :attr:`documents`) leaves those
+        documents' copies out after the order is drawn, so every other text keeps its
+        place relative to the rest (the distributional chapter's counterfactual run).
 
         Returns
         -------
@@ -196,7 +200,8 @@ class Corpus:
                   else d.copies for d in self.documents]
         slots = np.repeat(np.arange(len(self.documents)), copies)
         order = corpus_rng(self.config.seed, "training-order").permutation(len(slots))
-        return [self.documents[i].text for i in slots[order]]
+        gone = set(without)
+        return [self.documents[i].text for i in slots[order] if i not in gone]
 
     def dropped_popular(self, share: float) -> set[str]:
         """The doc_ids of the popular excerpts an ablation with ``share`` of its popular
