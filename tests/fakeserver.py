@@ -52,6 +52,7 @@ class Fault:
     content: Any = _KEEP  # message content replacing the echo (may be None)
     finish_reason: str = "stop"
     echo_auth: bool = False
+    kills: bool = False  # the server dies on this call (Fault.die)
 
     @classmethod
     def ok(cls) -> Fault:
@@ -86,6 +87,12 @@ class Fault:
     def empty(cls, content: str | None = "", finish_reason: str = "length") -> Fault:
         """A well-formed completion whose content is empty (or null)."""
         return cls(content=content, finish_reason=finish_reason)
+
+    @classmethod
+    def die(cls) -> Fault:
+        """The server process dies on this call: the connection closes with no answer, and
+        so does every later request until :meth:`FakeOpenAIServer.revive`."""
+        return cls(kills=True)
 
     @classmethod
     def echo_authorization(cls, status: int = 400) -> Fault:
@@ -140,6 +147,7 @@ class FakeOpenAIServer:
         self._in_flight = 0
         self.max_in_flight = 0
         self.connections = 0  # TCP connections accepted (a kept-alive one serves many requests)
+        self.dead = False  # after a Fault.die(): every request's connection closes unanswered
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -213,6 +221,11 @@ class FakeOpenAIServer:
             if not self._gate_changed.wait_for(lambda: self._gate is None, self._gate_timeout):
                 self._gate = None  # never reached: stop holding (the test will see the peak)
                 self._gate_changed.notify_all()
+
+    def revive(self) -> None:
+        """A server that died (:meth:`Fault.die`) answers again, as a restarted one would."""
+        with self._lock:
+            self.dead = False
 
     def clear(self) -> None:
         """Forget every scripted fault (the request log is kept)."""
@@ -325,6 +338,8 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             headers = {k.lower(): v for k, v in self.headers.items()}
             record, fault = server._receive(body, headers)
             try:
+                if self._died(fault):
+                    return None
                 server._wait_at_gate()
                 time.sleep(server.delay + fault.delay)
                 if (
@@ -349,6 +364,8 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             headers = {k.lower(): v for k, v in self.headers.items()}
             record, fault = server._receive({**body, "path": path}, headers)
             try:
+                if self._died(fault):
+                    return None
                 if server.api_key is not None and headers.get("authorization") != f"Bearer {server.api_key}":
                     return self._send(401, {"error": {"message": "bad key", "code": 401}})
                 if fault.body is not None or fault.status != 200:
@@ -358,6 +375,16 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return self._send(status, payload)
             finally:
                 server._done()
+
+        def _died(self, fault: Fault) -> bool:
+            """Whether the server is dead (this call's fault kills it, or an earlier one
+            did): then the connection closes with nothing sent."""
+            if fault.kills:
+                with server._lock:
+                    server.dead = True
+            if server.dead:
+                self.close_connection = True
+            return server.dead
 
         def _send(self, status: int, payload: dict | str, headers: dict | None = None) -> None:
             data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()

@@ -227,3 +227,44 @@ def test_what_cannot_run_here_is_listed():
 
 def test_the_default_profile_has_a_thousand_problems():
     assert D.PROFILES["default"]["n_reasoning"] >= 1000
+
+
+def test_unit_trend_interval_is_exact_when_every_resample_keeps_the_order():
+    from analysis.distributional.controls import unit_trend_interval
+
+    # model k answers a share k/3 of every unit's questions: every resample of units keeps
+    # the models' order, so the trend is +1 (sizes ascending) or -1 (descending) in every draw
+    numer = np.array([[0.0] * 6, [1 / 3] * 6, [2 / 3] * 6])
+    assert unit_trend_interval([1, 2, 3], numer, n_boot=200) == pytest.approx((1.0, 1.0))
+    assert unit_trend_interval([3, 2, 1], numer, n_boot=200) == pytest.approx((-1.0, -1.0))
+    # with denominators each model's value is pooled: novel pairs over pairs, here 0, 1/2, 1 per unit
+    pairs = np.full((3, 6), 2.0)
+    pooled = unit_trend_interval([1, 2, 3], numer * 3 * pairs / 2, pairs, n_boot=200)
+    assert pooled == pytest.approx((1.0, 1.0))
+    with pytest.raises(D.DistributionalError, match="models x units"):
+        unit_trend_interval([1, 2], numer)
+
+
+def test_kendall_trend_interval_ordered_models():
+    from analysis.distributional.controls import kendall_trend_interval
+
+    x_p = np.exp(-np.arange(1, 51, dtype=float))  # p_taskgram: -log p = 1..50, all distinct
+    table = pd.DataFrame({"instance": np.repeat(np.arange(10), 5), "p_taskgram": x_p})
+    neg = np.arange(1, 51, dtype=float)  # the corpus LM's -log p
+    within_reversed = np.concatenate([neg[i * 5:(i + 1) * 5][::-1] for i in range(10)])
+    # log_llm holds log p, so the model's -log p is its negation: m0 reverses the corpus LM
+    # (distance 1), m1 agrees across units and reverses within them, m2 agrees (distance 0)
+    log_llm = {("m0", "reasoning", 3): neg, ("m1", "reasoning", 3): -within_reversed,
+               ("m2", "reasoning", 3): -neg}
+    ladder = pd.DataFrame({"model": ["m0", "m1", "m2"], "params": [1, 2, 3]})
+    lo, hi = kendall_trend_interval(table, log_llm, ladder, "reasoning", 3, n_boot=200)
+    assert (lo, hi) == pytest.approx((-1.0, -1.0))
+
+
+def test_accuracy_matrix_orders_models_and_instances():
+    from analysis.distributional.controls import accuracy_matrix
+
+    scored = pd.DataFrame({"model": ["b", "a", "a", "b", "a"], "task": ["k", "k", "k", "k", "r"],
+                           "instance": [0, 1, 0, 1, 0], "correct": [1.0, 0.0, 1.0, np.nan, 1.0]})
+    m = accuracy_matrix(scored, ["a", "b"], "k")
+    np.testing.assert_array_equal(m, np.array([[1.0, 0.0], [1.0, np.nan]]))

@@ -156,6 +156,10 @@ def test_novelty_table_by_hand():
     nov = D.novelty_table(same, tasks, toy_index(), ladder).set_index("model")
     # (capital city France, Paris) co-occur in the first document; Madrid never with that 3-gram
     assert nov["novelty"].tolist() == [0.0, 1.0]
+    # the per-instance counts behind it: one pair per answer, novel for b only
+    from analysis.distributional.method_tables import novelty_counts
+    per = novelty_counts(same, tasks, toy_index(), ladder)
+    assert per[["model", "instance", "novel", "pairs"]].values.tolist() == [["a", 0, 0, 1], ["b", 0, 1, 1]]
 
 
 def test_sensitivity_table_and_threshold_trends():

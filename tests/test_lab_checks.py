@@ -173,3 +173,18 @@ def test_rebuild_sentence_reads_the_record_and_says_when_there_is_none(tmp_path)
     assert "0 of 2 runs have bit-identical weights" in text and "1 of 2 final losses lie within 0.001" in text
     # only the run beyond the tolerance is named
     assert "largest 0.02: b 4.500 → 4.480;" in text and "a 2.000" not in text
+
+
+def test_score_counts_by_level_and_regime_reason_by_hand():
+    from analysis.book.lab_checks import regime_reason, score_counts_by_level
+
+    scored = pd.DataFrame({"source": ["popular"] * 5 + ["background"] * 4,
+                           "copies": [2, 2, 2, 8, 8, 1, 1, 1, 1],
+                           "score": [0, 0, 1, 0, 16, 16, 12, 1, np.nan]})
+    lv = score_counts_by_level(scored, 16)
+    assert lv[["source", "copies", "pairs", "verbatim", "e1", "partial", "high"]].values.tolist() == [
+        ["background", 1, 3, 0, 1, 1, 2], ["popular", 2, 3, 2, 1, 1, 0], ["popular", 8, 2, 1, 0, 0, 1]]
+    # the background level has more at e = 1 than at e = 0: a design weighted toward it could help
+    assert regime_reason(lv).startswith("1 of 3 levels have at least as many pairs at e = 1")
+    # without it every level is verbatim-heavy, and no mixture of the levels can fall steadily
+    assert regime_reason(lv[lv["source"] == "popular"]).startswith("at every copies level")

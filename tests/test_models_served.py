@@ -7,11 +7,18 @@ distribution; the refusals name what is missing and what provides it.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
 import numpy as np
 import pytest
 
 from analysis.models import ModelError
-from analysis.models.api import OpenAIChatModel
+from analysis.models.api import OpenAIChatModel, reset_endpoints
 from analysis.models.served import align, prompt_entries, topk_moments
 from fakeserver import FakeOpenAIServer, Fault
 from served_toys import BOS, VOCAB, ToyServed
@@ -256,3 +263,74 @@ def test_llamacpp_continuation_split_inside_a_character_is_an_error(cache):
         # an error answer, as every failed generation is (the entropy chapter scores none)
         [answer] = model.generate_ids(model.tokenize(["the cat"]), GenerationSettings(max_new_tokens=5))
         assert not answer.ok and "tokenizes to 9 ids, not the 5 generated" in answer.error
+
+
+def test_a_server_that_dies_mid_run_measures_nothing_and_the_next_run_resumes(cache):
+    from fakeserver import Fault
+    toy = ToyServed("vllm")
+    texts = [f"seq {i}" for i in range(6)]
+    with served(toy) as server:
+        model = make(server, cache, concurrency=1)
+        ids = model.tokenize(texts)
+        model.capabilities()
+        n = server.count()
+        server.on_call(n + 3, Fault.die())  # the server dies on the third score request
+        with pytest.raises(ModelError, match="4 of 6 score requests failed"):
+            model.score_ids(ids)
+        # the two answered before the death are cached; the four that failed are never scored.
+        # The server comes back; this process forgets that the endpoint was unreachable
+        server.revive()
+        server.clear()
+        reset_endpoints()
+        before = server.count()
+        again = make(server, cache, concurrency=1).score_ids(ids)
+        assert server.count() - before == 4
+        for got, seq in zip(again, ids):
+            np.testing.assert_allclose(got["logprobs"], toy.scores(seq)[-(len(seq) - 1):], rtol=0, atol=1e-9)
+
+
+SCORER = textwrap.dedent(
+    """
+    import json, sys, time
+    from pathlib import Path
+    from analysis.core.cache import QueryCache
+    from analysis.models import load_model
+
+    start = Path(sys.argv[2])
+    while not start.exists():
+        time.sleep(0.005)
+    model = load_model("api:toy", cache=QueryCache(sys.argv[1]), concurrency=2, base_delay=0.01, max_delay=0.05,
+                       timeout=5)
+    scores = model.score_ids(json.loads(sys.argv[3]))
+    print(json.dumps({"calls": model.calls, "logprobs": [[float(x) for x in s["logprobs"]] for s in scores]}))
+    """
+)
+
+
+def test_two_runs_sharing_a_cache_score_each_sequence_once(tmp_path):
+    # two processes (two chapter kernels) on one query cache: each sequence is sent once
+    from analysis.core.cache import QueryCache
+    from test_cache_safety import python_path
+    toy = ToyServed("vllm")
+    path, start = tmp_path / "shared.sqlite", tmp_path / "start"
+    with FakeOpenAIServer(api_key=KEY, served=toy, delay=0.02) as server:
+        first = make(server, QueryCache(path))
+        ids = first.tokenize([f"shared {i:02d}" for i in range(24)])
+        first.capabilities()  # the probe, before the race (kept in the cache)
+        first.cache.close()
+        before = server.count()
+        env = {**os.environ, "MEMBOOK_API_BASE_URL": server.base_url, "PYTHONPATH": python_path()}
+        procs = [subprocess.Popen([sys.executable, "-c", SCORER, str(path), str(start), json.dumps(ids)], env=env,
+                                  text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+        time.sleep(2.0)  # both processes started and waiting
+        start.touch()
+        outs = [p.communicate(timeout=120) for p in procs]
+        assert all(p.returncode == 0 for p in procs), [err for _, err in outs]
+        sent = server.requests[before:]
+    results = [json.loads(out.strip().splitlines()[-1]) for out, _ in outs]
+    # 24 score requests, not 48: the second process waited for the first one's answers
+    assert len(sent) == 24 and all(r.body.get("path") == "/v1/completions" for r in sent)
+    assert sum(r["calls"] for r in results) == 24
+    assert results[0]["logprobs"] == results[1]["logprobs"]
+    for got, seq in zip(results[0]["logprobs"], ids):
+        np.testing.assert_allclose(got, toy.scores(seq)[-(len(seq) - 1):], rtol=0, atol=1e-9)

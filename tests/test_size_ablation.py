@@ -77,3 +77,23 @@ def test_bound_targets_out_of_calibration():
         assert row["valid"] == (row["best_lb"] <= row["theta"])
     with pytest.raises(size.SizeError, match="in the calibration set"):
         size.bound_targets(method, method.profiles.loc[["w1"]], ladder_theta)
+
+
+def test_index_ablation_matches_the_steps_on_each_half():
+    from analysis.size.method_absolute import fit_law, index_ablation, loo_cv, pca_index
+    from analysis.size.method_probe import accuracy_profile
+
+    theta = pd.Series({f"m{i}": 10.0 ** (4 + i / 2) for i in range(6)})
+    profiles = accuracy_profile(toy_acc(theta))
+    out = index_ablation(profiles, theta).set_index("profile")
+    assert out["features"].to_dict() == {"raw": 16, "lifted": 16, "both (the paper's 2KL)": 32}
+    # each row is the pipeline's own steps on that half: recompute the raw one by hand
+    raw = profiles.loc[:, profiles.columns.get_level_values("kind") == "raw"]
+    assert out.loc["raw", "r2"] == pytest.approx(fit_law(pca_index(raw).z, theta).r2)
+    assert out.loc["raw", "loo_r2"] == pytest.approx(loo_cv(raw, theta).r2_log)
+    both = out.loc["both (the paper's 2KL)"]
+    assert both["r2"] == pytest.approx(fit_law(pca_index(profiles).z, theta).r2)
+    # the toy's accuracy is linear in log size, so every half fits the law almost exactly
+    assert (out["r2"] > 0.95).all()
+    with pytest.raises(size.SizeError, match="no lifted columns"):
+        index_ablation(raw, theta)

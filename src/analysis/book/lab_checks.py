@@ -240,7 +240,50 @@ def entropy_scores(lab, run: str, prefix_tokens: int, suffix_tokens: int, n: int
     pool = entropy.sample_pairs(stream.tokens, prefix_tokens, suffix_tokens, n, seed=seed,
                                 weights=stream.copies)
     settings = next(iter(entropy.lab_decodings(temperature, seed=seed).values()))
-    return entropy.discoverable(model, pool, settings, lcs_filter, progress=f"{run}: entropy sample")
+    scored = entropy.discoverable(model, pool, settings, lcs_filter, progress=f"{run}: entropy sample")
+    doc = scored["doc_id"]
+    return scored.assign(copies=doc.map(stream.copies), source=doc.map(stream.source))
+
+
+def score_counts_by_level(scored: pd.DataFrame, suffix_tokens: int) -> pd.DataFrame:
+    """The kept pairs of :func:`entropy_scores` per kind of document (``source``) and
+    copies level: ``pairs``, ``verbatim`` (e = 0), ``e1`` (e = 1), ``partial``
+    (1 ≤ e ≤ |s|/4) and ``high`` (e ≥ 3|s|/4), the level's pairs kept in their order of
+    copies. A level where verbatim answers outnumber those one edit away cannot help a
+    copy design reach the source's regime (:func:`regime_reason`)."""
+    s = scored[scored["score"].notna()]
+    rows = []
+    for (source, copies), g in s.groupby(["source", "copies"], sort=True):
+        e = g["score"].astype(int)
+        rows.append({"source": source, "copies": int(copies), "pairs": len(g),
+                     "verbatim": int((e == 0).sum()),
+                     "e1": int((e == 1).sum()), "partial": int(((e >= 1) & (e <= suffix_tokens // 4)).sum()),
+                     "high": int((e >= int(np.ceil(3 * suffix_tokens / 4))).sum())})
+    return pd.DataFrame(rows, columns=["source", "copies", "pairs", "verbatim", "e1", "partial", "high"])
+
+
+def regime_reason(levels: pd.DataFrame) -> str:
+    """Why no spread of copies over the levels of :func:`score_counts_by_level` could put
+    the pair counts in the source's regime, or that one could. Any copy design that keeps
+    each text's answers as they are is a non-negative mixture of the levels, so the count
+    at e = 0 stays above the count at e = 1 when it is above at every level with a pair at
+    either score: the mixture's counts cannot fall steadily toward low scores. (A retrained
+    lab could change a level's answers; this reads the trained one.)"""
+    live = levels[(levels["verbatim"] + levels["e1"]) > 0]
+    if live.empty:
+        return "no level has a pair at e = 0 or e = 1, so the counts say nothing about the regime"
+    above = live[live["verbatim"] > live["e1"]]
+    parts = "; ".join(f"{r.source} at {r.copies} copies {r.verbatim:,} against {r.e1:,}"
+                      for r in live.itertuples(index=False))
+    if len(above) == len(live):
+        return (f"at every copies level with a pair at either score, verbatim answers outnumber those one "
+                f"edit away ({parts}), so any spread of copies over these levels, each text answered as it "
+                "is now, "
+                "keeps more pairs at e = 0 than at e = 1: no copy design alone reaches the source's regime "
+                "with these models")
+    return (f"{len(live) - len(above)} of {len(live)} levels have at least as many pairs at e = 1 as at "
+            "e = 0 "
+            f"({parts}), so a copy design weighted toward them could move toward the source's regime")
 
 
 #: the benchmarks' records of the cold lab and of the compile decision

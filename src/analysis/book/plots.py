@@ -6,6 +6,8 @@ Functions take tidy frames from the study modules and return a matplotlib
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import matplotlib
 import matplotlib.ticker
 
@@ -385,6 +387,30 @@ def size_accuracy_by_size(acc_table: pd.DataFrame, theta: pd.Series, families: p
     right.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     left.legend(fontsize=7, ncol=2)
     right.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def size_per_text(acc_table: pd.DataFrame, theta: pd.Series, families: pd.Series,
+                  text_ids: Sequence[str]) -> plt.Figure:
+    """The paper's Figure 1 as it draws it, one text at a time (its panel is *Alice in
+    Wonderland*): next-word accuracy against prefix length on each of ``text_ids``, one
+    line per model, darker for larger (line style by family), one panel per text."""
+    if not len(text_ids):
+        return placeholder("no popular text to draw")
+    fig, axes = plt.subplots(1, len(text_ids), figsize=(3.4 * len(text_ids), 3.4), sharey=True, squeeze=False)
+    norm = matplotlib.colors.LogNorm(theta.min(), theta.max())
+    cmap, dashes = plt.get_cmap("viridis_r"), dict(zip(dict.fromkeys(families), ("-", "--", ":", "-.")))
+    pop = acc_table[acc_table["group"] == "popular"].set_index(["text_id", "model", "prefix_len"])["acc"]
+    for ax, text in zip(axes[0], text_ids):
+        for model in theta.sort_values().index:
+            line = pop.loc[(text, model)].sort_index()
+            label = f"{model.replace('lab:', '')} ({theta[model]:,.0f})"
+            ax.plot(line.index, line.to_numpy(), dashes[families[model]], marker="o", ms=3,
+                    color=cmap(norm(theta[model])), label=label)
+        ax.set(title=text.replace("_", " "), xlabel="prefix length (words)")
+    axes[0][0].set(ylabel="next-word accuracy α̂")
+    axes[0][-1].legend(fontsize=6, ncol=1, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
     return fig
 

@@ -40,16 +40,25 @@ from analysis.distributional.claims import (
     tied_claims,
     untestable_claims,
 )
-from analysis.distributional.claims_causes import counterfactual_claim, influence_claim, partial_claims
+from analysis.distributional.claims_causes import (
+    counterfactual_claim,
+    influence_claim,
+    partial_claims,
+    prompt_opt_claim,
+)
 from analysis.distributional.controls import (
     SWAPPED,
+    accuracy_matrix,
     distinct_table,
     distinct_values,
+    kendall_trend_interval,
     mem_intervals,
+    novelty_intervals,
     partial_mem_table,
     partial_mem_tables,
     swapped_task,
     unit_resamples,
+    unit_trend_interval,
 )
 from analysis.distributional.counterfactual import (
     answer_logprobs,
@@ -161,6 +170,13 @@ from analysis.distributional.params import (
     load_paper_claims,
     paper_value,
 )
+from analysis.distributional.prompt_opt import (
+    arm_answers,
+    arm_table,
+    control_gold,
+    prompt_gap,
+    search_prompts,
+)
 from analysis.distributional.run import (
     CorpusCounts,
     TaskGrams,
@@ -176,6 +192,7 @@ from analysis.distributional.run import (
     mmlu_in_lab,
     mmlu_task,
     ngram_logprob,
+    novelty_counts,
     novelty_table,
     reasoning_task,
     source_task_table,
@@ -215,6 +232,7 @@ from analysis.distributional.text import (
     partial_range,
     partial_sentence,
     peak_sentence,
+    prompt_opt_values,
     range_text,
     reasoning_sentence,
     render,
@@ -233,6 +251,9 @@ __all__ = [
     # the counterfactual retraining
     "answer_logprobs", "counterfactual_claim", "counterfactual_drop", "counterfactual_run",
     "counterfactual_texts", "counterfactual_values", "removed_facts", "smallest_ladder_run",
+    # prompt optimization (Section 7, Table 1)
+    "arm_answers", "arm_table", "control_gold", "prompt_gap", "prompt_opt_claim", "prompt_opt_values",
+    "search_prompts",
     # params
     "ALPHA", "AUTHORS_FILTER", "CHAPTER_THRESHOLDS", "CONSTANT_NOTE", "COPIES_EDGES", "CORPUS_LMS",
     "E5_COSINE_RANGE", "KNOWLEDGE_PROMPT", "KNOWLEDGE_TOKENS", "MIN_FACTS", "MIN_MODELS", "MIN_PAIRS",
@@ -246,7 +267,8 @@ __all__ = [
     # method_tables
     "accuracy_by_copies", "accuracy_table", "answered_by_copies", "by_model", "copies_bins", "count_bins",
     "facts_per_copies_bin", "filter_counts", "filter_rows", "filter_thresholds", "kendall_table",
-    "ladder_table", "mem_table", "novelty_table", "pair_inputs", "performance_table", "score_answers",
+    "ladder_table", "mem_table", "novelty_counts",
+    "novelty_table", "pair_inputs", "performance_table", "score_answers",
     "sensitivity_table", "split_tables", "task_specs", "taskgram_mem_table",
     # method_trends
     "Trend", "above_infgram", "significant_positive", "threshold_trends", "trend",
@@ -264,7 +286,8 @@ __all__ = [
     # inference
     "aggregate_null", "cluster_mem_table", "cluster_spearman", "model_trend", "share_bootstrap", "unit_maps",
     # controls, source rules
-    "SWAPPED", "distinct_table", "distinct_values", "mem_intervals", "partial_mem_table", "swapped_task",
+    "SWAPPED", "accuracy_matrix", "kendall_trend_interval", "novelty_intervals", "unit_trend_interval",
+    "distinct_table", "distinct_values", "mem_intervals", "partial_mem_table", "swapped_task",
     "unit_resamples", "NLTK_STOPWORD_COUNT", "e5_keep_rate", "matched_thresholds", "nltk_stopwords",
     "source_stopwords", "stopwords_source", "partial_claims", "flat_segments", "ngram_segments",
     "noncontiguous_share", "noncontiguous_shares", "partial_mem_tables", "N_BOOT", "source_task_table",

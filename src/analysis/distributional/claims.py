@@ -244,21 +244,33 @@ def _floor(values, what: str) -> str | None:
     return what if len(v) and (v == 0).all() else None
 
 
+def _interval(iv) -> tuple[float, float] | None:
+    """A (lo, hi) interval, or None when either end is missing."""
+    if iv is None or not all(np.isfinite(iv)):
+        return None
+    return float(iv[0]), float(iv[1])
+
+
 def performance_claims(acc: pd.DataFrame, by_copies: pd.DataFrame, answered: pd.DataFrame,
-                       paper: pd.DataFrame | None = None) -> list[Claim]:
+                       paper: pd.DataFrame | None = None,
+                       intervals: Mapping[str, tuple[float, float]] | None = None) -> list[Claim]:
     """Accuracy against size and against the fact's copies, from
     :func:`~analysis.distributional.method_tables.accuracy_table`,
     :func:`~analysis.distributional.method_tables.accuracy_by_copies` and its counts
-    :func:`~analysis.distributional.method_tables.answered_by_copies`."""
+    :func:`~analysis.distributional.method_tables.answered_by_copies`. ``intervals``
+    (claim id → bootstrap interval over facts of the trend,
+    :func:`~analysis.distributional.controls.unit_trend_interval`) go on the trend claims."""
+    intervals = intervals or {}
     fig3 = paper_value(paper, "Figure 3", "TriviaQA (n = 5)")
     knowledge = acc["knowledge accuracy"]
     spec = _trend_spec(acc["params"], knowledge, floor=_floor(knowledge, "floor (0% knowledge accuracy for "
                                                                          "every model)"))
     size = _trend_claim("accuracy_size", "Knowledge accuracy rises with model size", spec,
-                        section=PERFORMANCE,
+                        section=PERFORMANCE, interval=_interval(intervals.get("accuracy_size")),
                         source_value=fig3 or "accuracy rises with size past about 400M parameters",
                         extra={"constant": bool(knowledge.nunique() == 1)})
-    return [size, copies_rise(by_copies, answered, fig3), copies_size(by_copies)]
+    return [size, copies_rise(by_copies, answered, fig3),
+            copies_size(by_copies, _interval(intervals.get("copies_size")))]
 
 
 def copies_rise(by_copies: pd.DataFrame, answered: pd.DataFrame, source_value: str | None = None) -> Claim:
@@ -293,16 +305,16 @@ def copies_rise(by_copies: pd.DataFrame, answered: pd.DataFrame, source_value: s
                   null_kind="analytic", null_value=0.0, control_reason=control, extra=extra, **kw)
 
 
-def copies_size(by_copies: pd.DataFrame) -> Claim:
+def copies_size(by_copies: pd.DataFrame, interval: tuple[float, float] | None = None) -> Claim:
     """Recall on the most-copied facts rises with model size (the book's own reading
-    of the source's remark that the count effect appears only past about 400M)."""
+    of the source's remark that the count effect appears only past about 400M);
+    ``interval``: the trend's bootstrap interval over those facts."""
     bins = [c for c in by_copies.columns if c != "params"]
     values = by_copies[bins[-1]].astype(float) if bins else np.full(len(by_copies), np.nan)
     spec = _trend_spec(by_copies["params"], values,
                        floor=_floor(values, "floor (0% recall on the most-copied facts for every model)"))
     return _trend_claim("copies_size", "Recall on the most-copied facts rises with model size", spec,
-                        EXTENSION,
-                        section=PERFORMANCE)
+                        EXTENSION, section=PERFORMANCE, interval=interval)
 
 
 # ---------------------------------------------------------------------------
@@ -563,12 +575,14 @@ def count_claim(mem: pd.DataFrame, task: str, n: int = 3) -> Claim:
     return count_claims(mem, (task,), n)[0]
 
 
-def kendall_rises(kendall: pd.DataFrame, task: str = "reasoning", n: int = 3, source_value: str | None = None
-                  ) -> Claim:
-    """The source's GSM8K Kendall tau distance rises with model size (read as generalization)."""
+def kendall_rises(kendall: pd.DataFrame, task: str = "reasoning", n: int = 3, source_value: str | None = None,
+                  interval: tuple[float, float] | None = None) -> Claim:
+    """The source's GSM8K Kendall tau distance rises with model size (read as
+    generalization); ``interval``: the trend's bootstrap interval over problems
+    (:func:`~analysis.distributional.controls.kendall_trend_interval`)."""
     k = trend(kendall, task, n, value="kendall")
     return _trend_claim(f"kendall{n}_rises", f"The {task} task's Kendall tau distance rises with model size",
-                        _trend_spec(k.params, k.rho), section=MEM,
+                        _trend_spec(k.params, k.rho), section=MEM, interval=_interval(interval),
                         source_value=source_value or "Kendall tau distance rises with size (GSM8K)",
                         extra={"task": task, "mem_n": n})
 
@@ -597,7 +611,8 @@ def kendall_inf_claim(kendall: pd.DataFrame, task: str = "reasoning", n: int = 3
 
 
 def mem_claims(mem: pd.DataFrame, kendall: pd.DataFrame, tables: Mapping[tuple, pd.DataFrame],
-               paper: pd.DataFrame | None = None, n: int = 3, also_n: int = 5) -> list[Claim]:
+               paper: pd.DataFrame | None = None, n: int = 3, also_n: int = 5,
+               kendall_interval: tuple[float, float] | None = None) -> list[Claim]:
     """Every claim of the memorization section, for ``n``-grams (and the knowledge
     task's trend for ``also_n``-grams), from
     :func:`~analysis.distributional.inference.cluster_mem_table` of
@@ -612,7 +627,8 @@ def mem_claims(mem: pd.DataFrame, kendall: pd.DataFrame, tables: Mapping[tuple, 
                               {"knowledge": paper_value(paper, "Figure 4", "TriviaQA")}),
         *tied_claims(tables, mem, ("knowledge", "reasoning"), n),
         *count_claims(mem, ("knowledge", "reasoning"), n),
-        kendall_rises(kendall, "reasoning", n, gsm), kendall_inf_claim(kendall, "reasoning", n),
+        kendall_rises(kendall, "reasoning", n, gsm, kendall_interval),
+        kendall_inf_claim(kendall, "reasoning", n),
     ]
 
 
@@ -674,7 +690,8 @@ def sensitivity_claim(sens: pd.DataFrame, n: int = 3, paper: pd.DataFrame | None
 # ---------------------------------------------------------------------------
 
 
-def novelty_claims(nov: pd.DataFrame, source_value: str | None = SOURCE_NOVELTY) -> list[Claim]:
+def novelty_claims(nov: pd.DataFrame, source_value: str | None = SOURCE_NOVELTY,
+                   intervals: Mapping[str, tuple[float, float]] | None = None) -> list[Claim]:
     """Per lab task, the share of novel generated pairs
     (:func:`~analysis.distributional.method_tables.novelty_table`) against size: the
     source's WMT reading (novelty rises with size, read as generalization) carried to
@@ -704,7 +721,8 @@ def novelty_claims(nov: pd.DataFrame, source_value: str | None = SOURCE_NOVELTY)
                          "pairs rises with model size (the source's reading of its translation task)", s,
                          EXTENSION,
                          family="novelty_rises", section=NOVELTY, extra={"task": task, "pairs": fewest,
-                                                                         "source": source_value})
+                                                                         "source": source_value},
+                         interval=_interval((intervals or {}).get(task)))
             for s, (task, fewest) in zip(specs, groups)]
 
 

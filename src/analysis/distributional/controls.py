@@ -27,7 +27,7 @@ from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
+from scipy.stats import kendalltau, rankdata
 
 from analysis.core.cache import memoized
 from analysis.distributional.inference import _row_corr, unit_maps
@@ -270,3 +270,71 @@ def partial_mem_tables(tables: Mapping[tuple, pd.DataFrame], log_llm: Mapping[tu
     if swap:
         parts.append(partial_mem_table(swap, swapped_llm, ladder, arm=SWAPPED))
     return pd.concat(parts, ignore_index=True)
+
+
+def unit_trend_interval(params, numer: np.ndarray, denom: np.ndarray | None = None, n_boot: int = N_BOOT,
+                        seed: int = PERM_SEED) -> tuple[float, float]:
+    """95% bootstrap interval, over whole units, of a trend with model size of a per-model
+    share: ``numer`` is models × units (NaN: not measured), each model's value in a
+    resample the sum of its drawn units' ``numer`` over the sum of their ``denom`` (a
+    mean over units when ``denom`` is None: the accuracy over facts or problems; the
+    share of novel pairs over each instance's pairs when it counts them), then Spearman
+    ρ with ``params`` (:func:`_trend_rho`). The same units are drawn for every model."""
+    numer = np.asarray(numer, float)
+    denom = np.isfinite(numer).astype(float) if denom is None else np.asarray(denom, float)
+    if numer.shape != denom.shape or numer.ndim != 2 or numer.shape[0] != len(params):
+        raise DistributionalError(f"numer and denom must be models x units ({len(params)} models), got "
+                                  f"{numer.shape} and {denom.shape}")
+    num, den = np.nan_to_num(numer), np.nan_to_num(denom)
+    draws = np.empty((_check_boot(n_boot), numer.shape[0]))
+    for b, idx in enumerate(unit_resamples(np.arange(numer.shape[1]), n_boot, seed)):
+        d = den[:, idx].sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            draws[b] = np.where(d > 0, num[:, idx].sum(axis=1) / d, np.nan)
+    return _ci(_trend_rho(np.asarray(params, float), draws))
+
+
+def accuracy_matrix(scored: pd.DataFrame, models, task: str, column: str = "correct") -> np.ndarray:
+    """``column`` of the scored answers of ``task`` as models (in ``models``' order) × instances."""
+    piv = scored[scored["task"] == task].pivot_table(index="model", columns="instance", values=column,
+                                                     aggfunc="first", dropna=False)
+    return piv.reindex(list(models)).to_numpy(float)
+
+
+def kendall_trend_interval(table: pd.DataFrame, log_llm: Mapping[tuple, np.ndarray], ladder: pd.DataFrame,
+                           task: str, n: int, log_inf: np.ndarray | None = None, n_boot: int = N_BOOT,
+                           seed: int = PERM_SEED) -> tuple[float, float]:
+    """95% bootstrap interval, over whole units (the table's ``instance``: facts or
+    problems), of the trend with model size of the Kendall tau distance between each
+    model's ranking of the (``task``, ``n``) test pairs and the corpus LM's (the task-gram
+    LM, or the ∞-gram LM given its ``log_inf``): every model's distance recomputed on the
+    same resampled rows, then Spearman ρ with size."""
+    with np.errstate(divide="ignore"):
+        x = (-np.log(table["p_taskgram"].to_numpy(float)) if log_inf is None
+             else -np.asarray(log_inf, float))
+    Y = np.vstack([-np.asarray(log_llm[(m, task, n)], float) for m in ladder["model"]])
+    ok = np.isfinite(x) & np.isfinite(Y).all(axis=0)
+    units = table["instance"].to_numpy()[ok]
+    if ok.sum() < 3 or len(np.unique(units.astype(str))) < 2:
+        return np.nan, np.nan
+    x, Y = x[ok], Y[:, ok]
+    draws = np.full((_check_boot(n_boot), len(Y)), np.nan)
+    for b, idx in enumerate(unit_resamples(units, n_boot, seed)):
+        for i in range(len(Y)):
+            tau = kendalltau(x[idx], Y[i, idx]).statistic
+            draws[b, i] = (1 - tau) / 2 if np.isfinite(tau) else np.nan
+    return _ci(_trend_rho(ladder["params"].to_numpy(float), draws))
+
+
+def novelty_intervals(counts: pd.DataFrame, ladder: pd.DataFrame, n_boot: int = N_BOOT,
+                      seed: int = PERM_SEED) -> dict[str, tuple[float, float]]:
+    """Per task, :func:`unit_trend_interval` of the novelty share over instances, from
+    :func:`~analysis.distributional.method_tables.novelty_counts` (an instance a model gave
+    no pair for counts zero pairs)."""
+    out = {}
+    for task, g in counts.groupby("task", sort=False):
+        piv = g.pivot_table(index="model", columns="instance", values=["novel", "pairs"], aggfunc="sum",
+                            fill_value=0).reindex(list(ladder["model"])).fillna(0)
+        out[task] = unit_trend_interval(ladder["params"].to_numpy(float), piv["novel"].to_numpy(float),
+                                        piv["pairs"].to_numpy(float), n_boot, seed)
+    return out

@@ -16,7 +16,6 @@ from analysis.distributional.method import (
     corpus_lms,
     final_number,
     kendall_distance,
-    novelty,
     pair_contexts,
     performance_by_count,
     spearman_row,
@@ -344,24 +343,44 @@ def taskgram_mem_table(tables: Mapping[tuple, pd.DataFrame], log_llm: Mapping[tu
                                        "pvalue", "pairs", "note"])
 
 
-def novelty_table(answers: pd.DataFrame, tasks: Mapping[str, Mapping], doc_index: Mapping[bool, object],
-                  ladder: pd.DataFrame, n: int = NOVELTY_N) -> pd.DataFrame:
-    """Novelty of each model's answers per task: the share of (input n-gram,
-    generated n-gram) pairs that never co-occur in a corpus document
-    (:func:`novelty`; a failed request counts as an empty answer). Columns ``model,
-    params, task, novelty, pairs``; NaN novelty with 0 pairs when the answers give none."""
+def novelty_counts(answers: pd.DataFrame, tasks: Mapping[str, Mapping], doc_index: Mapping[bool, object],
+                   ladder: pd.DataFrame, n: int = NOVELTY_N) -> pd.DataFrame:
+    """Per model, task and instance, the (input n-gram, generated n-gram) pairs of each
+    model's answer (``pairs``) and how many never co-occur in a corpus document
+    (``novel``); a failed request counts as an empty answer, and an instance with no
+    pair has no row. Columns ``model, params, task, instance, novel, pairs``."""
     index = doc_index[ngrams.default_drop_stopwords(n)]
-    rows = []
+    frames = []
     for m, params in zip(ladder["model"], ladder["params"]):
         for task, spec in tasks.items():
             got = answers[(answers["model"] == m) & (answers["task"] == task)].sort_values("instance")
             gen = [a or "" for a in got["answer"]]
             try:
                 counted = ngrams.count_pairs(ngrams.task_gram_pairs(spec["inputs"], gen, n), index)
-                value, pairs = novelty(counted["c_xy"]), len(counted)
             except (ngrams.NgramError, DistributionalError):
-                value, pairs = np.nan, 0
-            rows.append({"model": m, "params": params, "task": task, "novelty": value, "pairs": pairs})
+                continue
+            frames.append(counted.assign(novel=(counted["c_xy"] == 0).astype(int))
+                          .groupby("instance").agg(novel=("novel", "sum"), pairs=("novel", "size"))
+                          .reset_index().assign(model=m, params=params, task=task))
+    cols = ["model", "params", "task", "instance", "novel", "pairs"]
+    return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
+
+
+def novelty_table(answers: pd.DataFrame, tasks: Mapping[str, Mapping], doc_index: Mapping[bool, object],
+                  ladder: pd.DataFrame, n: int = NOVELTY_N,
+                  counts: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Novelty of each model's answers per task: the share of (input n-gram,
+    generated n-gram) pairs that never co-occur in a corpus document
+    (:func:`novelty_counts`, or ``counts`` when given). Columns ``model, params, task,
+    novelty, pairs``; NaN novelty with 0 pairs when the answers give none."""
+    counts = novelty_counts(answers, tasks, doc_index, ladder, n) if counts is None else counts
+    summed = counts.groupby(["model", "task"])[["novel", "pairs"]].sum()
+    rows = []
+    for m, params in zip(ladder["model"], ladder["params"]):
+        for task in tasks:
+            novel, pairs = summed.loc[(m, task)] if (m, task) in summed.index else (0, 0)
+            rows.append({"model": m, "params": params, "task": task,
+                         "novelty": novel / pairs if pairs else np.nan, "pairs": int(pairs)})
     return pd.DataFrame(rows)
 
 

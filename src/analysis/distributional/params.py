@@ -25,7 +25,8 @@ SOURCE_MODELS = "Pythia 70M–12B"
 E5_COSINE_RANGE = (0.7, 1.0)
 #: the source study's setting of each parameter, for the chapter's Setup table
 SOURCE_SETUP = {"lab_models": SOURCE_MODELS, "n_reasoning": "the GSM8K test set (1,319 problems)",
-                "max_pairs": "every pair of the task-gram table", "seed": "—"}
+                "max_pairs": "every pair of the task-gram table", "seed": "—",
+                "prompt_opt_problems": "the GSM8K test set (1,319 problems)"}
 #: the thresholds the chapter applies as "the paper's": TriviaQA's for the knowledge
 #: task, with a 2-gram value the paper does not give (0.80, continuing its step of
 #: 0.05 per n); the reasoning task takes the same values (the paper gives none for GSM8K)
@@ -121,15 +122,16 @@ PERM_SEED = 0
 #: reasoning answer (80: the longest lab prompt, 39 tokens, plus 80 fits the 128-token context)
 PROFILES = {
     "smoke": dict(lab_profile="smoke", lab_models=None, ngram_sizes=(2, 3, 5), n_reasoning=12, max_pairs=300,
-                  count_n=5, reasoning_tokens=48, seed=0, influence_facts=3, influence_docs=3),
+                  count_n=5, reasoning_tokens=48, seed=0, influence_facts=3, influence_docs=3,
+                  prompt_opt_problems=12),
     "default": dict(lab_profile="default", lab_models=None, ngram_sizes=(2, 3, 5), n_reasoning=1000,
                     max_pairs=2000, count_n=5, reasoning_tokens=80, seed=0, influence_facts=20,
-                    influence_docs=10),
+                    influence_docs=50, prompt_opt_problems=300),
     # every test pair and as many reasoning problems as GSM8K's test set (Pythia and the Pile, the
     # paper's own setting, need the network: see the chapter's real-data section)
     "paper": dict(lab_profile="default", lab_models=None, ngram_sizes=(2, 3, 5), n_reasoning=1319,
                   max_pairs=None, count_n=5, reasoning_tokens=80, seed=0, influence_facts=50,
-                  influence_docs=50),
+                  influence_docs=50, prompt_opt_problems=1319),
 }
 
 
@@ -153,6 +155,8 @@ PARAMS = Declaration(
               "(Section 6)", kind="int", lo=2),
         Param("influence_docs", "training documents retrieved per fact and way (the source's R = 50)",
               kind="int", lo=1),
+        Param("prompt_opt_problems", "reasoning problems asked under each optimized prompt (Table 1; at most "
+              "n_reasoning)", kind="int", lo=2),
     ),
     profile_help={"smoke": "the smoke lab (CI)", "default": "the book's lab, 2,000 pairs per (task, n)",
                   "paper": "the book's lab, every test pair, 1,319 reasoning problems (GSM8K's test size)"},

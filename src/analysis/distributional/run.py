@@ -323,6 +323,10 @@ def embedder_version() -> dict[str, str]:
 #: tasks and document index (the chapter's step)
 novelty_table = memoized("distributional-novelty", code=GRAMS_CODE)(
     with_source_stopwords(method_tables.novelty_table))
+#: :func:`~analysis.distributional.method_tables.novelty_counts` (per instance, the unit of
+#: the novelty trend's interval), computed once per answers, tasks and document index
+novelty_counts = memoized("distributional-novelty-counts", code=GRAMS_CODE)(
+    with_source_stopwords(method_tables.novelty_counts))
 #: :func:`~analysis.distributional.method_tables.split_tables`, computed once per splits,
 #: document index and arguments (the chapter's step)
 split_tables = memoized("distributional-split-tables", code=GRAMS_CODE)(

@@ -96,10 +96,17 @@ def _value_text(c: Claim) -> str:
                 f"({c.extra['run']}, {c.extra['removed']} facts removed)")
     if unit == "median_rho":
         return f"median ρ over the models {c.value:+.2f}"
+    if unit == "accuracy_gap":
+        lo, hi = c.interval or (float("nan"), float("nan"))
+        return (f"memorization − generalization prompt {100 * c.value:+.1f} points [{100 * lo:+.1f}, "
+                f"{100 * hi:+.1f}] over {c.n_units:,} {c.unit}, the mean of {c.extra['models']} models")
     if unit == "min_size_rho":
         return f"smallest Spearman ρ with size {c.value:+.2f}"
     if c.id.startswith("mem") and c.id.endswith("_significant"):
         return f"the weakest model's ρ {c.value:+.2f}"
+    if c.interval:
+        return (f"Spearman ρ with size {c.value:+.2f} (95% interval {c.interval[0]:+.2f} to "
+                f"{c.interval[1]:+.2f} over resampled facts or problems)")
     return f"Spearman ρ with size {c.value:+.2f}"
 
 
@@ -517,3 +524,35 @@ def counterfactual_values(est, base, counter, removed, run: str) -> dict[str, st
             "counterfactual_kept": f"{int((~removed).sum()):,}",
             "counterfactual_removed_delta": f"{np.nanmean(delta[removed]):+.2f}",
             "counterfactual_kept_delta": f"{np.nanmean(delta[~removed]):+.2f}"}
+
+
+def _points(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
+def prompt_opt_values(task: str, est, control, table: pd.DataFrame, arms: Mapping[str, object],
+                      unit: str) -> dict[str, str]:
+    """The prompt-optimization section's glued text for ``task``: ``prompt_opt_<task>``
+    (the accuracy gap, memorization − generalization, in points, with its interval and
+    units), the two templates, their corpus scores and the control's gap (scored against
+    another instance's answer)."""
+    key = f"prompt_opt_{task}"
+    if est is None or not np.isfinite(est.value):
+        gap = "not computed: no instance answered in both arms"
+    elif est.interval is None:
+        gap = f"{_points(est.value)} points over {est.n_units:,} {unit} (no interval)"
+    else:
+        gap = (f"{_points(est.value)} points [{_points(est.lo)}, {_points(est.hi)}] over {est.n_units:,} "
+               f"{unit}, {len(table)} models")
+    ctrl = ("—" if control is None or not np.isfinite(control.value) else
+            f"{_points(control.value)} points" + (f" [{_points(control.lo)}, {_points(control.hi)}]"
+                                                  if control.interval else ""))
+    scores = arms["scores"].set_index("template")["score"]
+    show = {arm: str(arms[arm]).replace("{question}", "…") for arm in ("memorization", "generalization")}
+    return {key: gap, f"{key}_control": ctrl,
+            f"{key}_memorization": show["memorization"], f"{key}_generalization": show["generalization"],
+            f"{key}_memorization_score": f"{scores[arms['memorization']]:.2f}",
+            f"{key}_generalization_score": f"{scores[arms['generalization']]:.2f}",
+            f"{key}_candidates": f"{len(scores)}",
+            f"{key}_skipped": f"{int(arms['scores']['contaminated'].sum())}",
+            f"{key}_higher": f"{int((table['difference'] > 0).sum())} of {len(table)}" if len(table) else "—"}

@@ -685,17 +685,21 @@ def calibration_status(*, rate: float, se: float, n: int, alpha: float) -> tuple
 
 
 def calibration_claims(cal: pd.DataFrame, alpha: float = PAPER_ALPHA,
-                       kinds: Sequence[str] = KIND_ORDER) -> list[Claim]:
+                       kinds: Sequence[str] = KIND_ORDER, prefix: str = "calibration",
+                       model: str | None = None) -> list[Claim]:
     """Per block-score kind: the pairwise test rejects a true null at most at its
     level, i.e. its false-positive rate lies in [0, α + 2 se] (``cal`` from
     :func:`~analysis.size.method_calibration.calibration`). The replicates are the
     unit (each an independent pair of resamples); the exact null of the count of
-    rejections is Binomial(n, α)."""
+    rejections is Binomial(n, α). Ids are ``<prefix>_<kind>``; ``model`` (the model
+    resampled) goes into the statement when given."""
     at = cal[np.isclose(cal["alpha"].astype(float), alpha)].set_index("kind") if len(cal) else pd.DataFrame()
     out = []
     for kind in kinds:
-        cid = f"calibration_{kind}"
+        cid = f"{prefix}_{kind}"
         statement = f"The pairwise test, {KIND_STATEMENTS[kind]}, rejects a true null at most at its level α"
+        if model:
+            statement += f" (resampling {model})"
         kw = dict(section=SECTION_CALIBRATION, source_value=f"α = {alpha:g}", unit="replicates",
                   comparison=(f"false-positive rate ≤ α + {CALIBRATION_SE:g} se, two resamples of one model "
                               "(not reproduced when its 95% Wilson interval lies above)"))
@@ -713,6 +717,7 @@ def calibration_claims(cal: pd.DataFrame, alpha: float = PAPER_ALPHA,
                          min_n=CALIBRATION_MIN_REPS, null_kind="analytic", null_value=alpha,
                          control_reason=("the replicates are themselves a true null: two resamples of one "
                                          "model"),
-                         extra={"kind": kind, "alpha": alpha, "se": se, "limit": alpha + CALIBRATION_SE * se},
+                         extra={"kind": kind, "alpha": alpha, "se": se, "limit": alpha + CALIBRATION_SE * se,
+                                "model": model},
                          **kw))
     return out

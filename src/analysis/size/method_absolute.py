@@ -325,3 +325,30 @@ def loo_r2_interval(table: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
         return float("nan"), float("nan")
     tail = (1 - level) / 2
     return float(np.quantile(r2, tail)), float(np.quantile(r2, 1 - tail))
+
+
+#: the profile halves the PCA index can be built on: the paper's formula is silent on
+#: whether its 2KL profile is the right input, so the index is ablated over the three
+PROFILE_HALVES = {"raw": ("raw",), "lifted": ("lifted",), "both (the paper's 2KL)": ("raw", "lifted")}
+
+
+def index_ablation(profiles: pd.DataFrame, theta, halves=PROFILE_HALVES) -> pd.DataFrame:
+    """The PCA index and its law on each half of the profile and on both: per variant
+    (``profile``), the ``features`` kept, the variance the first component
+    ``explained``, the law's in-sample ``r2`` and slope ``B``, and the leave-one-out
+    ``loo_r2`` and share ``within_band`` (:func:`loo_cv`, the PCA refitted in every
+    fold). ``profiles`` is :func:`~analysis.size.method_probe.accuracy_profile` with its
+    ``kind`` column level; ``theta`` the true sizes."""
+    kinds = profiles.columns.get_level_values("kind")
+    rows = []
+    for label, keep in halves.items():
+        sub = profiles.loc[:, kinds.isin(keep)]
+        if sub.shape[1] == 0:
+            raise SizeError(f"the profiles have no {'/'.join(keep)} columns for the {label!r} index")
+        pca = pca_index(sub)
+        law = fit_law(pca.z, theta)
+        loo = loo_cv(sub, theta)
+        rows.append({"profile": label, "features": int(sub.shape[1]), "explained": float(pca.explained),
+                     "r2": float(law.r2), "B": float(law.B), "loo_r2": float(loo.r2_log),
+                     "within_band": float(loo.within_band)})
+    return pd.DataFrame(rows)

@@ -178,8 +178,9 @@ def _calibration(c: Claim) -> str:
     kind = _KIND_WORDS.get(c.extra["kind"], c.extra["kind"])
     if c.status == NOT_TESTABLE:
         return f"The calibration of block scores by {kind} could not run. {verdict(c)}"
-    return (f"With block scores by {kind}, the pairwise test rejects a true null at a rate of {c.value:.3f} "
-            f"for α = {c.extra['alpha']:g}. {verdict(c)}")
+    on = f" on {c.extra['model']}" if c.extra.get("model") else ""
+    return (f"With block scores by {kind}, the pairwise test rejects a true null{on} at a rate of "
+            f"{c.value:.3f} for α = {c.extra['alpha']:g}. {verdict(c)}")
 
 
 def _loo_r2(c: Claim) -> str:
@@ -215,7 +216,8 @@ _RENDERERS = (("gap_", _gap), ("probe_", _probe), ("agreement", _agreement), ("l
               ("lab_loo_band", _loo),
               ("lab_loo_r2", _loo_r2), ("lab_bounds_valid", _bounds), ("lab_precision", _rate),
               ("lab_recall", _rate), ("lab_agreement_families", _lab_families),
-              ("lab_agreement", _lab_agreement), ("calibration_", _calibration))
+              ("lab_agreement", _lab_agreement), ("calibration_", _calibration),
+              ("lab_calibration_", _calibration))
 
 
 def render(claim: Claim) -> str:
@@ -242,7 +244,7 @@ def gap_text(claims: Iterable[Claim]) -> str:
 def calibration_text(claims: Iterable[Claim], kind: str, alpha: float) -> str:
     """The calibration paragraph: each block-score kind's false-positive rate and
     whether it holds its level, then whether this run's ``kind`` does."""
-    claims = [c for c in claims if c.id.startswith("calibration_")]
+    claims = [c for c in claims if "calibration_" in c.id]
     ran = [c for c in claims if c.status != NOT_TESTABLE]
     if not ran:
         return "The calibration could not run: the model it resamples has no scorable answer."
@@ -440,3 +442,17 @@ def valid_count(placed: pd.DataFrame) -> str:
     if placed is None or len(placed) == 0:
         return "—"
     return f"{int(placed['valid'].sum())} of {len(placed)}"
+
+
+def index_ablation_text(table) -> str:
+    """The PCA-index ablation (:func:`~analysis.size.method_absolute.index_ablation`) in
+    words: each profile's explained variance, in-sample and leave-one-out R² and share
+    within 2x, and which profile's leave-one-out R² is highest."""
+    if not len(table):
+        return "The index ablation did not run."
+    parts = [f"on {r.profile} ({r.features:,} features) the first component explains "
+             f"{100 * r.explained:.0f}%, "
+             f"the law's R² is {r.r2:.2f} and its leave-one-out R² {r.loo_r2:.2f} "
+             f"({100 * r.within_band:.0f}% within 2x)" for r in table.itertuples(index=False)]
+    best = table.loc[table["loo_r2"].idxmax(), "profile"]
+    return "The index " + "; ".join(parts) + f". The highest leave-one-out R² is {best}'s."
