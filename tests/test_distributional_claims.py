@@ -26,6 +26,7 @@ from analysis.core.claims import (
     to_json,
 )
 from analysis.distributional import claims as C
+from analysis.distributional import claims_performance as CP
 from analysis.distributional import inference as I
 from analysis.stats.result import StatsError
 from distributional_toys import ladder3, ladder_mem, toy_mem_inputs
@@ -145,18 +146,22 @@ def _copies_inputs(top=(5, 5), low=(0, 20)):
 
 
 def test_accuracy_size_is_a_permutation_trend_over_the_models():
-    rising = C.performance_claims(_acc([0.1, 0.2, 0.25, 0.3, 0.35, 0.5]), *_copies_inputs())[0]
+    intervals = {"accuracy_size": (0.2, 0.9), "copies_size": (np.nan, 0.5)}
+    rising, _, top = CP.performance_claims(_acc([0.1, 0.2, 0.25, 0.3, 0.35, 0.5]), *_copies_inputs(),
+                                           intervals=intervals)
+    # the interval over facts rides on the claim; a half-missing one is left off
+    assert rising.interval == (0.2, 0.9) and top.id == "copies_size" and top.interval is None
     assert (rising.id, rising.status, rising.value, rising.n_units) == ("accuracy_size", REPRODUCED, 1.0, 6)
     assert rising.unit == "models" and rising.null_kind == "permutation" and rising.kind == SOURCE
     assert rising.p == pytest.approx(2 / 720, abs=0.008)  # exactly 2 of the 720 orderings reach |ρ| = 1
-    falling = C.performance_claims(_acc([0.6, 0.5, 0.4, 0.3, 0.2, 0.1]), *_copies_inputs())[0]
+    falling = CP.performance_claims(_acc([0.6, 0.5, 0.4, 0.3, 0.2, 0.1]), *_copies_inputs())[0]
     assert falling.status == NOT_REPRODUCED
-    few = C.performance_claims(_acc([0.1, 0.2, 0.3, 0.4], SIX[:4]), *_copies_inputs())[0]
+    few = CP.performance_claims(_acc([0.1, 0.2, 0.3, 0.4], SIX[:4]), *_copies_inputs())[0]
     assert few.status == INCONCLUSIVE and few.reason == "4 models, below the minimum of 6"
 
 
 def test_zero_accuracy_everywhere_is_the_floor_not_a_result():
-    floor = C.performance_claims(_acc([0.0] * 6), *_copies_inputs(top=(0, 5), low=(0, 20)))
+    floor = CP.performance_claims(_acc([0.0] * 6), *_copies_inputs(top=(0, 5), low=(0, 20)))
     acc, rise, size = floor
     assert acc.status == NOT_TESTABLE and "floor" in acc.reason
     # the committed run's copies_rise was "not reproduced: the value equals the null 0"; now the floor

@@ -299,8 +299,8 @@ SCORER = textwrap.dedent(
     start = Path(sys.argv[2])
     while not start.exists():
         time.sleep(0.005)
-    model = load_model("api:toy", cache=QueryCache(sys.argv[1]), concurrency=2, base_delay=0.01, max_delay=0.05,
-                       timeout=5)
+    model = load_model("api:toy", cache=QueryCache(sys.argv[1]), concurrency=2, base_delay=0.01,
+                       max_delay=0.05, timeout=5)
     scores = model.score_ids(json.loads(sys.argv[3]))
     print(json.dumps({"calls": model.calls, "logprobs": [[float(x) for x in s["logprobs"]] for s in scores]}))
     """
@@ -320,8 +320,9 @@ def test_two_runs_sharing_a_cache_score_each_sequence_once(tmp_path):
         first.cache.close()
         before = server.count()
         env = {**os.environ, "MEMBOOK_API_BASE_URL": server.base_url, "PYTHONPATH": python_path()}
-        procs = [subprocess.Popen([sys.executable, "-c", SCORER, str(path), str(start), json.dumps(ids)], env=env,
-                                  text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+        argv = [sys.executable, "-c", SCORER, str(path), str(start), json.dumps(ids)]
+        procs = [subprocess.Popen(argv, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 for _ in range(2)]
         time.sleep(2.0)  # both processes started and waiting
         start.touch()
         outs = [p.communicate(timeout=120) for p in procs]

@@ -21,8 +21,6 @@ chapter (``notebooks/distributional.md``) runs it on the lab corpus and ladder.
 
 from analysis.distributional.claims import (
     above_infgram_claims,
-    copies_rise,
-    copies_size,
     count_claim,
     count_claims,
     filter_claims,
@@ -35,7 +33,6 @@ from analysis.distributional.claims import (
     mem_significant,
     mmlu_claims,
     novelty_claims,
-    performance_claims,
     sensitivity_claim,
     tied_claims,
     untestable_claims,
@@ -45,7 +42,9 @@ from analysis.distributional.claims_causes import (
     influence_claim,
     partial_claims,
     prompt_opt_claim,
+    prompt_opt_claims,
 )
+from analysis.distributional.claims_performance import copies_rise, copies_size, performance_claims
 from analysis.distributional.controls import (
     SWAPPED,
     accuracy_matrix,
@@ -232,6 +231,7 @@ from analysis.distributional.text import (
     partial_range,
     partial_sentence,
     peak_sentence,
+    prompt_opt_glue,
     prompt_opt_values,
     range_text,
     reasoning_sentence,
@@ -252,7 +252,8 @@ __all__ = [
     "answer_logprobs", "counterfactual_claim", "counterfactual_drop", "counterfactual_run",
     "counterfactual_texts", "counterfactual_values", "removed_facts", "smallest_ladder_run",
     # prompt optimization (Section 7, Table 1)
-    "arm_answers", "arm_table", "control_gold", "prompt_gap", "prompt_opt_claim", "prompt_opt_values",
+    "arm_answers", "arm_table", "control_gold", "prompt_gap", "prompt_opt_claim", "prompt_opt_claims",
+    "prompt_opt_glue", "prompt_opt_values",
     "search_prompts",
     # params
     "ALPHA", "AUTHORS_FILTER", "CHAPTER_THRESHOLDS", "CONSTANT_NOTE", "COPIES_EDGES", "CORPUS_LMS",

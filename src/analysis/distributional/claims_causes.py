@@ -9,6 +9,8 @@ are that module's.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
@@ -198,3 +200,18 @@ def prompt_opt_claim(task: str, est, control, table: pd.DataFrame, arms: dict, s
                   n_units=est.n_units, null_kind="analytic", null_value=0.0, control_value=c_val,
                   control_reason=None if c_val is not None else "the control scored no instance in both arms",
                   **kw)
+
+
+#: what stands in for the source's optimizer, said on every prompt-optimization claim
+PROMPT_SUBSTITUTION = ("a template search scored by the lab corpus's counts stands in for GPT-4o with WIMBD "
+                       "feedback")
+
+
+def prompt_opt_claims(arms: Mapping[str, dict], gaps: Mapping[str, tuple], controls: Mapping[str, object],
+                      substitution: str = PROMPT_SUBSTITUTION) -> list[Claim]:
+    """:func:`prompt_opt_claim` for every task of ``arms`` (task → the search's result),
+    ``gaps`` (task → :func:`~analysis.distributional.prompt_opt.prompt_gap`'s estimate and
+    per-model table) and ``controls`` (task → the control's estimate)."""
+    return [prompt_opt_claim(task, gaps[task][0], controls[task], gaps[task][1],
+                             {a: arms[task][a] for a in ("memorization", "generalization")}, substitution)
+            for task in arms]

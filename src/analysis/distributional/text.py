@@ -556,3 +556,13 @@ def prompt_opt_values(task: str, est, control, table: pd.DataFrame, arms: Mappin
             f"{key}_candidates": f"{len(scores)}",
             f"{key}_skipped": f"{int(arms['scores']['contaminated'].sum())}",
             f"{key}_higher": f"{int((table['difference'] > 0).sum())} of {len(table)}" if len(table) else "—"}
+
+
+def prompt_opt_glue(arms: Mapping[str, dict], gaps: Mapping[str, tuple], controls: Mapping[str, object],
+                    n_problems: int) -> dict[str, str]:
+    """Every task's :func:`prompt_opt_values`, and ``prompt_opt_n`` (the reasoning problems asked)."""
+    out = {"prompt_opt_n": f"{n_problems:,}"}
+    for task in arms:
+        out |= prompt_opt_values(task, gaps[task][0], controls[task], gaps[task][1], arms[task],
+                                 "facts" if task == "knowledge" else "problems")
+    return out
