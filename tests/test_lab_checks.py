@@ -184,7 +184,18 @@ def test_score_counts_by_level_and_regime_reason_by_hand():
     lv = score_counts_by_level(scored, 16)
     assert lv[["source", "copies", "pairs", "verbatim", "e1", "partial", "high"]].values.tolist() == [
         ["background", 1, 3, 0, 1, 1, 2], ["popular", 2, 3, 2, 1, 1, 0], ["popular", 8, 2, 1, 0, 0, 1]]
-    # the background level has more at e = 1 than at e = 0: a design weighted toward it could help
-    assert regime_reason(lv).startswith("1 of 3 levels have at least as many pairs at e = 1")
-    # without it every level is verbatim-heavy, and no mixture of the levels can fall steadily
-    assert regime_reason(lv[lv["source"] == "popular"]).startswith("at every copies level")
+    # every level is below the reading threshold at the default; with 1 pair enough, the background
+    # level (more at e = 1 than at e = 0) could move a design toward the regime
+    assert regime_reason(lv, min_pairs=1).startswith("1 of the 3 levels with at least 1 pairs")
+    # without it every level read is verbatim-heavy, and no mixture of the levels can fall steadily
+    assert regime_reason(lv[lv["source"] == "popular"], min_pairs=1).startswith("every one of the 2 levels")
+    # at the default threshold of 10 every level is too thin to read: the thin ones are named
+    text = regime_reason(lv)
+    assert text.startswith("no level has 10 pairs at e = 0 or 1")
+    assert "background at 1 copies 0 against 1" in text
+    # a verbatim-heavy level read beside thin ones that lean the other way: the thin ones are named
+    row = {"source": "popular", "copies": 16, "pairs": 40, "verbatim": 30, "e1": 2, "partial": 5, "high": 3}
+    big = pd.concat([lv, pd.DataFrame([row])], ignore_index=True)
+    text = regime_reason(big)
+    assert text.startswith("every one of the 1 levels with at least 10 pairs")
+    assert "only levels the sample barely sees" in text and "(background at 1 copies 0 against 1" in text

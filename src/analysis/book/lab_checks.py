@@ -262,28 +262,46 @@ def score_counts_by_level(scored: pd.DataFrame, suffix_tokens: int) -> pd.DataFr
     return pd.DataFrame(rows, columns=["source", "copies", "pairs", "verbatim", "e1", "partial", "high"])
 
 
-def regime_reason(levels: pd.DataFrame) -> str:
+#: the fewest pairs at e = 0 or 1 a copies level needs before its comparison of the two is read
+REGIME_MIN_PAIRS = 10
+
+
+def regime_reason(levels: pd.DataFrame, min_pairs: int = REGIME_MIN_PAIRS) -> str:
     """Why no spread of copies over the levels of :func:`score_counts_by_level` could put
-    the pair counts in the source's regime, or that one could. Any copy design that keeps
-    each text's answers as they are is a non-negative mixture of the levels, so the count
-    at e = 0 stays above the count at e = 1 when it is above at every level with a pair at
-    either score: the mixture's counts cannot fall steadily toward low scores. (A retrained
-    lab could change a level's answers; this reads the trained one.)"""
+    the pair counts in the source's regime, or what it would take. Any copy design that
+    keeps each text's answers as they are is a non-negative mixture of the levels, so
+    the count at e = 0 can fall to the count at e = 1 only through levels where it
+    already has. The levels with at least ``min_pairs`` pairs at e = 0 or 1 are read; the
+    rest hold too few to tell, and are named with their counts. (A retrained lab could
+    change a level's answers; this reads the trained one.)"""
     live = levels[(levels["verbatim"] + levels["e1"]) > 0]
     if live.empty:
         return "no level has a pair at e = 0 or e = 1, so the counts say nothing about the regime"
-    above = live[live["verbatim"] > live["e1"]]
-    parts = "; ".join(f"{r.source} at {r.copies} copies {r.verbatim:,} against {r.e1:,}"
-                      for r in live.itertuples(index=False))
-    if len(above) == len(live):
-        return (f"at every copies level with a pair at either score, verbatim answers outnumber those one "
-                f"edit away ({parts}), so any spread of copies over these levels, each text answered as it "
-                "is now, "
-                "keeps more pairs at e = 0 than at e = 1: no copy design alone reaches the source's regime "
-                "with these models")
-    return (f"{len(live) - len(above)} of {len(live)} levels have at least as many pairs at e = 1 as at "
-            "e = 0 "
-            f"({parts}), so a copy design weighted toward them could move toward the source's regime")
+    read = live[(live["verbatim"] + live["e1"]) >= min_pairs]
+    thin = live[(live["verbatim"] + live["e1"]) < min_pairs]
+
+    def listed(rows):
+        return "; ".join(f"{r.source} at {r.copies} copies {r.verbatim:,} against {r.e1:,}"
+                         for r in rows.itertuples(index=False))
+
+    if read.empty:
+        return (f"no level has {min_pairs} pairs at e = 0 or 1 to compare ({listed(thin)}), so the counts "
+                "cannot say whether a copy design could reach the source's regime")
+    against = read[read["verbatim"] > read["e1"]]
+    thin_up = thin[thin["e1"] >= thin["verbatim"]]
+    if len(against) < len(read):
+        up = read[read["e1"] >= read["verbatim"]]
+        return (f"{len(up)} of the {len(read)} levels with at least {min_pairs} pairs at e = 0 or 1 have as "
+                f"many at e = 1 as at e = 0 ({listed(up)}), so a copy design weighted toward them could move "
+                "toward the source's regime")
+    text = (f"every one of the {len(read)} levels with at least {min_pairs} pairs at e = 0 or 1 has more "
+            f"verbatim answers than answers one edit away ({listed(read)}), so any spread of copies over "
+            "them, each text answered as it is now, keeps more pairs at e = 0 than at e = 1")
+    if len(thin_up):
+        text += (f"; only levels the sample barely sees have as many at e = 1 ({listed(thin_up)}, "
+                 f"{int(thin_up['verbatim'].sum() + thin_up['e1'].sum())} pairs at e ≤ 1 between them), "
+                 "so a copy design would have to put nearly all the corpus there")
+    return text
 
 
 #: the benchmarks' records of the cold lab and of the compile decision
