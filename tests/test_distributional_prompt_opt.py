@@ -147,3 +147,19 @@ def test_optimize_ignores_a_question_that_is_contaminated_on_its_own(index):
     out = optimize(["quiz card: {question}", "zebra yak: {question}"], ["q1 is here now and then more more"],
                    index, docs, base="xx yy: {question}")
     assert not out["scores"]["contaminated"].any()
+
+
+def test_influence_claim_reads_its_answers_swapped_control():
+    from analysis.core.claims import INCONCLUSIVE, REPRODUCED
+    from analysis.distributional.claims_causes import influence_claim
+    from analysis.stats.result import Estimate
+
+    gap = Estimate(0.3, 0.1, 0.5, n=400, n_units=20)
+    quiet = influence_claim(gap, "wide-64", 4, 50, control=Estimate(-0.05, -0.2, 0.1, n=400, n_units=20))
+    assert quiet.status == REPRODUCED and quiet.control_value == -0.05
+    assert (quiet.extra["control_lo"], quiet.extra["control_hi"]) == (-0.2, 0.1)
+    # the same gap on the swapped test examples: the documents' shared words, not the pair
+    loud = influence_claim(gap, "wide-64", 4, 50, control=Estimate(0.25, 0.05, 0.45, n=400, n_units=20))
+    assert loud.status == INCONCLUSIVE and loud.mechanical
+    none = influence_claim(gap, "wide-64", 4, 50)
+    assert none.status == REPRODUCED and none.control_value is None and "not run" in none.control_reason

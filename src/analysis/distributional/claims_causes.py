@@ -102,28 +102,33 @@ INFLUENCE_STATEMENT = ("Training documents that hold a test example's n-gram pai
                        "Section 6).")
 
 
-def influence_claim(est, run: str, n_checkpoints: int, r: int) -> Claim:
+def influence_claim(est, run: str, n_checkpoints: int, r: int, control=None) -> Claim:
     """``influence_pair_above_output``: the mean over facts of (pair documents' mean
     influence − output-only documents'), :func:`~analysis.distributional.influence.influence_gap`,
-    above 0 by its bootstrap interval over facts (the unit). No negative control is run: an
-    answers-swapped test example would need documents retrieved for it, which this run
-    does not do; the claim says so."""
+    above 0 by its bootstrap interval over facts (the unit). ``control`` is the same gap
+    with each test example ending in another fact's answer (the same documents): a gap
+    that also shows there comes from the documents sharing the prompt's words, not from
+    the pair."""
+    c_val = None if control is None or not np.isfinite(control.value) else float(control.value)
     kw = dict(section=INFLUENCE_SECTION, unit="facts", min_n=MIN_FACTS, source_value=(
         "pair documents above output-only ones in every task and size (Figure 5; TriviaQA about 0.14 to "
         "0.16)"), comparison=(f"mean over facts of (pair − output-only) influence > 0: 95% bootstrap "
                               f"interval over facts; {run}, {n_checkpoints} checkpoints, up to {r} documents "
                               "per way"),
-              control_reason=("not run: an answers-swapped test example would need documents retrieved for "
-                              "its own answer"),
-              extra={"unit": "influence", "run": run, "checkpoints": n_checkpoints, "r": r})
+              control_reason=(None if c_val is not None else
+                              "the answers-swapped control was not run or gave no fact with both ways"),
+              extra={"unit": "influence", "run": run, "checkpoints": n_checkpoints, "r": r,
+                     "control_lo": None if control is None or control.interval is None else control.lo,
+                     "control_hi": None if control is None or control.interval is None else control.hi})
     if est is None or not np.isfinite(est.value):
         return _nt("influence_pair_above_output", INFLUENCE_STATEMENT, "no fact has documents of both ways",
                    **kw)
     v = decide(value=est.value, null=0.0, interval=est.interval, n_units=est.n_units, min_n=MIN_FACTS,
-               unit="facts")
+               unit="facts", control_value=c_val,
+               control_interval=None if control is None else control.interval)
     return _claim("influence_pair_above_output", INFLUENCE_STATEMENT, v, value=est.value,
                   interval=est.interval, n=est.n, n_units=est.n_units, null_kind="analytic", null_value=0.0,
-                  **kw)
+                  control_value=c_val, **kw)
 
 
 COUNTERFACTUAL_STATEMENT = ("Retraining without a fact's documents lowers the probability of its answer more "

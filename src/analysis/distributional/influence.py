@@ -195,13 +195,15 @@ def checkpoint_steps(path: str | Path) -> list[int]:
 
 
 def lab_influence(run_path: str | Path, know: pd.DataFrame, documents: Sequence, retrieved: pd.DataFrame,
-                  n_facts: int | None = None, seed: int = 0) -> pd.DataFrame:
+                  n_facts: int | None = None, seed: int = 0, swapped: bool = False) -> pd.DataFrame:
     """:func:`tracin` on the lab run in ``run_path`` at every checkpoint
     (:func:`checkpoints_of`): for each fact of ``retrieved`` (:func:`fact_documents`; a
     seeded sample of ``n_facts``), the test example is the chapter's prompt followed by the
     answer, its loss on the answer's tokens; each document's loss is on the tokens of its
-    first occurrence of the answer. Returns one row per (fact, way, document):
-    ``question_id``, ``way`` (``pair`` or ``output``), ``doc``, ``influence``."""
+    first occurrence of the answer. With ``swapped`` the test example ends in the fact's
+    ``swapped_answer`` instead (the negative control: the same documents, a test example
+    they hold no pair for). Returns one row per (fact, way, document): ``question_id``,
+    ``way`` (``pair`` or ``output``), ``doc``, ``influence``."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -216,7 +218,8 @@ def lab_influence(run_path: str | Path, know: pd.DataFrame, documents: Sequence,
     tests, docs, labels = [], [], []
     for f in facts.itertuples():
         k = by_id.loc[f.question_id]
-        test = _answer_positions(tok, f"{k['prompt']} {k['answer']}", str(k["answer"]), context)
+        target = str(k["swapped_answer"] if swapped else k["answer"])
+        test = _answer_positions(tok, f"{k['prompt']} {target}", target, context)
         if test is None:
             continue
         items, lab = [], []
@@ -277,17 +280,20 @@ def influence_run(lab) -> str:
     return str(ladder["run"].iloc[-1])
 
 
-def lab_influence_cached(lab, run: str, know: pd.DataFrame, n_facts: int, r: int, seed: int = 0
-                         ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """:func:`fact_documents` and :func:`lab_influence` for ``run``, computed once per run
-    (its folder is its key), facts, documents and code, then read from the artifact cache."""
+def lab_influence_cached(lab, run: str, know: pd.DataFrame, n_facts: int, r: int, seed: int = 0,
+                         swapped: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`fact_documents` and :func:`lab_influence` for ``run`` (``swapped``: the
+    answers-swapped control), computed once per run (its folder is its key), facts,
+    documents and code, then read from the artifact cache."""
     path = Path(lab.results[run].path)
     key = {"run": path.name, "corpus": documents_key(lab.corpus), "facts": know["question_id"].tolist(),
            "n_facts": n_facts, "r": r, "seed": seed}
+    if swapped:  # the control's key gains a field; the task's key stays what it was
+        key["swapped"] = know["swapped_answer"].tolist()
 
     def compute():
         retrieved = fact_documents(know, lab.corpus.documents, r=r, seed=seed)
         return retrieved, lab_influence(path, know, lab.corpus.documents, retrieved, n_facts=n_facts,
-                                        seed=seed)
+                                        seed=seed, swapped=swapped)
 
     return memo("distributional-influence", key, compute, code=("analysis.distributional.influence",))
