@@ -167,3 +167,28 @@ def test_by_design_claims_carry_their_rule():
     lower = c["small_samples_lower"]
     assert lower.by_design and "plug-in entropy" in lower.by_design_reason
     assert c["small_samples_spread"].by_design
+
+
+def _counts_pairs(counts: dict[int, int], seed: int = 0) -> pd.DataFrame:
+    """Pairs with ``counts[e]`` answers at each score e, spread over 40 texts."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for e, n in counts.items():
+        for i in range(n):
+            toks = [int(t) for t in rng.integers(0, 400, 4)]
+            rows.append({"doc_id": f"d{i % 40}", "prefix": [0], "suffix": toks, "score": float(e),
+                         "error": None, "trivial": False, "suffix_text": " ".join(map(str, toks))})
+    return pd.DataFrame(rows)
+
+
+def test_verbatim_rarer_on_a_lab_that_missed_the_regime_is_left_open():
+    # verbatim answers far commoner than those one edit away: the lab's design, not the source's models
+    scored = _counts_pairs({0: 200, 1: 20, 3: 60, 4: 120})
+    c = K.level_set_claims(analyse_set("m", scored, n_boot=20), instance_fits(scored), 4, scored, seed=0)
+    v = c["verbatim_rarer"]
+    assert v.value == pytest.approx(200 / 220) and v.status == INCONCLUSIVE
+    assert "significant in the opposite direction" in v.reason and K.REGIME_MISSED in v.reason
+    # in the source's regime (low scores rarer) the same claim is reproduced
+    scored = _counts_pairs({0: 20, 1: 200, 3: 60, 4: 120})
+    c = K.level_set_claims(analyse_set("m", scored, n_boot=20), instance_fits(scored), 4, scored, seed=0)
+    assert c["verbatim_rarer"].status == REPRODUCED
