@@ -422,3 +422,24 @@ def test_chapter_runs_leave_out_the_ablations():
     table = pd.DataFrame({"run": ["wide-32", "pert-s1x", "abl-tokens", "std-s1x", "abl-copies"],
                           "family": ["ladder-wide", "perturbed", "ablation", "standard", "ablation"]})
     assert ST.chapter_runs(table)["run"].tolist() == ["wide-32", "pert-s1x", "std-s1x"]
+
+
+def test_strata_sweep_narrows_to_the_source_width():
+    # the toy's targets in the source's names; T = 4,800 steps, so the source's 100 of 48,000 is 10 steps.
+    # A's positives last saw their copies at step 50, its negatives at step 450
+    frame = _exp3_frame().replace({"target": {"A": "1b-100b", "B": "8b-100b", "C": "1b-500b"}})
+    is_a = frame["target"] == "1b-100b"
+    frame = frame.assign(T=4800, last_step=np.where(is_a, np.where(frame["extract"] == 1, 50, 450), 60))
+    cells = S.matched_cells(frame)
+    sweep = TB.strata_sweep(cells, {"1b-100b": 4800, "1b-500b": 4800}, fracs=(1 / 8, 1 / 64))
+    assert sweep["width"].tolist() == ["1/8 of training", "1/64 of training", TB.SOURCE_WIDTH]
+    assert TB.source_bin_steps("1b-100b", 4800) == 10
+    # 1/8 of training is 600 steps: steps 50 and 450 share a stratum, all 12 of A's examples stay, and
+    # recency still separates them completely (residual AUC 0: the positives are the earlier ones); at 75
+    # steps and at the source's 10 the two
+    # classes fall in different strata and the match empties
+    assert sweep["examples"].tolist() == [12, 0, 0]
+    assert sweep["cells kept"].tolist() == ["1 of 2", "0 of 2", "0 of 2"]
+    auc = sweep["residual recency AUC"]
+    assert auc.iloc[0] == 0.0 and auc.iloc[1:].isna().all()
+    assert np.isnan(sweep["share of T"].iloc[-1]) and sweep["share of T"].iloc[0] == 1 / 8

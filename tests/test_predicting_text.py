@@ -255,3 +255,21 @@ def test_empty_cells_sentence():
     assert X.empty_cells_sentence(0, []) == "No cell is left to match."
     assert X.empty_cells_sentence(2, []) == "Every cell keeps some examples after matching."
     assert X.empty_cells_sentence(2, [("C", 4)]).startswith("Matching leaves nothing of C at 4 copies:")
+
+
+def test_sweep_sentence_names_the_narrowest_width_that_keeps_every_cell():
+    import pandas as pd
+
+    from analysis.predicting.text import sweep_sentence
+    widths = ["1/8 of training", "1/32 of training", "1/64 of training", "the source's width"]
+    sweep = pd.DataFrame({"width": widths, "share of T": [1 / 8, 1 / 32, 1 / 64, float("nan")],
+                          "examples": [70, 58, 42, 8], "positives": [35, 29, 21, 4],
+                          "cells kept": ["8 of 8", "8 of 8", "6 of 8", "4 of 8"],
+                          "residual recency AUC": [0.738, 0.569, 0.69, 0.625]})
+    # 1/64 keeps 42 examples but drops two cells: 1/32 is the narrowest that keeps every cell
+    text = sweep_sentence(sweep, 1 / 8, 30)
+    assert text.startswith("The narrowest width that keeps every cell and at least 30 examples is 1/32 of "
+                           "training (58 examples")
+    assert text.endswith("this run matches at 1/8 of training (70 examples, residual recency AUC 0.738).")
+    assert sweep_sentence(sweep, 1 / 8, 60).startswith("The narrowest width that keeps every cell and at "
+                                                       "least 60 examples is 1/8 of training")

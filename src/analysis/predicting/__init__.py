@@ -29,6 +29,7 @@ from analysis.predicting.checks import (
     exposure_copies,
 )
 from analysis.predicting.claims import (
+    MIN_EXAMPLES,
     exp1_claims,
     exp1_gap_claims,
     exp1_inserted_claim,
@@ -114,6 +115,7 @@ from analysis.predicting.tables import (
     pair_counts,
     run_extraction_rates,
     setup_table,
+    strata_sweep,
     twin_suffix_acc,
     wide_auc,
     window_share,
@@ -143,6 +145,7 @@ from analysis.predicting.text import (
     render,
     run_positives,
     source_headline,
+    sweep_sentence,
     window_gradient,
 )
 
@@ -153,7 +156,7 @@ __all__ = [
     "exp2_intervals",
     "exp2_level_claims",
     "exp2_level_nulls",
-    "exp3_strata_table",
+    "exp3_strata_table", "strata_sweep",
     "exp3_task_claims",
     "interval_table",
     "level_claims_text",
@@ -238,7 +241,7 @@ __all__ = [
     "range_labels",
     "range_runs",
     "range_runs_sentence",
-    "render",
+    "render", "sweep_sentence", "MIN_EXAMPLES",
     "run_extraction_rates",
     "run_positives",
     "score_runs",

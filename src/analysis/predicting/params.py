@@ -108,17 +108,19 @@ EXP2_ONLY = ("range-q1", "range-q2", "range-early")
 
 #: the chapter's profiles: which lab, which targets and pools, how many seeds, the
 #: Experiment 3 stratum width as a fraction of training (the source's 100 of 48,000
-#: steps is under one lab step; see the chapter) and the cell range
+#: steps is under one lab step; on the default lab 1/32 is the narrowest width of the
+#: chapter's sweep that keeps every cell and at least MIN_EXAMPLES examples, 1/64 drops
+#: cells: see the chapter) and the cell range
 PROFILES = {
     "smoke": dict(lab_profile="smoke", targets=list(LAB_TARGETS), pools=dict(LAB_POOLS), n_seeds=2,
                   step_bin_frac=0.125, cell_lo=PAPER_CELL_RANGE[0], cell_hi=PAPER_CELL_RANGE[1]),
     "default": dict(lab_profile="default", targets=list(LAB_TARGETS), pools=dict(LAB_POOLS),
-                    n_seeds=len(PAPER_SEEDS), step_bin_frac=0.125, cell_lo=PAPER_CELL_RANGE[0],
+                    n_seeds=len(PAPER_SEEDS), step_bin_frac=1 / 32, cell_lo=PAPER_CELL_RANGE[0],
                     cell_hi=PAPER_CELL_RANGE[1]),
     # the source's seeds and cells on the lab (its Hubble models cannot be had here), with
     # ten times the seeds of the default for steadier means
     "paper": dict(lab_profile="default", targets=list(LAB_TARGETS), pools=dict(LAB_POOLS), n_seeds=50,
-                  step_bin_frac=0.125, cell_lo=PAPER_CELL_RANGE[0], cell_hi=PAPER_CELL_RANGE[1]),
+                  step_bin_frac=1 / 32, cell_lo=PAPER_CELL_RANGE[0], cell_hi=PAPER_CELL_RANGE[1]),
 }
 
 

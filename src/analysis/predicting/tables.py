@@ -18,6 +18,7 @@ from analysis.lab.design import window_share as share
 from analysis.predicting.checks import PredictingError, check_targets, require
 from analysis.predicting.params import LAB_TARGETS, PAPER_STEP_BIN, PAPER_STEPS
 from analysis.predicting.run import counterfactual
+from analysis.predicting.steps import cell_keys, exp3_dataset, step_bins
 
 
 def setup_table(
@@ -221,4 +222,34 @@ def exp3_strata_table(dataset: pd.DataFrame, bins: Mapping[str, int], T: Mapping
                      "bin (share of T)": np.nan if pooled else bins[cell] / T[cell],
                      "source's bin (lab steps)": np.nan if pooled else source_bin_steps(cell, T[cell]),
                      "strata": int(r["n_strata"]), "residual recency AUC": float(r["residual_recency_auc"])})
+    return pd.DataFrame(rows)
+
+
+#: the stratum widths Experiment 3's sweep tries, as shares of each target's training
+SWEEP_FRACS = (1 / 8, 1 / 16, 1 / 32, 1 / 64)
+#: the label of the sweep's row at the source's width
+SOURCE_WIDTH = "the source's width"
+
+
+def strata_sweep(cells: pd.DataFrame, T: Mapping[str, int], fracs: Sequence[float] = SWEEP_FRACS,
+                 seed: int = 0) -> pd.DataFrame:
+    """Experiment 3's matching at narrower strata, down to the source's width: per width
+    (each share of ``fracs`` of every target's ``T`` training steps, then
+    :func:`source_bin_steps`), the pooled matched set of seed ``seed``
+    (:func:`analysis.predicting.steps.exp3_dataset`): ``width``, ``share of T`` (NaN for the
+    source's, which differs per target), ``examples``, ``positives``, ``cells kept`` and
+    ``residual recency AUC``. ``cells`` is :func:`analysis.predicting.steps.matched_cells`'s
+    frame (``target`` the source's name), ``T`` by the same names."""
+    widths = [(f"1/{round(1 / f)} of training", f, step_bins(T, f)) for f in fracs]
+    widths.append((SOURCE_WIDTH, np.nan, {t: source_bin_steps(t, n) for t, n in T.items()}))
+    rows = []
+    for label, frac, bins in widths:
+        data = exp3_dataset(cells, bins, seed)
+        pooled = data.iloc[-1] if len(data) else None
+        rows.append({"width": label, "share of T": frac,
+                     "examples": int(pooled["n_examples"]) if pooled is not None else 0,
+                     "positives": int(pooled["n_pos"]) if pooled is not None else 0,
+                     "cells kept": f"{len(data) - 1 if len(data) else 0} of {len(cell_keys(cells))}",
+                     "residual recency AUC": float(pooled["residual_recency_auc"]) if pooled is not None
+                     else np.nan})
     return pd.DataFrame(rows)

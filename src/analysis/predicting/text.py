@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from analysis.core.claim_text import verdict
@@ -708,3 +709,25 @@ def evidence_text(claims: Iterable[Claim]) -> str:
             f"{c.null_value:.3f} (95% of draws within {c.extra['null_lo']:.3f} to "
             f"{c.extra['null_hi']:.3f}){ctrl}. Each AUC is held against its own permutation null.")
     return " ".join([band, *(render(c) for c in claims)])
+
+
+def sweep_sentence(sweep: pd.DataFrame, frac: float, min_examples: int) -> str:
+    """Which width of Experiment 3's strata sweep (:func:`analysis.predicting.tables.strata_sweep`)
+    this run matches at (``frac`` of training), and the narrowest width of the sweep that keeps
+    every cell and at least ``min_examples`` examples: the closest to the source's width the
+    lab's steps allow."""
+    shares = sweep["share of T"].to_numpy(float)
+    full = sweep["cells kept"].map(lambda s: s.split(" of ")[0] == s.split(" of ")[1] and s != "0 of 0")
+    ok = sweep[full & (sweep["examples"] >= min_examples) & np.isfinite(shares)]
+    if ok.empty:
+        return (f"No width of the sweep keeps every cell and at least {min_examples} examples; this run "
+                f"matches at {frac:.4g} of training.")
+    narrowest = ok.loc[ok["share of T"].idxmin()]
+    here = sweep[np.isclose(shares, frac)]
+    used = (f"this run matches at {here.iloc[0]['width']} ({int(here.iloc[0]['examples'])} examples, "
+            f"residual recency AUC {here.iloc[0]['residual recency AUC']:.3f})" if len(here) else
+            f"this run matches at {frac:.4g} of training, a width outside the sweep")
+    return (f"The narrowest width that keeps every cell and at least {min_examples} examples is "
+            f"{narrowest['width']} ({int(narrowest['examples'])} examples, residual recency AUC "
+            f"{narrowest['residual recency AUC']:.3f}), the closest to the source's that the lab's steps "
+            f"allow; {used}.")
