@@ -493,25 +493,24 @@ def noncontiguous_sentence(shares: Mapping[tuple, float]) -> str:
     return ", ".join(parts) if parts else "none of the pairs"
 
 
+def _influence_gap_text(est, missing: str) -> str:
+    """An influence gap with its interval and facts, or ``missing`` when there is none."""
+    if est is None or not np.isfinite(est.value):
+        return missing
+    if est.interval is None:
+        return f"{est.value:+.3g} over {est.n_units} facts (no interval: too few facts)"
+    return f"{est.value:+.3g} [{est.lo:+.3g}, {est.hi:+.3g}] over {est.n_units} facts"
+
+
 def influence_values(est, table: pd.DataFrame, summary: Mapping[str, int], run: str, n_checkpoints: int,
                      r: int, control=None) -> dict[str, str]:
     """The influence section's glued text: ``influence_pair_minus_output`` (the mean gap
     with its interval and facts), ``influence_control`` (the same gap on the
     answers-swapped test examples), the run, checkpoints, documents retrieved and the
     table's per-way means."""
-    if est is None or not np.isfinite(est.value):
-        gap = "not computed: no fact has documents of both ways"
-    elif est.interval is None:
-        gap = f"{est.value:+.3g} over {est.n_units} facts (no interval: too few facts)"
-    else:
-        gap = f"{est.value:+.3g} [{est.lo:+.3g}, {est.hi:+.3g}] over {est.n_units} facts"
+    gap = _influence_gap_text(est, "not computed: no fact has documents of both ways")
+    ctrl = _influence_gap_text(control, "not computed")
     means = {w: f"{m:.3g}" for w, m in zip(table["way"], table["mean influence"])} if len(table) else {}
-    if control is None or not np.isfinite(control.value):
-        ctrl = "not computed"
-    elif control.interval is None:
-        ctrl = f"{control.value:+.3g} over {control.n_units} facts (no interval: too few facts)"
-    else:
-        ctrl = f"{control.value:+.3g} [{control.lo:+.3g}, {control.hi:+.3g}] over {control.n_units} facts"
     return {"influence_pair_minus_output": gap, "influence_control": ctrl, "influence_run": run,
             "influence_checkpoints": f"{n_checkpoints}", "influence_r": f"{r}", "influence_source_r": "50",
             "influence_facts_both": f"{summary['facts_both']:,}",
