@@ -195,6 +195,12 @@ def auc_halfwidth(n_members: int, n_nonmembers: int, auc: float = 0.5, z: float 
     return float(z * np.sqrt(var))
 
 
+def _low_high(suffix_tokens: int) -> tuple[int, int]:
+    """The highest low score (a quarter of the answer's tokens) and the lowest high one
+    (three quarters, rounded up) of the regime counts."""
+    return suffix_tokens // 4, int(np.ceil(3 * suffix_tokens / 4))
+
+
 def score_counts(scores: Sequence[float], suffix_tokens: int) -> dict:
     """Pairs per memorization score (Levenshtein distance 0..``suffix_tokens``, NaN
     scores, the errors, left out): ``counts`` (a list indexed by score), ``low`` (pairs
@@ -203,8 +209,9 @@ def score_counts(scores: Sequence[float], suffix_tokens: int) -> dict:
     s = np.asarray(scores, dtype=float)
     s = s[~np.isnan(s)].astype(int)
     counts = np.bincount(s, minlength=suffix_tokens + 1)[:suffix_tokens + 1]
-    low = int(counts[: suffix_tokens // 4 + 1].sum())
-    high = int(counts[int(np.ceil(3 * suffix_tokens / 4)):].sum())
+    top_low, bottom_high = _low_high(suffix_tokens)
+    low = int(counts[: top_low + 1].sum())
+    high = int(counts[bottom_high:].sum())
     return {"counts": counts.tolist(), "low": low, "high": high,
             "low_high_ratio": low / high if high else float("nan")}
 
@@ -252,13 +259,14 @@ def score_counts_by_level(scored: pd.DataFrame, suffix_tokens: int) -> pd.DataFr
     copies. A level where verbatim answers outnumber those one edit away cannot help a
     copy design reach the source's regime (:func:`regime_reason`)."""
     s = scored[scored["score"].notna()]
+    top_low, bottom_high = _low_high(suffix_tokens)
     rows = []
     for (source, copies), g in s.groupby(["source", "copies"], sort=True):
         e = g["score"].astype(int)
         rows.append({"source": source, "copies": int(copies), "pairs": len(g),
                      "verbatim": int((e == 0).sum()),
-                     "e1": int((e == 1).sum()), "partial": int(((e >= 1) & (e <= suffix_tokens // 4)).sum()),
-                     "high": int((e >= int(np.ceil(3 * suffix_tokens / 4))).sum())})
+                     "e1": int((e == 1).sum()), "partial": int(((e >= 1) & (e <= top_low)).sum()),
+                     "high": int((e >= bottom_high).sum())})
     return pd.DataFrame(rows, columns=["source", "copies", "pairs", "verbatim", "e1", "partial", "high"])
 
 

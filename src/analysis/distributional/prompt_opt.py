@@ -28,8 +28,7 @@ import pandas as pd
 from analysis import ngrams as G
 from analysis.distributional.method_tables import score_answers
 from analysis.distributional.params import KNOWLEDGE_PROMPT, DistributionalError
-from analysis.distributional.run import generate_answers
-from analysis.lab.corpus import corpus_rng
+from analysis.distributional.run import derange, generate_answers
 from analysis.lab.corpus.facts import DECONTAMINATION_N, decontamination_words
 from analysis.stats.result import Estimate
 
@@ -181,14 +180,8 @@ def control_gold(gold: Sequence, seed: int = 0) -> list:
     """The negative control's gold: each instance gets another instance's answer (a
     seeded derangement among instances whose answers differ from its own)."""
     gold = list(gold)
-    if len({str(g) for g in gold}) < 2:
-        raise DistributionalError("the control needs at least two distinct answers")
-    rng = corpus_rng(seed, "distributional-prompt-opt-control")
-    for _ in range(1000):
-        perm = rng.permutation(len(gold))
-        if all(str(gold[i]) != str(gold[int(j)]) for i, j in enumerate(perm)):
-            return [gold[int(j)] for j in perm]
-    raise DistributionalError("no permutation gives every instance another answer")
+    return derange(gold, [str(g) for g in gold], "distributional-prompt-opt-control", seed, who="instance",
+                   what="the control needs")
 
 
 def search_prompts(task: str, spec: Mapping, index, documents: Sequence[str], n: int | None = None) -> dict:
@@ -248,10 +241,8 @@ def prompt_gap(paired: pd.DataFrame, a: str = MEMORIZATION, b: str = GENERALIZAT
         g = paired[paired["model"] == m]
         diff[m_i, [col[i] for i in g["instance"]]] = (g[a] - g[b]).to_numpy()
     per_model = np.nanmean(diff, axis=1)
-    table = pd.DataFrame({"model": models,
-                          a: [paired.loc[paired["model"] == m, a].mean() for m in models],
-                          b: [paired.loc[paired["model"] == m, b].mean() for m in models],
-                          "difference": per_model})
+    table = (paired.groupby("model", sort=False)[[a, b]].mean().reindex(models).reset_index()
+             .assign(difference=per_model))
     value = float(np.mean(per_model))
     rng = np.random.default_rng(seed)
     draws = []

@@ -123,19 +123,27 @@ def answer_counts(answers: Sequence[str], documents: Sequence[tuple[str, int]]) 
     return out
 
 
+def derange(values: Sequence, keys: Sequence[str], label: str, seed: int = 0, who: str = "fact",
+            what: str = "swapped answers need") -> list:
+    """``values`` seeded-permuted (stream ``label`` of :func:`analysis.lab.corpus.corpus_rng`)
+    so that no item keeps a value whose ``key`` equals its own: permutations are redrawn
+    until one does. With one distinct key there is none: DistributionalError, saying
+    ``what`` at least two distinct answers (and ``who`` the items are)."""
+    if len(set(keys)) < 2:
+        raise DistributionalError(f"{what} at least two distinct answers")
+    rng = corpus_rng(seed, label)
+    for _ in range(1000):
+        perm = rng.permutation(len(values))
+        if all(keys[i] != keys[int(j)] for i, j in enumerate(perm)):
+            return [values[int(j)] for j in perm]
+    raise DistributionalError(f"no permutation gives every {who} another answer")
+
+
 def swapped_answers(answers: Sequence[str], seed: int = 0) -> list[str]:
     """Each fact's control answer: the answer of another fact (a seeded permutation with no
     fixed point), redrawn until no fact gets an answer equal to its own (by
     :func:`_answer_words`). With one distinct answer there is no control: DistributionalError."""
-    keys = [_answer_words(a) for a in answers]
-    if len(set(keys)) < 2:
-        raise DistributionalError("swapped answers need at least two distinct answers")
-    rng = corpus_rng(seed, "distributional-swapped-answers")
-    for _ in range(1000):
-        perm = rng.permutation(len(answers))
-        if all(keys[i] != keys[int(j)] for i, j in enumerate(perm)):
-            return [answers[int(j)] for j in perm]
-    raise DistributionalError("no permutation gives every fact another answer")
+    return derange(list(answers), [_answer_words(a) for a in answers], "distributional-swapped-answers", seed)
 
 
 def reasoning_task(corpus, n: int, seed: int = 0) -> pd.DataFrame:
