@@ -151,6 +151,7 @@ from analysis.entropy.text import (
     verbatim_sentence,
     window_sentence,
 )
+from analysis.entropy.cost import profile_cost_sentence, profile_cost_table
 from analysis.entropy.text_di import (
     baseline_sentence,
     bos_sentence,
@@ -220,4 +221,6 @@ __all__ = [
     "cost_sizes", "estimator_display", "estimator_sentence", "interval_cost_sentence", "interval_cost_values",
     "maini_count", "maini_difference_sentence", "maini_display", "maini_sentence", "nsb_sentence",
     "strategy_line_sentence",
+    # what a profile costs
+    "profile_cost_sentence", "profile_cost_table",
 ]
