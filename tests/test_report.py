@@ -212,3 +212,14 @@ def test_claims_glued_as_markdown_survive_the_executed_notebook(tmp_path):
     notebook.write_text(json.dumps({"cells": [{"cell_type": "code", "outputs": [out]}]}))
     path = write_results("size", "default", {}, 1.0, glued_values(notebook), "abc", results_dir=tmp_path)
     assert from_json(json.dumps(json.loads(path.read_text())["claims"])) == [claim]
+
+
+def test_glue_page_sends_text_and_markdown_to_their_own_glue(monkeypatch):
+    text, md = {}, {}
+    monkeypatch.setattr(report, "glue_text", lambda **v: text.update(v))
+    monkeypatch.setattr(report, "glue_md", lambda **v: md.update(v))
+    report.glue_page({"text": {"lab_r2": "0.88"}, "md": {"verdict": "**held**"}})
+    report.glue_page({"md": {"only": "md"}})
+    assert text == {"lab_r2": "0.88"} and md == {"verdict": "**held**", "only": "md"}
+    with pytest.raises(ValueError, match="'text' and 'md'.*'txt'"):
+        report.glue_page({"txt": {}})

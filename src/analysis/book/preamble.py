@@ -30,6 +30,14 @@ def glue_figure(name: str, fig) -> None:
     plt.close(fig)
 
 
+def show(table: pd.DataFrame, formats=None, precision: int = 3, na_rep: str | None = None, **css) -> None:
+    """Display a table without its index: ``formats`` (a format string, or one per
+    column) or ``precision`` digits, ``na_rep`` for a missing value, and ``css``
+    properties for every cell."""
+    styled = table.style.hide(axis="index").format(formats, precision=precision, na_rep=na_rep)
+    display(styled.set_properties(**css) if css else styled)
+
+
 try:  # in a kernel, the inline backend gives glued figures their PNG
     get_ipython().run_line_magic("matplotlib", "inline")  # noqa: F821
 except NameError:

@@ -36,6 +36,17 @@ def glue_md(**values: str) -> None:
         glue(name, Markdown(value), display=False)
 
 
+def glue_page(values: Mapping[str, Mapping[str, Any]]) -> None:
+    """Glue one section's values as a chapter's ``page`` module returns them:
+    ``{"text": {name: value}, "md": {name: markdown}}`` (either key may be absent),
+    the first through :func:`glue_text`, the second through :func:`glue_md`."""
+    unknown = set(values) - {"text", "md"}
+    if unknown:
+        raise ValueError(f"glue_page takes the keys 'text' and 'md', got {sorted(unknown)}")
+    glue_text(**values.get("text", {}))
+    glue_md(**values.get("md", {}))
+
+
 def glue_claims(claims: Iterable[Claim], render: Callable[[Claim], str] | None = None) -> list[Claim]:
     """Glue a chapter's claims: all of them as JSON under ``claims`` (which
     ``execute_chapters.py`` writes to ``results/<chapter>.json`` under
