@@ -69,7 +69,8 @@ def glue_usage() -> pd.DataFrame:
     failed. Strict JSON: a model with no error has ``"last_error": null`` (pandas
     holds it as NaN in a column of texts). Returns the per-model table."""
     table = usage()
-    glue_text(**{f"run_{c}": int(table[c].sum()) for c in ("queries", "calls", "hits", "errors")})
+    glue_text(run_queries=int(table["queries"].sum()), run_calls=int(table["calls"].sum()),
+              run_hits=int(table["hits"].sum()), run_errors=int(table["errors"].sum()))
     glue_md(run_models=jsonio.dumps(table.to_dict(orient="records")))
     return table
 

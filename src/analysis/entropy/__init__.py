@@ -31,6 +31,7 @@ The modules, by role:
 This module re-exports the steps the notebook (and the book's other pages) call.
 """
 
+from analysis.entropy import page
 from analysis.entropy.candidates import (
     CandidateSet,
     candidate_windows,
@@ -56,6 +57,7 @@ from analysis.entropy.claims_robust import (
     strategy_line_claim,
 )
 from analysis.entropy.copy_designs import copy_designs_sentence
+from analysis.entropy.cost import profile_cost_sentence, profile_cost_table
 from analysis.entropy.maini import maini_rule, maini_test, three_rules
 from analysis.entropy.method import (
     bootstrap_fits,
@@ -151,7 +153,6 @@ from analysis.entropy.text import (
     verbatim_sentence,
     window_sentence,
 )
-from analysis.entropy.cost import profile_cost_sentence, profile_cost_table
 from analysis.entropy.text_di import (
     baseline_sentence,
     bos_sentence,
@@ -223,4 +224,6 @@ __all__ = [
     "strategy_line_sentence",
     # what a profile costs
     "profile_cost_sentence", "profile_cost_table",
+    # what each section of the page glues
+    "page",
 ]

@@ -36,8 +36,8 @@ def profile_cost_table(path=ENTROPY_COST) -> pd.DataFrame:
     rec = _record(path)
     if rec is None:
         return pd.DataFrame(columns=["stage", *COST_PROFILES])
-    frames = [pd.DataFrame(rec["profiles"][p]["stages"]).groupby("stage", sort=False)["minutes"].sum().rename(p)
-              for p in COST_PROFILES]
+    stages = {p: pd.DataFrame(rec["profiles"][p]["stages"]) for p in COST_PROFILES}
+    frames = [stages[p].groupby("stage", sort=False)["minutes"].sum().rename(p) for p in COST_PROFILES]
     table = pd.concat(frames, axis=1).fillna(0.0)
     table.loc["all"] = table.sum()
     return table.round(1).rename_axis("stage").reset_index()
