@@ -425,9 +425,11 @@ def test_other_undefined_ratios_of_the_ladder_are_said_in_words():
 
 
 def test_the_chapter_words_the_pairwise_test_through_pairwise_text():
-    md = (Path(__file__).resolve().parents[1] / "notebooks" / "size.md").read_text()
+    root = Path(__file__).resolve().parents[1]
+    md = (root / "notebooks" / "size.md").read_text()
+    page = (root / "src" / "analysis" / "size" / "page.py").read_text()
     # no ratio formatted in the notebook: the sentence is glued from the package, which words a 0/0
-    assert "{glue:md}`lab_pairwise`" in md and "size.pairwise_text(s05, " in md
+    assert "{glue:md}`lab_pairwise`" in md and '"lab_pairwise": pairwise_text(' in page
     assert "lab_p05" not in md and "lab_r05" not in md
 
 

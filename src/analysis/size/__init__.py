@@ -31,11 +31,10 @@ The package, by role:
 * :mod:`.claims`: the chapter's verdicts as claims; :mod:`.text`: their wording.
 """
 
-from analysis.size.claims import (
-    agreement_claim,
+from analysis.size.claims import agreement_claim, gap_claims, probe_claims, probe_modes, source_only_claims
+from analysis.size.claims_calibration import calibration_claims
+from analysis.size.claims_ladder import (
     bounds_claim,
-    calibration_claims,
-    gap_claims,
     lab_agreement_claims,
     ladder_claims,
     law_claim,
@@ -43,9 +42,6 @@ from analysis.size.claims import (
     loo_claim,
     loo_r2_claim,
     pairwise_claims,
-    probe_claims,
-    probe_modes,
-    source_only_claims,
 )
 from analysis.size.claims_outside import outside_claims
 from analysis.size.method import (
@@ -307,4 +303,11 @@ __all__ = [
     "text_ranks",
     "truly_larger",
     "whitespace_words",
+    "page",
+    "bounds",
+    "is_ablation",
 ]
+
+# the page (what each section glues) and the ladder's steps the chapter calls one by one
+from analysis.size import page  # noqa: E402
+from analysis.size.steps import bounds, is_ablation  # noqa: E402
