@@ -260,6 +260,12 @@ def _rate_claim(method, what: str, row: pd.Series, interval, *, cid: str, floor:
                  **_null_kw(nulls, null_name), **kw)
 
 
+#: the ids of the pairwise rates' claims, by (rate, the source's τ or None for the chapter's τ)
+RATE_CLAIM_IDS = {("precision", None): "lab_precision", ("recall", None): "lab_recall",
+                  ("precision", 0.01): "lab_precision_t001", ("recall", 0.01): "lab_recall_t001",
+                  ("precision", 0.70): "lab_precision_t070", ("recall", 0.70): "lab_recall_t070"}
+
+
 def pairwise_claims(method: LadderMethod, tau: float = PAIRWISE_TAU, alpha: float = PAPER_ALPHA,
                     nulls: LadderNulls | None = None, taus: Sequence[float] = PAPER_TAUS,
                     n_boot: int = RATE_BOOT, seed: int = 0) -> list[Claim]:
@@ -291,7 +297,8 @@ def pairwise_claims(method: LadderMethod, tau: float = PAIRWISE_TAU, alpha: floa
         for what in RATES:
             key = None if paper_tau is None else min(PAPER_RATES_AT_TAU, key=lambda k: abs(k - paper_tau))
             floor = floors[what] if key is None else PAPER_RATES_AT_TAU[key][what]
-            out.append(_rate_claim(method, what, row, intervals[what], cid=f"lab_{what}{suffix}", floor=floor,
+            cid = RATE_CLAIM_IDS[(what, key)]
+            out.append(_rate_claim(method, what, row, intervals[what], cid=cid, floor=floor,
                                    source=_RATE_SOURCE[(what, key)], null_name=f"{what}{suffix}", nulls=nulls,
                                    n_boot=n_boot))
     return out
