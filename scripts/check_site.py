@@ -15,9 +15,16 @@ records, and fails on:
 * a glue placeholder left in the text (``{glue:``);
 * on a page with the phrases explorer, a control that does not change what it
   shows;
-* a notebook download link (``.ipynb``) that does not load.
+* a notebook download link (``.ipynb``) that does not load;
+* CJK text (Chinese, Japanese kana, CJK punctuation, fullwidth forms) drawn as
+  empty boxes ("tofu") because no font the page can use has its glyphs: each
+  distinct character of the page's text is drawn on a canvas in its element's
+  computed font (after ``document.fonts.load``) and compared with a code point no
+  font has (U+10FFFD), which Chromium draws as the missing-glyph box; a character
+  drawn the same is a box. The book's vendored font is book/vendor/noto-sans-sc/.
 
-It saves a full-page screenshot of each page under ``--screenshots`` and, with
+It saves a full-page screenshot of each page under ``--screenshots`` (and, for a page
+with CJK text, a picture of the element with the most of it, ``*__cjk.png``) and, with
 ``--search``, checks that the site's search page finds the word. It exits
 non-zero with one line per failure. Chromium comes from Debian's ``chromium``
 package (``apt-get install -y chromium``), driven by Playwright.
@@ -38,6 +45,9 @@ from urllib.parse import urlparse
 SKIP_DIRS = {"_static", "_sources", "_images", "_sphinx_design_static"}
 SKIP_PAGES = {"search.html", "genindex.html"}
 MATH_TIMEOUT_MS = 30_000
+#: CJK characters checked for a glyph, per page, at most; and how many a failure names
+CJK_LIMIT = 4000
+CJK_EXAMPLES = 8
 
 
 @dataclass
@@ -55,6 +65,9 @@ class PageReport:
     placeholders: int = 0
     explorers: int = 0
     explorers_static: list[str] = field(default_factory=list)
+    cjk: int = 0  # distinct CJK characters in the page's text (each drawn in each font it is set in)
+    cjk_boxes: list[str] = field(default_factory=list)  # those drawn as missing-glyph boxes
+    cjk_box_count: int = 0  # how many times they occur in the text
 
     def failures(self) -> list[str]:
         out = [f"{self.page}: JavaScript error: {e}" for e in self.errors]
@@ -70,6 +83,11 @@ class PageReport:
             out.append(f"{self.page}: {self.placeholders} glue placeholder(s) left in the text")
         out += [f"{self.page}: explorer {e}: its controls do not change what it shows"
                 for e in self.explorers_static]
+        if self.cjk_boxes:
+            examples = " ".join(self.cjk_boxes[:CJK_EXAMPLES])
+            out.append(f"{self.page}: {len(self.cjk_boxes)} of {self.cjk} distinct CJK characters "
+                       f"({self.cjk_box_count} in the text) render as empty boxes, no font has their "
+                       f"glyphs (e.g. {examples}): see book/vendor/noto-sans-sc/README.md")
         return out
 
 
@@ -149,6 +167,70 @@ _EXPLORERS = """async () => {
 }"""
 
 
+# CJK characters: CJK punctuation, kana, bopomofo and the rest of U+3000-U+33FF, the
+# unified ideographs and extension A, compatibility ideographs, fullwidth and halfwidth
+# forms, Hangul syllables, and the supplementary ideographs (extension B on)
+CJK_CLASS = r"[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\u{20000}-\u{3ffff}]"
+
+# each distinct CJK character of the page's text (not scripts or styles), per font it is
+# set in, drawn on a canvas and compared with U+10FFFD (Supplementary Private Use
+# Area-B, in no font), which Chromium draws as the missing-glyph box of the same font;
+# whitespace (U+3000) is left out, its glyph is empty like some fonts' box
+_CJK_GLYPHS = """async (limit) => {
+  const cjk = /CJK_CLASS/u, space = /\\s/u;
+  const skip = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE']);
+  const byFont = new Map(), count = new Map(), where = new Map();
+  if (!document.body) return {distinct: 0, boxes: [], occurrences: 0, pictured: false};
+  await document.fonts.ready;
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node; (node = walker.nextNode());) {
+    const el = node.parentElement;
+    if (!el || skip.has(el.tagName) || !cjk.test(node.data)) continue;
+    const s = getComputedStyle(el);
+    const font = `${s.fontStyle} ${s.fontWeight} 32px ${s.fontFamily}`;
+    if (!byFont.has(font)) byFont.set(font, new Set());
+    let here = 0;
+    for (const ch of node.data) {
+      if (!cjk.test(ch) || space.test(ch)) continue;
+      byFont.get(font).add(ch);
+      count.set(ch, (count.get(ch) || 0) + 1);
+      here += 1;
+    }
+    // the element with the most CJK text that a reader sees, for a picture of it
+    const block = el.closest('p, li, pre, td, th, h1, h2, h3, h4, h5, h6, blockquote, .pe-out, div') || el;
+    if (block.getClientRects().length) where.set(block, (where.get(block) || 0) + here);
+  }
+  const canvas = document.createElement('canvas');
+  canvas.width = canvas.height = 48;
+  const ctx = canvas.getContext('2d', {willReadFrequently: true});
+  const draw = (font, ch) => {
+    ctx.clearRect(0, 0, 48, 48);
+    ctx.font = font;
+    ctx.textBaseline = 'middle';
+    ctx.fillText(ch, 4, 24);
+    return ctx.getImageData(0, 0, 48, 48).data.join(',');
+  };
+  let checked = 0;
+  const boxes = new Set();
+  for (const [font, chars] of byFont) {
+    const text = [...chars].join('');
+    try { await document.fonts.load(font, text); } catch (e) { /* a font that failed: drawn as boxes */ }
+    const box = draw(font, String.fromCodePoint(0x10FFFD));
+    for (const ch of chars) {
+      if (checked >= limit) break;
+      checked += 1;
+      if (draw(font, ch) === box) boxes.add(ch);
+    }
+  }
+  let best = null, most = 0;
+  for (const [block, n] of where) if (n > most) { best = block; most = n; }
+  if (best) best.setAttribute('data-check-site-cjk', '');
+  const list = [...boxes].sort((a, b) => count.get(b) - count.get(a));
+  return {distinct: count.size, boxes: list, occurrences: list.reduce((n, ch) => n + count.get(ch), 0),
+          pictured: best !== null};
+}""".replace("CJK_CLASS", CJK_CLASS)
+
+
 def _js(source: str) -> str:
     return source.replace("RENDERED", _RENDERED)
 
@@ -181,6 +263,13 @@ def check_page(page, url: str, origin: str, name: str, shot: Path | None) -> Pag
     report.downloads = page.evaluate("() => [...new Set([...document.querySelectorAll('a[href$=\".ipynb\"]')]"
                                      ".map(a => a.href))]")
     report.broken_downloads = [u for u in report.downloads if not page.request.get(u).ok]
+    glyphs = page.evaluate(_CJK_GLYPHS, CJK_LIMIT)
+    report.cjk, report.cjk_boxes = glyphs["distinct"], glyphs["boxes"]
+    report.cjk_box_count = glyphs["occurrences"]
+    if shot is not None and glyphs["pictured"]:  # a picture of the page's CJK text a reader sees
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        cjk_shot = shot.with_name(shot.stem + "__cjk.png")
+        page.locator("[data-check-site-cjk]").first.screenshot(path=str(cjk_shot))
     explorers = page.evaluate(_EXPLORERS)
     report.explorers = len(explorers)
     report.explorers_static = [e["id"] for e in explorers if not e["changed"]]
@@ -231,7 +320,8 @@ def check_site(site: Path, screenshots: Path | None = None, search: str | None =
                 failures += report.failures()
                 if progress:
                     print(f"{rel}: {report.math} math, {len(report.errors)} errors, "
-                          f"{len(report.broken_images)} broken images, {report.explorers} explorers",
+                          f"{len(report.broken_images)} broken images, {report.explorers} explorers, "
+                          f"{report.cjk} CJK characters ({len(report.cjk_boxes)} boxes)",
                           file=sys.stderr)
             if search:
                 context = chromium.new_context()
