@@ -121,7 +121,6 @@ from analysis.predicting.tables import (
     window_share,
 )
 from analysis.predicting.text import (
-    and_list,
     best_cell,
     bin_sentence,
     bins_text,
@@ -148,6 +147,7 @@ from analysis.predicting.text import (
     sweep_sentence,
     window_gradient,
 )
+from analysis.predicting.text_words import and_list
 
 __all__ = [
     "exp1_gap_claims",
@@ -256,4 +256,8 @@ __all__ = [
     "wide_auc",
     "window_gradient",
     "window_share",
+    # what each section of the page glues
+    "page",
 ]
+
+from analysis.predicting import page  # noqa: E402
