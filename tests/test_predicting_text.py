@@ -264,7 +264,7 @@ def test_sweep_sentence_names_the_narrowest_width_that_keeps_every_cell():
     widths = ["1/8 of training", "1/32 of training", "1/64 of training", "the source's width"]
     sweep = pd.DataFrame({"width": widths, "share of T": [1 / 8, 1 / 32, 1 / 64, float("nan")],
                           "examples": [70, 58, 42, 8], "positives": [35, 29, 21, 4],
-                          "cells kept": ["8 of 8", "8 of 8", "6 of 8", "4 of 8"],
+                          "cells kept": [8, 8, 6, 4], "cells": [8, 8, 8, 8],
                           "residual recency AUC": [0.738, 0.569, 0.69, 0.625]})
     # 1/64 keeps 42 examples but drops two cells: 1/32 is the narrowest that keeps every cell
     text = sweep_sentence(sweep, 1 / 8, 30)

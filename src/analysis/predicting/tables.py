@@ -237,7 +237,7 @@ def strata_sweep(cells: pd.DataFrame, T: Mapping[str, int], fracs: Sequence[floa
     (each share of ``fracs`` of every target's ``T`` training steps, then
     :func:`source_bin_steps`), the pooled matched set of seed ``seed``
     (:func:`analysis.predicting.steps.exp3_dataset`): ``width``, ``share of T`` (NaN for the
-    source's, which differs per target), ``examples``, ``positives``, ``cells kept`` and
+    source's, which differs per target), ``examples``, ``positives``, ``cells kept`` (of ``cells``, both counts) and
     ``residual recency AUC``. ``cells`` is :func:`analysis.predicting.steps.matched_cells`'s
     frame (``target`` the source's name), ``T`` by the same names."""
     widths = [(f"1/{round(1 / f)} of training", f, step_bins(T, f)) for f in fracs]
@@ -249,7 +249,7 @@ def strata_sweep(cells: pd.DataFrame, T: Mapping[str, int], fracs: Sequence[floa
         rows.append({"width": label, "share of T": frac,
                      "examples": int(pooled["n_examples"]) if pooled is not None else 0,
                      "positives": int(pooled["n_pos"]) if pooled is not None else 0,
-                     "cells kept": f"{len(data) - 1 if len(data) else 0} of {len(cell_keys(cells))}",
+                     "cells kept": len(data) - 1 if len(data) else 0, "cells": len(cell_keys(cells)),
                      "residual recency AUC": float(pooled["residual_recency_auc"]) if pooled is not None
                      else np.nan})
     return pd.DataFrame(rows)

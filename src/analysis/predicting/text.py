@@ -477,7 +477,7 @@ def sweep_sentence(sweep: pd.DataFrame, frac: float, min_examples: int) -> str:
     every cell and at least ``min_examples`` examples: the closest to the source's width the
     lab's steps allow."""
     shares = sweep["share of T"].to_numpy(float)
-    full = sweep["cells kept"].map(lambda s: s.split(" of ")[0] == s.split(" of ")[1] and s != "0 of 0")
+    full = (sweep["cells kept"] == sweep["cells"]) & (sweep["cells"] > 0)
     ok = sweep[full & (sweep["examples"] >= min_examples) & np.isfinite(shares)]
     if ok.empty:
         return (f"No width of the sweep keeps every cell and at least {min_examples} examples; this run "
