@@ -28,7 +28,11 @@ The package, by role:
 * :mod:`.nulls`: the computed nulls (sizes permuted among the ladder's models,
   group labels among texts, families among models) and intervals over models;
 * :mod:`.run`: the probe of real and lab models, and :func:`plan`;
-* :mod:`.claims`: the chapter's verdicts as claims; :mod:`.text`: their wording.
+* :mod:`.claims` (the real models, the source-only tables), :mod:`.claims_ladder`
+  (the lab ladder) and :mod:`.claims_calibration` (the sign test under a true null):
+  the chapter's verdicts as claims; :mod:`.text`: their wording;
+* :mod:`.steps`: the method's steps as the page calls them; :mod:`.page`: what each
+  section of the page glues.
 """
 
 from analysis.size.claims import agreement_claim, gap_claims, probe_claims, probe_modes, source_only_claims
