@@ -23,7 +23,6 @@ from analysis.distributional.claims import (
     above_infgram_claims,
     count_claim,
     count_claims,
-    filter_claims,
     kendall_inf_claim,
     kendall_rises,
     mem_claims,
@@ -31,11 +30,7 @@ from analysis.distributional.claims import (
     mem_rises,
     mem_rises_claims,
     mem_significant,
-    mmlu_claims,
-    novelty_claims,
-    sensitivity_claim,
     tied_claims,
-    untestable_claims,
 )
 from analysis.distributional.claims_causes import (
     counterfactual_claim,
@@ -44,7 +39,9 @@ from analysis.distributional.claims_causes import (
     prompt_opt_claim,
     prompt_opt_claims,
 )
+from analysis.distributional.claims_filter import filter_claims, sensitivity_claim
 from analysis.distributional.claims_performance import copies_rise, copies_size, performance_claims
+from analysis.distributional.claims_tasks import mmlu_claims, novelty_claims, untestable_claims
 from analysis.distributional.controls import (
     SWAPPED,
     accuracy_matrix,
@@ -300,4 +297,8 @@ __all__ = [
     "mem_name", "mem_sentence", "mmlu_lab_text", "mmlu_sentence", "novelty_sentence", "peak_sentence",
     "range_text", "reasoning_sentence", "render", "sensitivity_sentence", "ties_sentence",
     "undefined_sentence", "units_sentence", "untestable_sentence",
+    # what each section of the page glues
+    "page",
 ]
+
+from analysis.distributional import page  # noqa: E402

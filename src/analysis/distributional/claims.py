@@ -24,6 +24,13 @@ claim rests on:
 
 Claims the source makes are ``kind="source"`` with its value; the book's own
 additions are extensions (``holds`` / ``does not hold``).
+
+This module holds the chapter's shared rules (the claim builders, the Holm families,
+the trend specs) and the memorization section's claims. The others, by section:
+:mod:`.claims_filter` (the embedding filter and the threshold check),
+:mod:`.claims_tasks` (novelty, the MMLU splits and the source's tasks the lab lacks),
+:mod:`.claims_performance` (performance against counts) and :mod:`.claims_causes`
+(what lies behind a correlation).
 """
 
 from __future__ import annotations
@@ -33,14 +40,12 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from analysis import ngrams
 from analysis.core import jsonio
 from analysis.core.claims import (
     EXTENSION,
     INCONCLUSIVE,
     NOT_REPRODUCED,
     NOT_TESTABLE,
-    REPRODUCED,
     SOURCE,
     Claim,
     Verdict,
@@ -50,18 +55,14 @@ from analysis.core.claims import (
     within,
 )
 from analysis.distributional.inference import aggregate_null, model_trend, share_bootstrap
-from analysis.distributional.method_trends import Trend, threshold_trends, trend
+from analysis.distributional.method_trends import Trend, trend
 from analysis.distributional.params import (
     ALPHA,
     MIN_FACTS,
     MIN_MODELS,
-    MIN_PAIRS,
     MOST,
     NEAR_ZERO,
-    NEARLY_ALL,
     SOURCE_KENDALL,
-    SOURCE_MMLU_REASONING,
-    SOURCE_NOVELTY,
     paper_value,
 )
 from analysis.stats import ranks
@@ -190,45 +191,6 @@ def _trend_claim(id: str, statement: str, spec: dict, kind: str = SOURCE, **kw) 
     return _claim(id, statement, v, kind, comparison=TREND_TEST, value=spec["value"], p=spec["p"],
                   p_adjusted=spec.get("p_adjusted"), n=spec["n_units"], n_units=spec["n_units"],
                   unit="models", min_n=MIN_MODELS, null_value=spec["null_value"], **kw)
-
-
-# ---------------------------------------------------------------------------
-# The embedding filter (the book's own: the source gives no share)
-# ---------------------------------------------------------------------------
-
-
-def filter_claims(counts: Mapping[str, int], task: str = "knowledge", n: int = 3, n_facts: int | None = None
-                  ) -> list[Claim]:
-    """What the two thresholds do to one (task, n)'s candidates
-    (:func:`~analysis.distributional.method_tables.filter_counts`): the authors'
-    effective threshold keeps nearly every one (at least :data:`NEARLY_ALL`), and
-    the paper's, with MiniLM in place of E5, keeps at most half (:data:`MOST`). Both
-    are counts over the whole candidate set (a census, no sampling), of the
-    ``n_facts`` facts whose candidates they are."""
-    total = counts["total"]
-    common = dict(section=FILTER, unit=TASK_UNITS.get(task, "facts"), n_units=n_facts, null_kind="target",
-                  n=total, min_n=MIN_PAIRS, extra={"unit": "share", "task": task, "n": n, **counts},
-                  control_reason="a count of the embedding filter over every candidate; no signal to take "
-                                 "away")
-    out = []
-    for id, statement, k, target, tol, bound in (
-            ("authors_filter", f"The authors' code's effective threshold (γ = {ngrams.AUTHORS_THRESHOLD:g}) "
-             f"keeps nearly every candidate {n}-gram pair of the {task} task (a filter in name only)",
-             counts["authors"], 1.0, 1 - NEARLY_ALL, NEARLY_ALL),
-            ("paper_filter", f"With MiniLM in place of E5, the paper's threshold (γ = "
-             f"{ngrams.PAPER_THRESHOLDS['triviaqa'][n]:g} for TriviaQA {n}-grams) keeps at most half of the "
-             f"{task} task's candidate {n}-gram pairs", counts["paper"], 0.0, MOST, MOST)):
-        comparison = f"the share of candidates within {tol:g} of {target:g}, counted over every candidate"
-        if not total:
-            out.append(_nt(id, statement, "this run has no candidate to count", EXTENSION,
-                           comparison=comparison,
-                           section=FILTER, unit=common["unit"], extra=common["extra"]))
-            continue
-        sr = within(value=k / total, target=target, tolerance=tol, n=total, min_n=MIN_PAIRS, exact=True,
-                    unit="candidate pairs")
-        out.append(_claim(id, statement, sr, EXTENSION, comparison=comparison, value=k / total,
-                          null_value=bound, **common))
-    return out
 
 
 # ---------------------------------------------------------------------------
@@ -562,176 +524,4 @@ def mem_claims(mem: pd.DataFrame, kendall: pd.DataFrame, tables: Mapping[tuple, 
         *count_claims(mem, ("knowledge", "reasoning"), n),
         kendall_rises(kendall, "reasoning", n, gsm, kendall_interval),
         kendall_inf_claim(kendall, "reasoning", n),
-    ]
-
-
-# ---------------------------------------------------------------------------
-# The threshold check
-# ---------------------------------------------------------------------------
-
-
-def _threshold_verdict(row) -> tuple[Verdict, dict]:
-    if row["pairs"] < MIN_PAIRS:
-        return Verdict(INCONCLUSIVE, f"{row['pairs']} pairs, below the minimum of {MIN_PAIRS}"), {}
-    spec = _trend_spec(row["params"], row["rhos"])
-    return _decide_spec(spec), spec
-
-
-def sensitivity_claim(sens: pd.DataFrame, n: int = 3, paper: pd.DataFrame | None = None) -> Claim:
-    """The source's Mem_n rises with size at every threshold of its grid, from
-    :func:`~analysis.distributional.method_tables.sensitivity_table`: at each
-    threshold keeping at least :data:`MIN_PAIRS` pairs, the trend across the models
-    (permutation null over them); reproduced when it is reproduced at every
-    threshold, not reproduced when a threshold with enough pairs shows evidence
-    against, inconclusive else."""
-    statement = f"The knowledge task's Mem_{n} rises with model size at every cosine threshold"
-    source = paper_value(paper, "Figure 6", f"TriviaQA (n = {n})") or "the same trend at γ ∈ {0.7, 0.75, 0.8}"
-    comparison = f"{TREND_TEST}, at every threshold, each keeping at least {MIN_PAIRS} pairs"
-    kw = dict(comparison=comparison, section=SENSITIVITY, source_value=source, unit="models")
-    rows = threshold_trends(sens)
-    if rows.empty:
-        return _nt(f"sensitivity{n}", statement, "no threshold was applied", **kw)
-    per = {label: (g["params"].to_numpy(float), g["rho"].to_numpy(float))
-           for label, g in sens[sens["gamma"] != "no filter"].groupby("gamma", sort=False)}
-    rows = rows.assign(params=[per[g][0] for g in rows["gamma"]], rhos=[per[g][1] for g in rows["gamma"]])
-    decided = [_threshold_verdict(r) for _, r in rows.iterrows()]
-    rows = rows.assign(status=[v.status for v, _ in decided], why=[v.reason for v, _ in decided],
-                       pvalue=[s.get("p", np.nan) for _, s in decided])
-    fewest = int(rows["pairs"].min())
-    enough = rows["pairs"] >= MIN_PAIRS
-    against = rows[enough & (rows["status"] == NOT_REPRODUCED)]
-    if len(against):
-        v = Verdict(NOT_REPRODUCED, "; ".join(f"{g}: {w}" for g, w in zip(against["gamma"], against["why"])))
-    elif (rows["status"] == REPRODUCED).all():
-        v = Verdict(REPRODUCED, f"reproduced at all {len(rows)} thresholds, on at least {fewest} pairs")
-    else:
-        weak = rows[rows["status"] != REPRODUCED]
-        v = Verdict(INCONCLUSIVE, "; ".join(f"{g}: {w}" for g, w in zip(weak["gamma"], weak["why"])))
-    rho = rows["size_rho"].to_numpy(float)
-    models = int(rows["models"].min())
-    return _claim(f"sensitivity{n}", statement, v,
-                  value=float(np.nanmin(rho)) if np.isfinite(rho).any() else None,
-                  p=float(np.nanmax(rows["pvalue"])) if rows["pvalue"].notna().any() else None,
-                  n=fewest, n_units=models, min_n=MIN_MODELS, null_kind="permutation", null_value=0.0,
-                  control_reason=NO_LADDER_CONTROL,
-                  extra={"unit": "min_size_rho", "mem_n": n,
-                         "thresholds": rows.drop(columns=["params", "rhos"]).to_dict("records")}, **kw)
-
-
-# ---------------------------------------------------------------------------
-# Novelty, and the MMLU splits
-# ---------------------------------------------------------------------------
-
-
-def novelty_claims(nov: pd.DataFrame, source_value: str | None = SOURCE_NOVELTY,
-                   intervals: Mapping[str, tuple[float, float]] | None = None) -> list[Claim]:
-    """Per lab task, the share of novel generated pairs
-    (:func:`~analysis.distributional.method_tables.novelty_table`) against size: the
-    source's WMT reading (novelty rises with size, read as generalization) carried to
-    the lab's tasks, the book's own (a Holm family over the tasks). A task where some
-    model generated fewer than :data:`MIN_PAIRS` pairs is inconclusive; every model at
-    novelty 1 (or 0) is the ceiling (floor): not testable."""
-    specs, groups = [], []
-    for task, g in nov.groupby("task", sort=False):
-        g = g.sort_values("params", kind="stable")
-        fewest = int(g["pairs"].min()) if len(g) else 0
-        values = g["novelty"].to_numpy(float)
-        fin = values[np.isfinite(values)]
-        floor = None
-        if len(fin) and (fin == 1).all():
-            floor = "ceiling (every generated pair of every model is novel)"
-        elif len(fin) and (fin == 0).all():
-            floor = "floor (no generated pair of any model is novel)"
-        spec = _trend_spec(g["params"], values, floor=floor)
-        if floor is None and len(fin) and fewest < MIN_PAIRS:
-            spec["gate"] = Verdict(INCONCLUSIVE,
-                                   f"a model generated only {fewest} pairs, below the minimum of "
-                                                 f"{MIN_PAIRS}")
-        specs.append(spec)
-        groups.append((task, fewest))
-    _holm(specs)
-    return [_trend_claim(f"novelty_rises_{task}", f"On the {task} task, the share of novel generated n-gram "
-                         "pairs rises with model size (the source's reading of its translation task)", s,
-                         EXTENSION,
-                         family="novelty_rises", section=NOVELTY, extra={"task": task, "pairs": fewest,
-                                                                         "source": source_value},
-                         interval=_interval((intervals or {}).get(task)))
-            for s, (task, fewest) in zip(specs, groups)]
-
-
-def _split_gate(splits: pd.DataFrame, mem: pd.DataFrame, task: str, n: int) -> Verdict | None:
-    """The verdict of an MMLU split's claim when its pairs cannot decide it: none
-    co-occurs in the corpus (not testable), or too few (inconclusive)."""
-    row = splits[(splits["task"] == task) & (splits["n"] == n)]
-    if row.empty:
-        return Verdict(NOT_TESTABLE, f"the {task} split was not counted")
-    r = row.iloc[0]
-    if not r["co-occurring"]:
-        return Verdict(NOT_TESTABLE,
-                       f"none of the {r['candidates']:,} candidate {n}-gram pairs of the {task} "
-                                     f"split's {r['questions']:,} questions co-occurs in a document of "
-                                     "the lab "
-                                     "corpus")
-    pairs = _pairs(mem, task, n)
-    if pairs < MIN_PAIRS:
-        return Verdict(INCONCLUSIVE, f"the {task} split has {pairs} co-occurring pairs, below the minimum of "
-                                     f"{MIN_PAIRS} for a Mem_{n}")
-    return None
-
-
-def mmlu_claims(mem: pd.DataFrame, splits: pd.DataFrame, paper: pd.DataFrame | None = None, n: int = 3,
-                knowledge: str = "MMLU knowledge", reasoning: str = "MMLU reasoning") -> list[Claim]:
-    """The source's MMLU split (Figure 4): the knowledge split's ``Mem_n`` falls with
-    model size, and the reasoning split's is lower than the knowledge split's, from
-    :func:`~analysis.distributional.method_tables.split_tables` (``splits``) and the
-    cluster p-values of :func:`~analysis.distributional.method_tables.taskgram_mem_table` (``mem``)."""
-    src = paper_value(paper, "Figure 4", f"MMLU knowledge (n = {n})") or "Mem_n falls with model size"
-    tk = trend(mem, knowledge, n)
-    spec = _trend_spec(tk.params, tk.rho, direction=-1)
-    spec["gate"] = _split_gate(splits, mem, knowledge, n)
-    if spec["gate"] is None and tk.n_models >= MIN_MODELS and tk.n_sig == 0:
-        spec["gate"] = Verdict(INCONCLUSIVE,
-                               "no model's Mem is significant, so there is no memorization trend "
-                                             "to read")
-    falls = _trend_claim("mmlu_mem_falls", f"The MMLU knowledge split's Mem_{n} falls with model size", spec,
-                         section=MMLU, source_value=src,
-                         extra={"task": knowledge, "mem_n": n, "pairs": _pairs(mem, knowledge, n)})
-    tr = trend(mem, reasoning, n)
-    both = np.isfinite(tk.rho) & np.isfinite(tr.rho) if tk.n_models == tr.n_models else np.zeros(0, bool)
-    below, total = int((tr.rho[both] < tk.rho[both]).sum()), int(both.sum())
-    est = ranks.sign_test(below, total)
-    gates = [g for g in (_split_gate(splits, mem, knowledge, n), _split_gate(splits, mem, reasoning, n)) if g]
-    v = (next((g for g in gates if g.status == NOT_TESTABLE), gates[0]) if gates
-         else decide(value=est.value, null=0.5, p=est.p, n_units=total, min_n=MIN_MODELS, unit="models"))
-    lower = _claim("mmlu_reasoning_below", f"The MMLU reasoning split's Mem_{n} is lower than the knowledge "
-                   "split's", v,
-                   comparison=f"share of models with the lower reasoning Mem_{n}, two-sided sign test "
-                              f"p < {ALPHA:g}, at least {MIN_MODELS} models and {MIN_PAIRS} pairs per split",
-                   value=est.value, p=est.p, n=total, n_units=total, unit="models", min_n=MIN_MODELS,
-                   null_kind="analytic" if total else "none", null_value=0.5 if total else None,
-                   control_reason=NO_LADDER_CONTROL, section=MMLU, source_value=SOURCE_MMLU_REASONING,
-                   extra={"unit": "share", "task": reasoning, "mem_n": n, "k": below,
-                          "pairs": _pairs(mem, reasoning, n)})
-    return [falls, lower]
-
-
-def untestable_claims(paper: pd.DataFrame | None = None) -> list[Claim]:
-    """The source's claims this machine cannot test: tasks the lab has no counterpart of
-    (WMT, with its Europarl table) and the OLMo replication."""
-    why = "the lab has no translation task"
-    return [
-        _nt("wmt_mem_none", "Translation (WMT) shows no significant Mem_n at any size", why,
-            section=SOURCE_SECTION, unit="tasks",
-            source_value=paper_value(paper, "Figure 4", "WMT") or "none shown (none significant)"),
-        _nt("wmt_novelty_rises", "On translation (WMT), the share of novel generated n-gram pairs rises with "
-            "model size", why, section=SOURCE_SECTION, unit="tasks", source_value=SOURCE_NOVELTY),
-        _nt("olmo_gsm8k_none", "The GSM8K result replicates on OLMo (1B, 7B) trained on Dolma: no "
-            "significant Mem_n, Kendall tau distance rising with size",
-            "OLMo's checkpoints and a searchable index of Dolma (3T tokens) are not reachable offline, "
-            "and the lab trains one model family on one corpus", section=SOURCE_SECTION, unit="models",
-            source_value=paper_value(paper, "Figure 4", "GSM8K") or "no significant rho for Pythia or OLMo"),
-        _nt("wmt_europarl", "Translation's task-gram table, mined from Europarl (about 20M parallel "
-            "sentences) and filtered with LASER, gives no significant Mem_n on WMT-09",
-            "neither Europarl, WMT-09 nor LASER is in the data mirror, and the lab corpus is English only",
-            section=SOURCE_SECTION, unit="tasks", source_value="none shown (none significant)"),
     ]
