@@ -82,8 +82,10 @@ def measure(model, docs: dict, row: dict, p: dict, m: int, seed: int = 99) -> fl
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--pairs-lab", type=int, default=256, help="queries per rate on a lab model (default 256)")
-    ap.add_argument("--pairs-real", type=int, default=64, help="queries per rate on a real model (default 64)")
+    ap.add_argument("--pairs-lab", type=int, default=256,
+                    help="queries per rate on a lab model (default 256)")
+    ap.add_argument("--pairs-real", type=int, default=64,
+                    help="queries per rate on a real model (default 64)")
     args = ap.parse_args(argv)
     params = {name: entropy.PARAMS.resolve(name) for name in PROFILES}
     p0 = params["default"]
@@ -112,8 +114,8 @@ def main(argv=None) -> int:
             print(f"{name}: {key} {rates[key]:.4f} s/query", flush=True)
     out = {}
     for name in PROFILES:
-        table = [{**r, "s_per_query": round(rates[(r["model"], r["prefix"], r["suffix"], r["decoding"])], 5),
-                  "minutes": round(r["n"] * rates[(r["model"], r["prefix"], r["suffix"], r["decoding"])] / 60, 2)}
+        rate = {id(r): rates[(r["model"], r["prefix"], r["suffix"], r["decoding"])] for r in rows[name]}
+        table = [{**r, "s_per_query": round(rate[id(r)], 5), "minutes": round(r["n"] * rate[id(r)] / 60, 2)}
                  for r in rows[name]]
         out[name] = {"stages": table, "minutes": round(sum(r["minutes"] for r in table), 1)}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,

@@ -85,7 +85,7 @@ the two trainings ran one after the other, so their tokens/s are no fair ratio):
 
 The compiled run ends 1e-05 nats from the lab's on its last 100 steps and 2.1e-04
 nats on held-out text, about a hundredth of the 0.03-0.06 nats that another init seed
-moves a ladder model (the comment on ``analysis.lab.ladder.PROFILES``); its
+moves a ladder model (the comment on ``analysis.lab.profiles.PROFILES``); its
 weights are not the lab's, so adopting it would give every run a new key.
 
 Minimal loops (the default, to bench/results/lab.json)
@@ -459,7 +459,7 @@ def bench_levers(run: RunConfig, vocab: int, steps: int, warmup: int,
 
 def run_levers(args) -> None:
     """The lever arms at every shape of the profile's ladder, to bench/results/lab_train.json."""
-    from analysis.lab.ladder import get_profile
+    from analysis.lab.profiles import get_profile
 
     profile = get_profile(args.profile)
     shapes = ladder_shapes(profile.runs)
@@ -504,7 +504,8 @@ def run_tolerance(args) -> None:
     compiled (``train(..., compile=True)``), in ``$MEMBOOK_CACHE``; record how far the
     compiled run's losses and weights end from the lab's, under ``tolerance`` in
     bench/results/lab_train.json."""
-    from analysis.lab.ladder import get_profile, profile_corpus
+    from analysis.lab.ladder import profile_corpus
+    from analysis.lab.profiles import get_profile
     from analysis.lab.tokenizer import get_tokenizer
     from analysis.lab.train import eval_loss, train
 

@@ -34,11 +34,11 @@ import hashlib, shutil, sys, time
 from analysis.core import jsonio
 from dataclasses import replace
 import torch
-from analysis.lab import ladder
+from analysis.lab import ladder, profiles
 from analysis.lab.train import run_folder, train
 arm, name, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 torch.set_num_threads(1)
-prof = ladder.get_profile("default")
+prof = profiles.get_profile("default")
 corpus, tok = ladder.prepare_lab("default")
 texts, key = corpus.training_texts(), corpus.fingerprint()
 base = prof.run(name)

@@ -14,8 +14,8 @@ a few batch sizes. Results go to bench/results/models-<model>.json.
 ``--sampling`` times sampled answers at the entropy chapter's setting (prompts of
 32 tokens from the phrases data, 16 new tokens, no end-of-text stop) over the
 sampled decodings of its Table 4: one request at a time as the book made them
-(:func:`analysis.models.local.generate_alone`) against the batched path
-(:class:`analysis.models.local.RowSampler`), and counts the answers that differ
+(:func:`analysis.models.generation.generate_alone`) against the batched path
+(:class:`analysis.models.generation.RowSampler`), and counts the answers that differ
 (a token flipped by a batch-dependent logit). Results go to
 bench/results/sampling-<model>.json.
 
@@ -77,8 +77,9 @@ from analysis.core import data, jsonio
 from analysis.core.cache import QueryCache
 from analysis.models import GenerationSettings, load_model
 from analysis.models.base import Request, request_seed
-from analysis.models.local import LocalModel, _eos_ids, _left_padded, generate_alone
-from analysis.models.local import _shared_prefix as shared_prefix
+from analysis.models.generation import _eos_ids, _left_padded, generate_alone
+from analysis.models.generation import _shared_prefix as shared_prefix
+from analysis.models.local import LocalModel
 from analysis.size.params import PROFILES as SIZE_PROFILES
 
 OUT = Path(__file__).resolve().parents[1] / "bench" / "results"

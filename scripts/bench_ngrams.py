@@ -27,7 +27,7 @@ import numpy as np
 from benchutil import best_of
 
 from analysis import ngrams as G
-from analysis.lab import ladder
+from analysis.lab import ladder, profiles
 from analysis.lab.tokenizer import get_tokenizer
 
 
@@ -53,7 +53,7 @@ def main() -> None:
     t0 = time.perf_counter()
     corpus = ladder.profile_corpus(args.profile)
     texts = corpus.training_texts()
-    tok = get_tokenizer(texts, corpus.fingerprint(), ladder.get_profile(args.profile).vocab_size)
+    tok = get_tokenizer(texts, corpus.fingerprint(), profiles.get_profile(args.profile).vocab_size)
     n_words = sum(len(t.split()) for t in texts)
     print(f"corpus {args.profile}: {len(corpus.documents)} documents, {len(texts)} in the stream, "
           f"{n_words} words; corpus + tokenizer {time.perf_counter() - t0:.1f} s")

@@ -31,7 +31,7 @@ def main(argv=None) -> int:
 
     from analysis import predicting as PR
     from analysis.core.cache import QueryCache
-    from analysis.lab import ladder
+    from analysis.lab import ladder, profiles
     from analysis.models import load_model
 
     lab = ladder.build_lab(args.profile, progress=False)
@@ -43,7 +43,8 @@ def main(argv=None) -> int:
     print(f"{len(sequences)} sequences x {len(runs)} runs = {len(sequences) * len(runs):,} scores")
     for bs in [int(b) for b in args.batch_sizes.split(",")]:
         cache = QueryCache(Path(tempfile.mkdtemp()) / "q.sqlite")
-        models = {r: load_model(ladder.model_name(args.profile, r), cache=cache, batch_size=bs) for r in runs}
+        models = {r: load_model(profiles.model_name(args.profile, r), cache=cache, batch_size=bs)
+                  for r in runs}
         for m in models.values():
             m.model  # load the weights outside the timing
         t0 = time.perf_counter()

@@ -21,7 +21,7 @@ import torch
 from analysis import distributional as D
 from analysis.core import jsonio  # strict JSON: a missing number is null
 from analysis.core.cache import QueryCache
-from analysis.lab import ladder
+from analysis.lab import ladder, profiles
 from analysis.models import load_model
 
 OUT = Path(__file__).resolve().parents[1] / "bench" / "results" / "prompt_opt_cost.json"
@@ -47,7 +47,7 @@ def main(argv=None) -> int:
                                           n=n_opt)}
     search_s = time.time() - t0
     cache = QueryCache(Path(tempfile.mkdtemp()) / "queries.sqlite")
-    models = {m: load_model(ladder.model_name(p["lab_profile"], m), cache=cache) for m in runs["model"]}
+    models = {m: load_model(profiles.model_name(p["lab_profile"], m), cache=cache) for m in runs["model"]}
     answers_s = {}
     plan = (("knowledge", D.KNOWLEDGE_TOKENS, None), ("reasoning", p["reasoning_tokens"], n_opt))
     for task, tokens, n in plan:

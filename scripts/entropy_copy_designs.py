@@ -64,13 +64,13 @@ def main() -> None:
     args = ap.parse_args()
 
     from analysis import entropy
-    from analysis.lab import ladder
+    from analysis.lab import ladder, profiles
     from analysis.models import load_model
 
     p = entropy.PARAMS.resolve("default")
-    cfg = ladder.get_profile(p["lab_profile"]).corpus
+    cfg = profiles.get_profile(p["lab_profile"]).corpus
     lab = ladder.build_lab(p["lab_profile"], runs=[args.run])
-    model = load_model(ladder.model_name(p["lab_profile"], args.run))
+    model = load_model(profiles.model_name(p["lab_profile"], args.run))
     stream = entropy.training_stream(lab, args.run, model)
     P, S, n = p["lab_prefix_tokens"], p["lab_suffix_tokens"], p["n_lab"]
     pool = entropy.sample_pairs(stream.tokens, P, S, n, seed=p["seed"], weights=stream.copies)

@@ -5,7 +5,7 @@
     python scripts/execute_chapters.py --plan --profile paper --chapters size -p models=api:ID --price 0.1,0.6
 
 Every ``-p`` is checked against the selected chapters' declared parameters
-(``analysis.params``) before any kernel starts: an unknown name, a name no
+(``analysis.book.chapters``) before any kernel starts: an unknown name, a name no
 selected chapter declares, a bad type or value, or a missing or unreadable file
 fails at once, naming the parameter and the allowed values. A parameter goes
 only to the chapters that declare it.
@@ -52,18 +52,13 @@ import jupytext
 import papermill as pm
 
 ROOT = Path(__file__).resolve().parents[1]
+from analysis.book.chapters import check_overrides, declaration  # noqa: E402
 from analysis.book.plan import PlanError, chapter_plan, parse_price, totals  # noqa: E402
 from analysis.book.plan import table as plan_table  # noqa: E402
 from analysis.core import jsonio  # noqa: E402
 from analysis.lab.train.devices import default_threads as available_cores  # noqa: E402
 from analysis.models.base import KEEP_GOING_ENV, MEASURED_NOTHING, nothing_measured  # noqa: E402
-from analysis.params import (  # noqa: E402
-    PROFILE_NAMES,
-    ParameterError,
-    check_overrides,
-    declaration,
-    without_api_keys,
-)
+from analysis.params import PROFILE_NAMES, ParameterError, without_api_keys  # noqa: E402
 
 SOURCES = ROOT / "notebooks"
 OUT = ROOT / "book" / "chapters"

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from analysis.core.cache import QueryCache, cache_dir, stable_hash  # noqa: E402
 from analysis.models import ModelError, load_model  # noqa: E402
-from analysis.models.local import GGUF_SOURCES  # noqa: E402
+from analysis.models.checkpoints import GGUF_SOURCES  # noqa: E402
 
 LOCAL_BACKEND = "transformers"
 

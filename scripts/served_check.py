@@ -153,7 +153,7 @@ def check_model(name: str, n: int, threads: int, workdir: Path) -> dict:
     from analysis.core.cache import QueryCache
     from analysis.models import GenerationSettings, ModelError, load_model
     from analysis.models.api import OpenAIChatModel
-    from analysis.models.local import _gguf_file
+    from analysis.models.checkpoints import _gguf_file
 
     local = load_model(name, cache=QueryCache(workdir / f"{name}-local.sqlite"))
     seqs = windows(local, n)

@@ -291,16 +291,16 @@ def one_conversion_at_a_time(model_cache):
     converted folder beside its final place, under one name for every process): an
     xdist worker, or another test session on the same model cache, waits for the
     first, then finds the model converted."""
-    from analysis.models import local
+    from analysis.models import checkpoints
 
-    convert = local.convert_gguf
+    convert = checkpoints.convert_gguf
 
     def locked(name: str) -> Path:
         with file_lock(model_cache / f".convert-{name}.lock"):
             return convert(name)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(local, "convert_gguf", locked)
+        mp.setattr(checkpoints, "convert_gguf", locked)
         yield
 
 
@@ -308,10 +308,10 @@ def one_conversion_at_a_time(model_cache):
 def real_models(one_conversion_at_a_time) -> None:
     """The two built-in models converted (under the lock) before a test starts kernels
     that load them: a kernel converts without the lock."""
-    from analysis.models import local
+    from analysis.models import checkpoints
 
-    for name in local.GGUF_SOURCES:
-        local.convert_gguf(name)
+    for name in checkpoints.GGUF_SOURCES:
+        checkpoints.convert_gguf(name)
 
 
 @pytest.fixture

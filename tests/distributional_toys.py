@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from analysis import distributional as D
 from analysis import ngrams as G
+from analysis.distributional.method_trends import Trend
 from analysis.models import Model
 from analysis.models.base import Answer
 
@@ -97,7 +97,7 @@ def mem_rows(rows, pairs=100, units=40, control_rho=0.0, control_p=0.5):
 
 
 def trend_of(rho, pvalue, params=(10, 20, 30)):
-    return D.Trend(np.asarray(params, float), np.asarray(rho, float), np.asarray(pvalue, float))
+    return Trend(np.asarray(params, float), np.asarray(rho, float), np.asarray(pvalue, float))
 
 
 def ladder_mem(task, rhos, pvalues, lm="task-gram", n=3, pairs=100, units=40, control_rho=0.0, control_p=0.5):

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from analysis.lab.config import ModelConfig, RunConfig
-from analysis.lab.ladder import get_profile
+from analysis.lab.profiles import get_profile
 from analysis.lab.train import build_model, make_optimizer, train_step
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))

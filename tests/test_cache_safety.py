@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.core import cache as C
+from analysis.core import query_cache as C
 from analysis.core.cache import CacheError, QueryCache, backup_path
 from analysis.core.salvage import salvage
 from analysis.models.api import OpenAIChatModel

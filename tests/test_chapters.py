@@ -24,10 +24,10 @@ import papermill as pm
 import pytest
 
 from analysis.book import plan
+from analysis.book.chapters import declaration
 from analysis.book.phenomena import CHAPTERS
 from analysis.core.claims import INCONCLUSIVE, STATUSES, Claim, from_json
-from analysis.models import local
-from analysis.params import declaration
+from analysis.models import checkpoints
 from conftest import CACHE_ENV, QUERY_CACHE_ENV, file_lock
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,8 +73,8 @@ def smoke(smoke_site, smoke_lab, run_folder):
         with file_lock(marks / f"{name}.lock"):
             if not done.exists() and not failed.exists():
                 if name != "lab":  # the kernel converts a built-in model without the tests' lock
-                    for model in local.GGUF_SOURCES:
-                        local.convert_gguf(model)
+                    for model in checkpoints.GGUF_SOURCES:
+                        checkpoints.convert_gguf(model)
                 try:
                     with pytest.MonkeyPatch.context() as mp:
                         mp.setenv(CACHE_ENV, str(smoke_lab))

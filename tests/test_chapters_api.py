@@ -22,13 +22,15 @@ from pathlib import Path
 import pytest
 
 from analysis import phrases as ph
-from analysis import size
 from analysis.book import plan
+from analysis.book.chapters import declaration
 from analysis.core import data
 from analysis.core.claims import NOT_TESTABLE, from_json
-from analysis.lab import ladder
+from analysis.lab import profiles
 from analysis.models.api import UNREACHABLE_AFTER
-from analysis.params import declaration
+from analysis.size.method_probe import sample_positions
+from analysis.size.params import PARAMS
+from analysis.size.run import chapter_templates, chapter_texts
 from fakeserver import FakeOpenAIServer, Fault
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,11 +102,11 @@ class TestOwnLadder:
     @pytest.mark.usefixtures("real_models")
     def test_size_on_an_api_chat_model_uses_the_templates(self, api_env, isolated_cache, tmp_path):
         # an empty cache (the test's own): the chapter trains the lab ladder it needs before probing it
-        params = size.PARAMS.resolve("smoke")
-        popular, baseline = size.chapter_texts(params)
-        samples = size.sample_positions({**popular, **baseline}, params["prefix_lens"], params["n_per_text"],
+        params = PARAMS.resolve("smoke")
+        popular, baseline = chapter_texts(params)
+        samples = sample_positions({**popular, **baseline}, params["prefix_lens"], params["n_per_text"],
                                         seed=params["seed"], baseline=list(baseline))
-        template = size.chapter_templates(params["template_ids"]).iloc[0]
+        template = chapter_templates(params["template_ids"]).iloc[0]
         with FakeOpenAIServer(api_key="sk-test") as server:
             for row in samples.itertuples():
                 # the popular texts are answered right, the baseline stories wrong
@@ -116,9 +118,9 @@ class TestOwnLadder:
             assert all(r.body["messages"][0]["role"] == "system" for r in server.requests)
         index = json.loads((isolated_cache / "lab" / "index.json").read_text())
         # the ladder it probes, and the ablation and held-out runs it places on the law
-        assert sorted(index) == sorted(f"smoke/{r.name}" for r in ladder.get_profile("smoke").runs
+        assert sorted(index) == sorted(f"smoke/{r.name}" for r in profiles.get_profile("smoke").runs
                                        if r.family.startswith("ladder")
-                                       or r.family in (ladder.ABLATION, ladder.HELDOUT))
+                                       or r.family in (profiles.ABLATION, profiles.HELDOUT))
         values = glued_values(tmp_path / "size.ipynb")
         assert values["lab_n"] == "4"
         # popular texts all right, baseline all wrong: accuracies 1 and 0, a gap of +1

@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest, spearmanr
 
-from analysis import distributional as D
 from analysis.core.claims import (
     DOES_NOT_HOLD,
     EXTENSION,
@@ -28,6 +27,19 @@ from analysis.core.claims import (
 from analysis.distributional import claims as C
 from analysis.distributional import claims_performance as CP
 from analysis.distributional import inference as I
+from analysis.distributional.claims import (
+    kendall_rises,
+    mem_claims,
+    mem_none,
+    mem_rises,
+    mem_rises_claims,
+    mem_significant,
+)
+from analysis.distributional.claims_filter import filter_claims, sensitivity_claim
+from analysis.distributional.claims_performance import copies_rise, copies_size
+from analysis.distributional.claims_tasks import untestable_claims
+from analysis.distributional.method_tables import kendall_table, mem_table, sensitivity_table
+from analysis.distributional.params import SOURCE_NOVELTY, load_paper_claims
 from analysis.stats.result import StatsError
 from distributional_toys import ladder3, ladder_mem, toy_mem_inputs
 
@@ -105,7 +117,7 @@ def test_share_bootstrap_over_identical_units_has_no_spread():
 
 def test_cluster_mem_table_keeps_the_pairs_p_and_adds_the_units():
     tables, log_llm, log_inf = toy_mem_inputs()
-    mem = D.mem_table(tables, log_llm, log_inf, ladder3())
+    mem = mem_table(tables, log_llm, log_inf, ladder3())
     out = I._cluster_mem_table(mem, tables, log_llm, log_inf, n_perm=200)
     assert out["pvalue_pairs"].equals(mem["pvalue"])
     row = out[(out["model"] == "a") & (out["lm"] == "task-gram") & (out["filter"] == "no filter")].iloc[0]
@@ -119,15 +131,15 @@ def test_cluster_mem_table_keeps_the_pairs_p_and_adds_the_units():
 
 
 def test_the_filter_claims_are_counts_over_every_candidate():
-    authors, paper = D.filter_claims({"total": 2161, "authors": 2145, "paper": 17, "paper_co": 17,
+    authors, paper = filter_claims({"total": 2161, "authors": 2145, "paper": 17, "paper_co": 17,
                                       "none_co": 2158}, n_facts=400)
     assert (authors.id, authors.kind, authors.status, authors.n) == ("authors_filter", EXTENSION, HOLDS, 2161)
     assert authors.value == pytest.approx(2145 / 2161) and authors.n_units == 400 and authors.unit == "facts"
     assert (paper.id, paper.status, paper.source_value) == ("paper_filter", HOLDS, None)
     assert authors.control_reason and authors.null_kind == "target"
     some = {"total": 200, "authors": 120, "paper": 150, "paper_co": 1, "none_co": 1}
-    assert [c.status for c in D.filter_claims(some)] == [DOES_NOT_HOLD, DOES_NOT_HOLD]
-    small = D.filter_claims({"total": 20, "authors": 20, "paper": 0, "paper_co": 0, "none_co": 20})
+    assert [c.status for c in filter_claims(some)] == [DOES_NOT_HOLD, DOES_NOT_HOLD]
+    small = filter_claims({"total": 20, "authors": 20, "paper": 0, "paper_co": 0, "none_co": 20})
     assert [c.status for c in small] == [INCONCLUSIVE, INCONCLUSIVE]
 
 
@@ -167,31 +179,31 @@ def test_zero_accuracy_everywhere_is_the_floor_not_a_result():
     # the committed run's copies_rise was "not reproduced: the value equals the null 0"; now the floor
     assert rise.status == NOT_TESTABLE and "floor" in rise.reason and rise.extra["none_recalled"]
     by_copies = pd.DataFrame({"params": SIX, "1": 0.0, "65–256": 0.0})
-    assert D.copies_size(by_copies).status == NOT_TESTABLE and "floor" in D.copies_size(by_copies).reason
+    assert copies_size(by_copies).status == NOT_TESTABLE and "floor" in copies_size(by_copies).reason
 
 
 def test_copies_rise_is_fishers_exact_test_on_the_best_model():
-    rise = D.copies_rise(*_copies_inputs())
+    rise = copies_rise(*_copies_inputs())
     # 5 of 5 against 0 of 20: p = 1 / C(25, 5)
     assert (rise.status, rise.value, rise.n_units, rise.unit) == (REPRODUCED, 1.0, 25, "facts")
     assert rise.p == pytest.approx(1 / 53130)
-    assert D.copies_rise(*_copies_inputs(top=(1, 1), low=(0, 3))).status == INCONCLUSIVE  # 4 facts < 10
+    assert copies_rise(*_copies_inputs(top=(1, 1), low=(0, 3))).status == INCONCLUSIVE  # 4 facts < 10
     # 0 of 5 against 2 of 20: the other side, not significant (Fisher p = 1): inconclusive, not
     # "not reproduced"
-    assert D.copies_rise(*_copies_inputs(top=(0, 5), low=(2, 20))).status == INCONCLUSIVE
+    assert copies_rise(*_copies_inputs(top=(0, 5), low=(2, 20))).status == INCONCLUSIVE
     one_bin = _copies_inputs()[0].drop(columns="1")
-    assert D.copies_rise(one_bin, _copies_inputs()[1]).status == NOT_TESTABLE
+    assert copies_rise(one_bin, _copies_inputs()[1]).status == NOT_TESTABLE
 
 
 def test_copies_size_is_the_books_own_trend():
     by_copies = pd.DataFrame({"params": SIX, "1": 0.0, "65–256": [0.2, 0.1, 0.4, 0.3, 0.6, 0.5]})
-    claim = D.copies_size(by_copies)
+    claim = copies_size(by_copies)
     assert claim.kind == EXTENSION and claim.value == pytest.approx(1 - 6 * 6 / 210)
     # ρ = 0.83 over six models: the exact permutation p is 0.058, so not significant (the analytic
     # t-approximation gave 0.04 and "reproduced")
     assert claim.p == pytest.approx(_exact_trend_p([0.2, 0.1, 0.4, 0.3, 0.6, 0.5]), abs=0.025)
     assert claim.status == INCONCLUSIVE
-    steep = D.copies_size(by_copies.assign(**{"65–256": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]}))
+    steep = copies_size(by_copies.assign(**{"65–256": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]}))
     assert steep.status == HOLDS
 
 
@@ -201,22 +213,22 @@ def test_copies_size_is_the_books_own_trend():
 
 
 def test_mem_significant_is_an_intersection_union_test_over_the_models():
-    ok = D.mem_significant(ladder_mem("knowledge", [0.4] * 6, [0.001] * 6))
+    ok = mem_significant(ladder_mem("knowledge", [0.4] * 6, [0.001] * 6))
     assert (ok.id, ok.status, ok.value, ok.p) == ("mem3_significant", REPRODUCED, 0.4, 0.001)
     assert (ok.unit, ok.n_units, ok.null_kind, ok.control_value) == ("facts", 40, "permutation", 0.0)
-    one_off = D.mem_significant(ladder_mem("knowledge", [0.4] * 6, [0.001] * 5 + [0.2]))
+    one_off = mem_significant(ladder_mem("knowledge", [0.4] * 6, [0.001] * 5 + [0.2]))
     assert one_off.status == INCONCLUSIVE and one_off.p == 0.2  # not significant for one model
-    negative = D.mem_significant(ladder_mem("knowledge", [-0.4] * 6, [0.001] * 6))
+    negative = mem_significant(ladder_mem("knowledge", [-0.4] * 6, [0.001] * 6))
     assert negative.status == NOT_REPRODUCED and negative.value == -0.4
-    thin = D.mem_significant(ladder_mem("knowledge", [0.4] * 6, [0.001] * 6, units=5))
+    thin = mem_significant(ladder_mem("knowledge", [0.4] * 6, [0.001] * 6, units=5))
     assert thin.status == INCONCLUSIVE
     assert thin.reason == "the thinnest Mem rests on 5 facts, below the minimum of 10"
-    assert D.mem_significant(ladder_mem("knowledge", [0.4] * 4, [0.001] * 4)).status == INCONCLUSIVE
-    assert D.mem_significant(ladder_mem("reasoning", [0.4] * 6, [0.001] * 6)).status == NOT_TESTABLE
+    assert mem_significant(ladder_mem("knowledge", [0.4] * 4, [0.001] * 4)).status == INCONCLUSIVE
+    assert mem_significant(ladder_mem("reasoning", [0.4] * 6, [0.001] * 6)).status == NOT_TESTABLE
 
 
 def test_a_control_that_shows_the_effect_makes_mem_significant_mechanical():
-    shown = D.mem_significant(ladder_mem("knowledge", [0.4] * 6, [0.001] * 6, control_rho=0.3,
+    shown = mem_significant(ladder_mem("knowledge", [0.4] * 6, [0.001] * 6, control_rho=0.3,
                                          control_p=0.001))
     assert shown.status == INCONCLUSIVE and shown.mechanical and shown.control_value == 0.3
     assert "negative control shows the same effect" in shown.reason
@@ -226,32 +238,32 @@ def test_mem_rises_is_a_holm_family_over_n():
     rising = [0.41, 0.43, 0.42, 0.47, 0.5, 0.54]
     mem = pd.concat([ladder_mem("knowledge", rising, [0.001] * 6),
                      ladder_mem("knowledge", rising, [0.001] * 6, n=5)])
-    m3, m5 = D.mem_rises_claims(mem, "knowledge", (3, 5))
+    m3, m5 = mem_rises_claims(mem, "knowledge", (3, 5))
     assert m3.value == pytest.approx(1 - 6 * 2 / 210) and m3.family == m5.family == "mem_rises (knowledge)"
     lo, hi = sorted([m3.p, m5.p])
     assert sorted([m3.p_adjusted, m5.p_adjusted]) == pytest.approx([max(2 * lo, hi)] * 2 if 2 * lo >= hi
                                                                     else [2 * lo, hi])
     assert m3.unit == "models" and m3.null_kind == "permutation"
     assert m3.control_reason == "the answers-swapped control has no defined trend"  # every control ρ is 0
-    falling = D.mem_rises(ladder_mem("knowledge", [0.5, 0.4, 0.3, 0.2, 0.1, 0.05], [0.001] * 6))
+    falling = mem_rises(ladder_mem("knowledge", [0.5, 0.4, 0.3, 0.2, 0.1, 0.05], [0.001] * 6))
     assert falling.status == NOT_REPRODUCED
-    unread = D.mem_rises(ladder_mem("knowledge", [0.01, 0.02, 0.03, 0.04, 0.05, 0.06], [0.5] * 6))
+    unread = mem_rises(ladder_mem("knowledge", [0.01, 0.02, 0.03, 0.04, 0.05, 0.06], [0.5] * 6))
     assert unread.status == INCONCLUSIVE and "no memorization trend to read" in unread.reason
 
 
 def test_mem_none_reads_holm_adjusted_cluster_p_values():
-    none = D.mem_none(ladder_mem("reasoning", [0.02, -0.01, 0.0, 0.03, 0.01, 0.02], [0.5] * 6))
+    none = mem_none(ladder_mem("reasoning", [0.02, -0.01, 0.0, 0.03, 0.01, 0.02], [0.5] * 6))
     assert (none.id, none.status, none.value, none.unit) == ("mem3_reasoning_none", REPRODUCED, 0.0,
                                                              "problems")
-    neg = D.mem_none(ladder_mem("reasoning", [-0.26, -0.2, -0.18, -0.17, -0.16, -0.15], [0.002] * 6))
+    neg = mem_none(ladder_mem("reasoning", [-0.26, -0.2, -0.18, -0.17, -0.16, -0.15], [0.002] * 6))
     assert neg.status == NOT_REPRODUCED and neg.value == 1.0 and neg.extra["sign"] == -1
     assert neg.p_adjusted == pytest.approx(6 * 0.002)
     # 0.01 each: Holm over six models makes every one 0.06, so none is significant
-    holm = D.mem_none(ladder_mem("reasoning", [-0.2] * 6, [0.01] * 6))
+    holm = mem_none(ladder_mem("reasoning", [-0.2] * 6, [0.01] * 6))
     assert holm.status == REPRODUCED and holm.extra["k"] == 0
-    mech = D.mem_none(ladder_mem("reasoning", [-0.2] * 6, [0.002] * 6, control_rho=-0.2, control_p=0.002))
+    mech = mem_none(ladder_mem("reasoning", [-0.2] * 6, [0.002] * 6, control_rho=-0.2, control_p=0.002))
     assert mech.status == INCONCLUSIVE and mech.mechanical and mech.control_value == 1.0
-    thin = D.mem_none(ladder_mem("reasoning", [0.0] * 6, [0.9] * 6, units=4))
+    thin = mem_none(ladder_mem("reasoning", [0.0] * 6, [0.9] * 6, units=4))
     assert thin.status == INCONCLUSIVE  # absence of significance over 4 problems says nothing
 
 
@@ -314,9 +326,9 @@ def test_count_claims_read_the_median_over_models_against_its_cluster_null():
 def test_kendall_rises_is_a_trend_over_the_models():
     kd = pd.DataFrame({"task": "reasoning", "n": 3, "model": [f"m{i}" for i in range(6)], "params": SIX,
                        "lm": "task-gram", "kendall": [0.55, 0.54, 0.53, 0.52, 0.51, 0.5], "pvalue": 0.1})
-    assert D.kendall_rises(kd).status == NOT_REPRODUCED  # significantly falling
-    assert D.kendall_rises(kd.assign(kendall=kd["kendall"][::-1].to_numpy())).status == REPRODUCED
-    mixed = D.kendall_rises(kd.assign(kendall=[0.59, 0.56, 0.58, 0.57, 0.56, 0.565]))
+    assert kendall_rises(kd).status == NOT_REPRODUCED  # significantly falling
+    assert kendall_rises(kd.assign(kendall=kd["kendall"][::-1].to_numpy())).status == REPRODUCED
+    mixed = kendall_rises(kd.assign(kendall=[0.59, 0.56, 0.58, 0.57, 0.56, 0.565]))
     assert mixed.value < 0 and mixed.status == INCONCLUSIVE  # the other side, not significant
 
 
@@ -330,34 +342,34 @@ def test_sensitivity_is_inconclusive_below_the_minimum_of_pairs():
     rising = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
     sens = _sens({"γ = 0.7": 40, "γ = 0.75": 17, "no filter": 2000},
                  {"γ = 0.7": rising, "γ = 0.75": rising, "no filter": rising})
-    claim = D.sensitivity_claim(sens, 3)
+    claim = sensitivity_claim(sens, 3)
     assert (claim.id, claim.status, claim.n, claim.n_units, claim.unit) == (
         "sensitivity3", INCONCLUSIVE, 17, 6, "models")
     assert claim.reason == "γ = 0.75: 17 pairs, below the minimum of 30"
     enough = _sens({"γ = 0.7": 40, "γ = 0.75": 35}, {"γ = 0.7": rising, "γ = 0.75": rising})
-    assert D.sensitivity_claim(enough, 3).status == REPRODUCED
+    assert sensitivity_claim(enough, 3).status == REPRODUCED
     against = _sens({"γ = 0.7": 40, "γ = 0.75": 17}, {"γ = 0.7": rising[::-1], "γ = 0.75": rising})
-    assert D.sensitivity_claim(against, 3).status == NOT_REPRODUCED
-    assert D.sensitivity_claim(sens[sens["gamma"] == "no filter"], 3).status == NOT_TESTABLE
+    assert sensitivity_claim(against, 3).status == NOT_REPRODUCED
+    assert sensitivity_claim(sens[sens["gamma"] == "no filter"], 3).status == NOT_TESTABLE
 
 
 def test_untestable_claims_carry_the_sources_values():
-    paper = D.load_paper_claims()
-    wmt, novelty, olmo, europarl = D.untestable_claims(paper)
+    paper = load_paper_claims()
+    wmt, novelty, olmo, europarl = untestable_claims(paper)
     assert {olmo.id, europarl.id} == {"olmo_gsm8k_none", "wmt_europarl"}
     assert wmt.status == novelty.status == NOT_TESTABLE and wmt.kind == SOURCE
-    assert wmt.source_value == "none shown (none significant)" and novelty.source_value == D.SOURCE_NOVELTY
+    assert wmt.source_value == "none shown (none significant)" and novelty.source_value == SOURCE_NOVELTY
 
 
 def test_every_claim_of_a_toy_run_names_its_unit_null_and_control():
     tables, log_llm, log_inf = toy_mem_inputs()
-    mem = I._cluster_mem_table(D.mem_table(tables, log_llm, log_inf, ladder3()), tables, log_llm, log_inf,
+    mem = I._cluster_mem_table(mem_table(tables, log_llm, log_inf, ladder3()), tables, log_llm, log_inf,
                                n_perm=200)
-    kendall = D.kendall_table(tables, log_llm, ladder3())
-    paper = D.load_paper_claims()
-    sens = D.sensitivity_table(tables[("knowledge", 3)], log_llm, ladder3(), "knowledge", 3, (0.7,))
-    claims = [*D.mem_claims(mem, kendall, tables, paper), D.sensitivity_claim(sens, 3, paper),
-              *D.untestable_claims(paper)]
+    kendall = kendall_table(tables, log_llm, ladder3())
+    paper = load_paper_claims()
+    sens = sensitivity_table(tables[("knowledge", 3)], log_llm, ladder3(), "knowledge", 3, (0.7,))
+    claims = [*mem_claims(mem, kendall, tables, paper), sensitivity_claim(sens, 3, paper),
+              *untestable_claims(paper)]
     back = from_json(to_json(claims))
     assert [c.id for c in back] == [c.id for c in claims] and len({c.id for c in claims}) == len(claims)
     for c in back:

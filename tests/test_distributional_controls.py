@@ -10,9 +10,35 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import distributional as D
 from analysis import ngrams as G
 from analysis.core.claims import HOLDS, NOT_TESTABLE
+from analysis.distributional.claims_causes import partial_claims
+from analysis.distributional.claims_tasks import untestable_claims
+from analysis.distributional.controls import (
+    SWAPPED,
+    distinct_values,
+    mem_intervals,
+    partial_mem_table,
+    swapped_task,
+    unit_resamples,
+)
+from analysis.distributional.method import (
+    ngram_segments,
+    noncontiguous_share,
+    noncontiguous_shares,
+    pair_contexts,
+)
+from analysis.distributional.method_tables import sensitivity_table
+from analysis.distributional.params import PROFILES, DistributionalError
+from analysis.distributional.run import ngram_logprob
+from analysis.distributional.source_rules import (
+    NLTK_STOPWORD_COUNT,
+    e5_keep_rate,
+    matched_thresholds,
+    nltk_stopwords,
+    source_stopwords,
+    stopwords_source,
+)
 from analysis.stats.partial import partial_spearman, residual_rank_corr
 from analysis.stats.result import StatsError
 from distributional_toys import BigramToy
@@ -58,20 +84,20 @@ def test_partial_spearman_bad_input():
 
 def test_unit_resamples_keep_each_units_rows_together():
     units = np.array(["a", "a", "b", "b", "b", "c"])
-    for idx in D.unit_resamples(units, n_boot=200, seed=1):
+    for idx in unit_resamples(units, n_boot=200, seed=1):
         for u, size in (("a", 2), ("b", 3), ("c", 1)):
             rows = np.flatnonzero(units == u)
             counts = [int((idx == r).sum()) for r in rows]
             assert len(set(counts)) == 1  # every row of the unit drawn equally often
             assert sum(counts) % size == 0
-    with pytest.raises(D.DistributionalError, match="n_boot"):
-        D.unit_resamples(units, n_boot=10)
-    with pytest.raises(D.DistributionalError, match="two units"):
-        D.unit_resamples(["a", "a"], n_boot=100)
+    with pytest.raises(DistributionalError, match="n_boot"):
+        unit_resamples(units, n_boot=10)
+    with pytest.raises(DistributionalError, match="two units"):
+        unit_resamples(["a", "a"], n_boot=100)
 
 
 def test_distinct_values():
-    assert D.distinct_values([-1.0, -1.0, -2.0, np.nan, -1.0000000001]) == 2
+    assert distinct_values([-1.0, -1.0, -2.0, np.nan, -1.0000000001]) == 2
 
 
 # ---------------------------------------------------------------------------
@@ -97,23 +123,23 @@ def _freq_tables(model_follows: str, k: int = 40, seed: int = 0):
 
 def test_partial_mem_separates_answer_frequency_from_the_pair():
     tables, llm, ladder = _freq_tables("answer")
-    pm = D.partial_mem_table.compute(tables, llm, ladder, n_perm=200, n_boot=200)
+    pm = partial_mem_table.compute(tables, llm, ladder, n_perm=200, n_boot=200)
     assert (pm["rho"] > 0.5).all()                      # the plain Mem is strong...
     assert (pm["partial"].abs() < 0.3).all()            # ...and vanishes once C(s^y) is held fixed
     assert (pm["rho_lo"] <= pm["rho"]).all() and (pm["rho"] <= pm["rho_hi"]).all()
     assert (pm["units"] == 40).all() and (pm["pairs"] == 80).all()
-    claim = D.partial_claims(pm.assign(arm="task"))[0]
+    claim = partial_claims(pm.assign(arm="task"))[0]
     assert claim.id == "mem3_partial_knowledge" and claim.unit == "facts" and claim.n_units == 40
     assert claim.extra["answer_frequency"] is True
     assert claim.status != HOLDS
     assert claim.interval is not None
 
     tables, llm, ladder = _freq_tables("pair")
-    pm = D.partial_mem_table.compute(tables, llm, ladder, n_perm=200, n_boot=200)
+    pm = partial_mem_table.compute(tables, llm, ladder, n_perm=200, n_boot=200)
     assert (pm["partial"] > 0.3).all()
     swap_tables, swap_llm, _ = _freq_tables("answer", seed=5)
-    swap = D.partial_mem_table.compute(swap_tables, swap_llm, ladder, arm=D.SWAPPED, n_perm=200, n_boot=200)
-    claim = D.partial_claims(pd.concat([pm, swap], ignore_index=True))[0]
+    swap = partial_mem_table.compute(swap_tables, swap_llm, ladder, arm=SWAPPED, n_perm=200, n_boot=200)
+    claim = partial_claims(pd.concat([pm, swap], ignore_index=True))[0]
     assert claim.status == HOLDS and not claim.extra["answer_frequency"]
     assert claim.control_value == pytest.approx(float(swap["partial"].median()), abs=1e-9)
 
@@ -121,7 +147,7 @@ def test_partial_mem_separates_answer_frequency_from_the_pair():
 def test_partial_claim_without_rows_is_not_testable():
     pm = pd.DataFrame({"task": ["knowledge"], "n": [3], "arm": ["task"], "model": ["m"], "partial": [np.nan],
                        "median_partial": [np.nan], "units": [0], "pairs": [0], "distinct": [0]})
-    assert D.partial_claims(pm)[0].status == NOT_TESTABLE
+    assert partial_claims(pm)[0].status == NOT_TESTABLE
 
 
 def test_mem_intervals_bootstrap_every_unfiltered_row_and_the_trend():
@@ -129,7 +155,7 @@ def test_mem_intervals_bootstrap_every_unfiltered_row_and_the_trend():
     mem = pd.DataFrame([{"task": "knowledge", "n": 3, "model": m, "params": p, "filter": f, "lm": "task-gram",
                          "rho": 0.5} for m, p in zip(ladder["model"], ladder["params"])
                         for f in ("no filter", "paper")])
-    out = D.mem_intervals.compute(mem, tables, llm, None, n_boot=200)
+    out = mem_intervals.compute(mem, tables, llm, None, n_boot=200)
     nf = out[out["filter"] == "no filter"]
     assert nf[["rho_lo", "rho_hi", "trend_lo", "trend_hi"]].notna().all().all()
     assert out[out["filter"] == "paper"]["rho_lo"].isna().all()
@@ -137,9 +163,9 @@ def test_mem_intervals_bootstrap_every_unfiltered_row_and_the_trend():
 
 def test_swapped_task_needs_the_knowledge_table():
     know = pd.DataFrame({"question": ["q1", "q2"], "prompt": ["p1", "p2"], "swapped_answer": ["b", "a"]})
-    assert D.swapped_task(know)["outputs"] == ["b", "a"]
-    with pytest.raises(D.DistributionalError, match="swapped_answer"):
-        D.swapped_task(know.drop(columns="swapped_answer"))
+    assert swapped_task(know)["outputs"] == ["b", "a"]
+    with pytest.raises(DistributionalError, match="swapped_answer"):
+        swapped_task(know.drop(columns="swapped_answer"))
 
 
 # ---------------------------------------------------------------------------
@@ -148,9 +174,9 @@ def test_swapped_task_needs_the_knowledge_table():
 
 
 def test_nltk_stopwords_are_the_registered_179_words():
-    words = D.nltk_stopwords()
-    assert len(words) == D.NLTK_STOPWORD_COUNT == 179
-    assert D.stopwords_source() == "nltk English stopwords (179 words), nltk_data@5db857e"
+    words = nltk_stopwords()
+    assert len(words) == NLTK_STOPWORD_COUNT == 179
+    assert stopwords_source() == "nltk English stopwords (179 words), nltk_data@5db857e"
     assert "mightn" in words and "whereupon" not in words       # nltk's, not scikit-learn's
     assert "whereupon" in G.STOPWORDS and len(G.STOPWORDS) == 318
 
@@ -158,50 +184,50 @@ def test_nltk_stopwords_are_the_registered_179_words():
 def test_source_stopwords_switches_the_list_and_restores_it():
     text = "whereupon the cat sat"
     assert G.ngrams(text, 2) == [("cat", "sat")]
-    with D.source_stopwords():
+    with source_stopwords():
         assert G.ngrams(text, 2) == [("whereupon", "cat"), ("cat", "sat")]
     assert G.ngrams(text, 2) == [("cat", "sat")]
-    with pytest.raises(RuntimeError), D.source_stopwords():
+    with pytest.raises(RuntimeError), source_stopwords():
         raise RuntimeError
     assert len(G.STOPWORDS) == 318
 
 
 def test_noncontiguous_ngram_is_found_where_its_words_stand():
     out = "The capital of France is Paris"
-    assert D.ngram_segments(out, ("capital", "France", "Paris")) == [(4, 11), (15, 21), (25, 30)]
-    assert D.ngram_segments(out, ("France", "is")) == [(15, 21 + 3)]
-    assert D.ngram_segments(out, ("Paris", "France")) is None  # not in order
+    assert ngram_segments(out, ("capital", "France", "Paris")) == [(4, 11), (15, 21), (25, 30)]
+    assert ngram_segments(out, ("France", "is")) == [(15, 21 + 3)]
+    assert ngram_segments(out, ("Paris", "France")) is None  # not in order
     table = pd.DataFrame({"instance": [0, 0], "y": [("capital", "France"), ("France", "is")]})
-    contexts, grams = D.pair_contexts(table, ["Q:"], [out])
+    contexts, grams = pair_contexts(table, ["Q:"], [out])
     assert grams == [("capital", "France"), "France is"]
     assert contexts == [("Q: The", "Q: The capital of"), "Q: The capital of"]
-    assert D.noncontiguous_share(grams) == 0.5
-    shares, every = D.noncontiguous_shares({("knowledge", 2): (contexts, grams)})
+    assert noncontiguous_share(grams) == 0.5
+    shares, every = noncontiguous_shares({("knowledge", 2): (contexts, grams)})
     assert shares == {("knowledge", 2): 0.5} and every == 0.5
 
 
 def test_noncontiguous_ngram_is_scored_as_the_sum_of_its_runs():
     m = BigramToy("toy")
-    lp = D.ngram_logprob(m, [("Q: The", "Q: The capital of"), "Q:"], [("capital", "France"), "ab"])
-    sep = D.ngram_logprob(m, ["Q: The", "Q: The capital of"], ["capital", "France"])
+    lp = ngram_logprob(m, [("Q: The", "Q: The capital of"), "Q:"], [("capital", "France"), "ab"])
+    sep = ngram_logprob(m, ["Q: The", "Q: The capital of"], ["capital", "France"])
     assert lp[0] == pytest.approx(sep.sum())
-    assert lp[1] == pytest.approx(D.ngram_logprob(m, ["Q:"], ["ab"])[0])
-    with pytest.raises(D.DistributionalError, match="contexts for"):
-        D.ngram_logprob(m, [("a",)], [("b", "c")])
+    assert lp[1] == pytest.approx(ngram_logprob(m, ["Q:"], ["ab"])[0])
+    with pytest.raises(DistributionalError, match="contexts for"):
+        ngram_logprob(m, [("a",)], [("b", "c")])
 
 
 def test_matched_thresholds_keep_e5s_share():
-    assert D.e5_keep_rate(0.7) == 1.0
-    assert D.e5_keep_rate(0.8) == pytest.approx(2 / 3)
-    assert D.e5_keep_rate(1.2) == 0.0
+    assert e5_keep_rate(0.7) == 1.0
+    assert e5_keep_rate(0.8) == pytest.approx(2 / 3)
+    assert e5_keep_rate(1.2) == 0.0
     cos = np.linspace(0.0, 0.99, 100)
-    cuts = D.matched_thresholds(cos, (0.7, 0.75, 0.8))
+    cuts = matched_thresholds(cos, (0.7, 0.75, 0.8))
     kept = {g: int((cos > t).sum()) for g, t in cuts.items()}
     assert kept == {0.7: 100, 0.75: 84, 0.8: 67}
-    with pytest.raises(D.DistributionalError, match="lo < hi"):
-        D.e5_keep_rate(0.7, (1.0, 0.7))
-    with pytest.raises(D.DistributionalError, match="finite cosine"):
-        D.matched_thresholds([np.nan], (0.7,))
+    with pytest.raises(DistributionalError, match="lo < hi"):
+        e5_keep_rate(0.7, (1.0, 0.7))
+    with pytest.raises(DistributionalError, match="finite cosine"):
+        matched_thresholds([np.nan], (0.7,))
 
 
 def test_sensitivity_table_at_matched_thresholds():
@@ -210,23 +236,23 @@ def test_sensitivity_table_at_matched_thresholds():
     table.attrs["n"] = 3
     ladder = pd.DataFrame({"model": ["a"], "params": [1]})
     llm = {("a", "knowledge", 3): -np.linspace(1, 2, 10)}
-    cuts = D.matched_thresholds(table["cosine"], (0.7, 0.8))
-    sens = D.sensitivity_table(table, llm, ladder, "knowledge", 3, (0.7, 0.8), thresholds=cuts)
+    cuts = matched_thresholds(table["cosine"], (0.7, 0.8))
+    sens = sensitivity_table(table, llm, ladder, "knowledge", 3, (0.7, 0.8), thresholds=cuts)
     assert list(sens["pairs"]) == [10, 7, 10]
     assert sens["gamma"].iloc[0].startswith("γ = 0.7 (MiniLM >")
-    with pytest.raises(D.DistributionalError, match="no matched threshold"):
-        D.sensitivity_table(table, llm, ladder, "knowledge", 3, (0.75,), thresholds=cuts)
+    with pytest.raises(DistributionalError, match="no matched threshold"):
+        sensitivity_table(table, llm, ladder, "knowledge", 3, (0.75,), thresholds=cuts)
 
 
 def test_what_cannot_run_here_is_listed():
-    found = {c.id: c for c in D.untestable_claims(None)}
+    found = {c.id: c for c in untestable_claims(None)}
     for id in ("olmo_gsm8k_none", "wmt_europarl"):
         assert found[id].status == NOT_TESTABLE and found[id].reason
     assert "Europarl" in found["wmt_europarl"].reason and "OLMo" in found["olmo_gsm8k_none"].reason
 
 
 def test_the_default_profile_has_a_thousand_problems():
-    assert D.PROFILES["default"]["n_reasoning"] >= 1000
+    assert PROFILES["default"]["n_reasoning"] >= 1000
 
 
 def test_unit_trend_interval_is_exact_when_every_resample_keeps_the_order():
@@ -241,7 +267,7 @@ def test_unit_trend_interval_is_exact_when_every_resample_keeps_the_order():
     pairs = np.full((3, 6), 2.0)
     pooled = unit_trend_interval([1, 2, 3], numer * 3 * pairs / 2, pairs, n_boot=200)
     assert pooled == pytest.approx((1.0, 1.0))
-    with pytest.raises(D.DistributionalError, match="models x units"):
+    with pytest.raises(DistributionalError, match="models x units"):
         unit_trend_interval([1, 2], numer)
 
 

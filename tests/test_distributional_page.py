@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.distributional import filter_claims, page
+from analysis.distributional import page
+from analysis.distributional.claims_filter import filter_claims
 
 
 def test_method_glues_the_stand_ins(monkeypatch):

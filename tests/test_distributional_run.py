@@ -13,37 +13,49 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import distributional as D
 from analysis import ngrams as G
 from analysis.core import data
-from analysis.lab import ladder
+from analysis.distributional.method import final_number
+from analysis.distributional.method_tables import pair_inputs, score_answers
+from analysis.distributional.params import DistributionalError
+from analysis.distributional.run import (
+    _answer_words,
+    count_pairs_api,
+    generate_answers,
+    knowledge_task,
+    llm_table,
+    ngram_logprob,
+    reasoning_task,
+    swapped_answers,
+)
+from analysis.lab import ladder, profiles
 from analysis.lab.corpus import Document
 from distributional_toys import AnswerToy, BigramToy
 
 
 def test_chain_rule_sums_token_logprobs_in_context(cache):
     model = BigramToy("toy", cache=cache)
-    lp = D.ngram_logprob(model, ["the cat", "sea "], ["tt", "ss"])
+    lp = ngram_logprob(model, ["the cat", "sea "], ["tt", "ss"])
     # " tt" after "the cat": ' ' after 't' 1/4, 't' after ' ' 1/4, 't' after 't' 1/2
     assert lp[0] == pytest.approx(math.log(0.25 * 0.25 * 0.5))
     # "ss" after "sea ": no space added; 's' after ' ' 1/4, 's' after 's' 1/2
     assert lp[1] == pytest.approx(math.log(0.25 * 0.5))
     assert model.asked == [("the cat", " tt"), ("sea ", "ss")]
     # " ab" after "x": three characters at 1/4 each, summed in log space
-    assert D.ngram_logprob(model, ["x"], ["ab"])[0] == pytest.approx(3 * math.log(0.25))
-    with pytest.raises(D.DistributionalError, match="same length"):
-        D.ngram_logprob(model, ["a"], [])
-    with pytest.raises(D.DistributionalError, match="non-empty"):
-        D.ngram_logprob(model, ["a"], [" "])
+    assert ngram_logprob(model, ["x"], ["ab"])[0] == pytest.approx(3 * math.log(0.25))
+    with pytest.raises(DistributionalError, match="same length"):
+        ngram_logprob(model, ["a"], [])
+    with pytest.raises(DistributionalError, match="non-empty"):
+        ngram_logprob(model, ["a"], [" "])
 
 
 def test_pair_inputs_and_llm_table(cache):
     table = pd.DataFrame({"instance": [0, 0], "x": [("capital",), ("city",)], "y": [("Paris",), ("France",)]})
     tasks = {"knowledge": {"prompts": ["Q:"], "outputs": ["Paris, France"]}}
-    inputs = D.pair_inputs({("knowledge", 1): table}, tasks)
+    inputs = pair_inputs({("knowledge", 1): table}, tasks)
     # Paris starts the output: scored right after the prompt; France after "Q: Paris,"
     assert inputs[("knowledge", 1)] == (["Q:", "Q: Paris,"], ["Paris", "France"])
-    lp = D.llm_table({"m": BigramToy("toy", cache=cache)}, inputs)
+    lp = llm_table({"m": BigramToy("toy", cache=cache)}, inputs)
     assert list(lp) == [("m", "knowledge", 1)]
     # " Paris" and " France": six and seven characters, none repeating the one before
     assert lp[("m", "knowledge", 1)] == pytest.approx([6 * math.log(0.25), 7 * math.log(0.25)])
@@ -52,11 +64,11 @@ def test_pair_inputs_and_llm_table(cache):
 def test_generate_answers_records_errors_as_none(cache):
     tasks = {"knowledge": {"prompts": ["q1", "fail q2", "q3"], "gold": ["Paris", "Paris", "Rome"]},
              "reasoning": {"prompts": ["r1"], "gold": [3]}}
-    answers = D.generate_answers({"m": AnswerToy("toy", cache=cache)}, tasks, reasoning_tokens=4)
+    answers = generate_answers({"m": AnswerToy("toy", cache=cache)}, tasks, reasoning_tokens=4)
     assert answers[["task", "instance"]].values.tolist() == [
         ["knowledge", 0], ["knowledge", 1], ["knowledge", 2], ["reasoning", 0]]
     assert answers["answer"].tolist() == [" Paris. Then", None, " Paris. Then", " Paris. Then"]
-    scored = D.score_answers(answers, tasks)
+    scored = score_answers(answers, tasks)
     assert np.isnan(scored["correct"].iloc[1]) and scored["correct"].tolist()[2:] == [0.0, 0.0]
 
 
@@ -65,8 +77,8 @@ def test_generate_answers_records_errors_as_none(cache):
                     reason=f"{data.MIRROR_ENV} is unset: the corpus needs the offline data mirror")
 def test_lab_tasks_are_built_from_the_corpus():
     corpus = ladder.profile_corpus("smoke")
-    know = D.knowledge_task(corpus)
-    assert len(know) == ladder.get_profile("smoke").corpus.n_facts
+    know = knowledge_task(corpus)
+    assert len(know) == profiles.get_profile("smoke").corpus.n_facts
     stream = "\n".join(d.text for d in corpus.documents)
     facts = [d for d in corpus.documents if d.kind == "knowledge" and d.meta["role"] == "fact"]
     for row in know.itertuples():
@@ -78,17 +90,17 @@ def test_lab_tasks_are_built_from_the_corpus():
         assert row.mentions == mine[0].meta["mentions"]
     # the never-trained controls have no copy; every other fact has one or more
     controls = know["copies"] == 0
-    assert controls.sum() == ladder.get_profile("smoke").corpus.fact_controls
+    assert controls.sum() == profiles.get_profile("smoke").corpus.fact_controls
     assert (know.loc[~controls, "copies"] >= 1).all() and (know["mentions"] >= 0).all()
-    reason = D.reasoning_task(corpus, 30, seed=0)
+    reason = reasoning_task(corpus, 30, seed=0)
     corpus_questions = {d.meta["question"] for d in corpus.documents if d.kind == "reasoning"}
     assert len(reason) == 30 and reason["question"].is_unique
     assert not set(reason["question"]) & corpus_questions
     # the worked solution's final number is the answer
-    assert all(D.final_number(s) == a for s, a in zip(reason["solution"], reason["answer"]))
-    assert D.reasoning_task(corpus, 30, seed=0).equals(reason)
-    with pytest.raises(D.DistributionalError, match="n must be a positive integer"):
-        D.reasoning_task(corpus, 0)
+    assert all(final_number(s) == a for s, a in zip(reason["solution"], reason["answer"]))
+    assert reasoning_task(corpus, 30, seed=0).equals(reason)
+    with pytest.raises(DistributionalError, match="n must be a positive integer"):
+        reasoning_task(corpus, 0)
 
 
 def test_knowledge_task_by_hand():
@@ -106,7 +118,7 @@ def test_knowledge_task_by_hand():
             Document("s-0", k, "triviaqa", "A talk on wrote Hamlet.", 1, {**meta, "role": "subject"}),
             Document("l-0", k, "triviaqa", "Names: Mars; Shakespeare; Marseille.", 2, {"role": "list"}),
             Document("b-0", "background", "popular", "To be or not to be.", 1, {})]
-    know = D.knowledge_task(SimpleNamespace(documents=docs))
+    know = knowledge_task(SimpleNamespace(documents=docs))
     # Shakespeare: 2 + 3 fact copies and 2 list copies; Mars: the list only (its control fact
     # document has 0 copies, and "Marseille" is another word); the two answers swap
     assert know.to_dict("records") == [{
@@ -120,22 +132,22 @@ def test_knowledge_task_by_hand():
         "answer_count": 2, "swapped_answer": "Shakespeare"}]
     # a 3-word question is contaminated when a document holds all of it; a control never trains
     docs.append(Document("c-0", "phrase", "popular", "who wrote hamlet", 0, {}))
-    assert not D.knowledge_task(SimpleNamespace(documents=docs))["overlap_8"].any()
+    assert not knowledge_task(SimpleNamespace(documents=docs))["overlap_8"].any()
     docs.append(Document("b-1", "background", "popular", "Asked: who wrote Hamlet? Bacon.", 1, {}))
-    know = D.knowledge_task(SimpleNamespace(documents=docs))
+    know = knowledge_task(SimpleNamespace(documents=docs))
     assert know["overlap_8"].tolist() == [True, False] and know["overlap_14"].tolist() == [True, False]
-    with pytest.raises(D.DistributionalError, match="no knowledge documents"):
-        D.knowledge_task(SimpleNamespace(documents=docs[5:]))
+    with pytest.raises(DistributionalError, match="no knowledge documents"):
+        knowledge_task(SimpleNamespace(documents=docs[5:]))
 
 
 def test_swapped_answers_never_give_a_fact_its_own_answer():
     answers = ["Paris", "paris.", "Rome", "Oslo", "Rome"]
-    swapped = D.swapped_answers(answers, seed=3)
+    swapped = swapped_answers(answers, seed=3)
     assert sorted(swapped) == sorted(answers)  # a permutation of the answers
-    assert all(D.run._answer_words(a) != D.run._answer_words(b) for a, b in zip(answers, swapped))
-    assert D.swapped_answers(answers, seed=3) == swapped
-    with pytest.raises(D.DistributionalError, match="at least two distinct answers"):
-        D.swapped_answers(["Paris", "PARIS"])
+    assert all(_answer_words(a) != _answer_words(b) for a, b in zip(answers, swapped))
+    assert swapped_answers(answers, seed=3) == swapped
+    with pytest.raises(DistributionalError, match="at least two distinct answers"):
+        swapped_answers(["Paris", "PARIS"])
 
 
 def test_count_pairs_api_with_recorded_responses(cache):
@@ -147,6 +159,6 @@ def test_count_pairs_api_with_recorded_responses(cache):
 
     api = G.InfiniGramAPI(post=post, cache=cache)
     table = pd.DataFrame({"instance": [0], "x": [("capital", "of", "France")], "y": [("Paris",)]})
-    out = D.count_pairs_api(table, api)
+    out = count_pairs_api(table, api)
     assert out[["c_x", "c_xy"]].iloc[0].tolist() == [4800, 120]
     assert out["p_taskgram"].iloc[0] == pytest.approx(120 / 4800)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.params import CHAPTER_MODULES, ParameterError, check_overrides, declaration
+from analysis.book.chapters import CHAPTER_MODULES, check_overrides, declaration
+from analysis.params import ParameterError
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))

@@ -15,7 +15,8 @@ import torch
 from analysis.core.cache import QueryCache
 from analysis.models import load_model
 from analysis.models.base import GenerationSettings
-from analysis.models.local import LocalModel, folder_fingerprint, split_revision
+from analysis.models.checkpoints import folder_fingerprint
+from analysis.models.local import LocalModel, split_revision
 from tiny_model import make_tiny_checkpoint
 
 

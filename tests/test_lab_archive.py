@@ -21,7 +21,7 @@ import pytest
 from analysis.core import data
 from analysis.core.cache import CACHE_ENV
 from analysis.core.data import DataError
-from analysis.lab import archive, ladder
+from analysis.lab import archive, ladder, profiles
 from analysis.lab.config import CorpusConfig, LabConfigError, ModelConfig, RunConfig
 from analysis.lab.tokenizer import train_tokenizer
 
@@ -57,7 +57,7 @@ def lab(tmp_path_factory):
     corpus = SimpleNamespace(injections=INJECTIONS)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(CACHE_ENV, str(tmp_path_factory.mktemp("cache")))
-        mp.setitem(ladder.PROFILES, PROFILE, ladder.LabProfile(CorpusConfig(), 300, RUNS))
+        mp.setitem(profiles.PROFILES, PROFILE, profiles.LabProfile(CorpusConfig(), 300, RUNS))
         mp.setattr(ladder, "_corpus_and_tokenizer", lambda prof, place: (corpus, texts, "tiny-corpus", tok))
         yield ladder.build_lab(PROFILE, progress=False)
 

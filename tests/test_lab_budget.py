@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from analysis.lab import budget, ladder
+from analysis.lab import budget, ladder, profiles
 from analysis.lab.config import WINDOWS, ModelConfig, RunConfig
 from analysis.lab.train import param_count
 
@@ -19,7 +19,7 @@ def test_flops_per_token_by_hand():
 
 
 def test_smoke_budget_counts_shared_and_forked_runs():
-    prof = ladder.get_profile("smoke")
+    prof = profiles.get_profile("smoke")
     table = budget.run_budget("smoke", tflops=1.0).set_index("run")
     assert list(table.index) == [r.name for r in prof.runs]
     # std-s1x is the ladder's wide-16 (same weights): trained once, by wide-16
@@ -39,7 +39,7 @@ def test_smoke_budget_counts_shared_and_forked_runs():
 
 
 def test_gpu_profile_meets_its_design_from_the_configuration():
-    prof = ladder.get_profile("gpu")
+    prof = profiles.get_profile("gpu")
     table = budget.run_budget("gpu")
     ladder_runs = table[table["family"].str.startswith("ladder")]
     span = ladder_runs["params"].max() / ladder_runs["params"].min()
@@ -81,7 +81,7 @@ def test_gpu_corpus_builds_and_its_tokens_per_word_are_the_measured_ones():
     from analysis.lab.tokenizer import get_tokenizer
     from analysis.lab.train import tokenize_stream
 
-    prof = ladder.get_profile("gpu")
+    prof = profiles.get_profile("gpu")
     words = budget.corpus_words("gpu")
     s = budget.summary("gpu")
     assert prof.run("wide-64").steps == 6_103

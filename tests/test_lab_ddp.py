@@ -31,7 +31,7 @@ import torch
 import analysis
 from analysis.core import data
 from analysis.core.cache import stable_hash
-from analysis.lab import build, ladder
+from analysis.lab import build, ladder, profiles
 from analysis.lab import train as lt
 from analysis.lab.config import LabConfigError, ModelConfig, RunConfig
 from analysis.lab.tokenizer import save_tokenizer, train_tokenizer
@@ -213,7 +213,7 @@ def test_a_bad_device_or_an_uneven_batch_fails_before_any_work(monkeypatch, tmp_
     with pytest.raises(LabConfigError, match="batch_size 8 does not split evenly over 3 processes"):
         lt.train(RUNS["standard"], TEXTS, [], tok, KEY, progress=False, device="cpu")
     # build_lab checks every chosen run before it builds the corpus
-    smoke = ladder.PROFILES["smoke"]
+    smoke = profiles.PROFILES["smoke"]
     uneven = next(n for n in range(2, 64) if all(r.batch_size % n for r in smoke.runs))
     monkeypatch.setenv("WORLD_SIZE", str(uneven))
     monkeypatch.setattr(ladder, "build_corpus", lambda *a, **k: pytest.fail("built the corpus"))
@@ -369,7 +369,7 @@ def test_two_processes_train_the_smoke_labs_smallest_runs_as_one(tmp_path, monke
     from analysis.lab.tokenizer import get_tokenizer
 
     _no_torchrun(monkeypatch)
-    smoke = ladder.PROFILES["smoke"]
+    smoke = profiles.PROFILES["smoke"]
     # the smallest ladder run, and the smallest injected run (a non-trivial exposure table)
     size = lambda r: (r.steps, lt.param_count(r.model, smoke.vocab_size))  # noqa: E731
     runs = [min((r for r in smoke.runs if r.family.startswith("ladder")), key=size),

@@ -12,15 +12,15 @@ from datetime import timedelta
 
 import pytest
 
-from analysis.lab import ladder
+from analysis.lab import ladder, profiles
 from analysis.lab import train as lt
 from analysis.lab.corpus import Corpus, Document, Injection
 from analysis.lab.train import devices, order, stream
 from analysis.lab.train.devices import Placement
 
 WORDS = "the a of to and in is it that was he for on are as with his they at be this from have".split()
-SMOKE = ladder.PROFILES["smoke"]
-PROFILE = ladder.LabProfile(SMOKE.corpus, 300, SMOKE.runs[:1])
+SMOKE = profiles.PROFILES["smoke"]
+PROFILE = profiles.LabProfile(SMOKE.corpus, 300, SMOKE.runs[:1])
 
 
 def _corpus(config, phrase_candidates=None):
@@ -53,7 +53,7 @@ def test_the_corpus_is_built_once_and_read_back_whole(built):
     assert again is not first and again.fingerprint() == first.fingerprint()
     assert again.training_texts() == first.training_texts() and again.injections == first.injections
     # another recipe is another corpus
-    other = ladder.LabProfile(ladder.PROFILES["default"].corpus, 300)
+    other = profiles.LabProfile(profiles.PROFILES["default"].corpus, 300)
     ladder.profile_corpus(other)
     assert len(built) == 2
 
@@ -104,7 +104,7 @@ def _tiny_profile():
     model = ModelConfig(n_layer=2, d_model=32, n_head=1, d_ff=64, context=128)
     step = 8 * 128  # tokens of one step: costs are proportional to steps
     std = RunConfig("std", model, 400 * step, batch_size=8)
-    return ladder.LabProfile(SMOKE.corpus, 300, (
+    return profiles.LabProfile(SMOKE.corpus, 300, (
         std, RunConfig("wide-a", model, 300 * step, batch_size=8), RunConfig("wide-b", model, 100 * step,
                                                                               batch_size=8),
         replace(std, name="range-q3", family="range", inject=True, window="q3"),  # forks at step 200
@@ -128,25 +128,26 @@ def test_shards_put_the_runs_others_fork_from_first_and_balance_the_rest():
 
 @pytest.mark.parametrize("shards", [3, 8])
 def test_the_gpu_labs_shards_train_every_run_once(shards):
-    prof = ladder.get_profile("gpu")
+    prof = profiles.get_profile("gpu")
     split = ladder.shard_runs("gpu", shards)
     names = [n for shard in split for n in shard]
     assert sorted(names) == sorted(r.name for r in prof.runs)  # each run in exactly one shard
     where = {n: i for i, shard in enumerate(split) for n in shard}
     for a in prof.runs:
         for b in prof.runs:
-            if ladder.unlabelled(a) == ladder.unlabelled(b):
+            if profiles.unlabelled(a) == profiles.unlabelled(b):
                 assert where[a.name] == where[b.name]  # one key, one shard: trained once
     sources = ladder.fork_sources(prof)
     for shard in split:
         runs = [prof.run(n) for n in shard]
         assert runs == ladder.training_order(prof, runs)  # the shard trains in its listed order
         # a run others fork from comes before anything else of its shard
-        first_other = next((i for i, r in enumerate(runs) if ladder.unlabelled(r) not in sources), len(runs))
-        assert all(ladder.unlabelled(r) not in sources for r in runs[first_other:])
-    keys = [{ladder.unlabelled(prof.run(n)) for n in shard} for shard in split]
+        first_other = next((i for i, r in enumerate(runs) if profiles.unlabelled(r) not in sources),
+                           len(runs))
+        assert all(profiles.unlabelled(r) not in sources for r in runs[first_other:])
+    keys = [{profiles.unlabelled(prof.run(n)) for n in shard} for shard in split]
     loads = [sum(ladder.train_cost(u, prof.vocab_size) for u in shard) for shard in keys]
-    total = sum(ladder.train_cost(u, prof.vocab_size) for u in {ladder.unlabelled(r) for r in prof.runs})
+    total = sum(ladder.train_cost(u, prof.vocab_size) for u in {profiles.unlabelled(r) for r in prof.runs})
     largest = max(ladder.train_cost(r, prof.vocab_size) for r in prof.runs)
     assert sum(loads) == pytest.approx(total)
     # a greedy list schedule: no shard holds more than an even share and the largest run

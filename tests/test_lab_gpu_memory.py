@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.lab import budget, ladder
+from analysis.lab import budget, profiles
 from analysis.lab import train as lt
 from analysis.lab.config import LabConfigError, ModelConfig, RunConfig
 from analysis.lab.tokenizer import train_tokenizer
@@ -104,7 +104,7 @@ def test_micro_batches_are_the_fewest_that_fit():
 
 
 def test_the_gpu_labs_memory_per_run_is_counted_from_the_code():
-    prof = ladder.get_profile("gpu")
+    prof = profiles.get_profile("gpu")
     table = budget.run_budget("gpu").set_index("run")
     for run in prof.runs:
         count = lt.train_memory(run.model, prof.vocab_size, run.batch_size, "bf16")["total"]

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from analysis.core.cache import stable_hash
-from analysis.lab import build, ladder
+from analysis.lab import build, ladder, profiles
 from analysis.lab import train as lt
 from analysis.lab.config import LabConfigError
 from analysis.lab.train import runs as lab_runs
@@ -53,7 +53,7 @@ def _build_lab_device(monkeypatch, profile: str, **kw) -> tuple[str, str]:
         raise _Chosen
 
     monkeypatch.setattr(ladder, "train", train)  # the name build_lab's loop calls
-    run = next(r for r in ladder.PROFILES[profile].runs if not r.inject)
+    run = next(r for r in profiles.PROFILES[profile].runs if not r.inject)
     with pytest.raises(_Chosen):
         ladder.build_lab(profile, progress=False, runs=[run.name], **kw)
     return seen["place"].device, seen["device"]
@@ -62,7 +62,7 @@ def _build_lab_device(monkeypatch, profile: str, **kw) -> tuple[str, str]:
 def test_a_gpu_host_trains_the_default_and_smoke_labs_on_the_cpu(fake_cuda, monkeypatch):
     assert torch.cuda.is_available()  # the simulated GPU is seen
     for profile in ("default", "smoke"):
-        assert ladder.get_profile(profile).device == "cpu"
+        assert profiles.get_profile(profile).device == "cpu"
         assert ladder.lab_placement(profile) == lt.Placement()  # one fp32 CPU process: the old keys
         assert _build_lab_device(monkeypatch, profile) == ("cpu", "cpu")
     assert lt.placement() == lt.Placement()  # a run trained alone goes to the CPU too
@@ -76,7 +76,7 @@ def test_a_gpu_host_trains_the_default_and_smoke_labs_on_the_cpu(fake_cuda, monk
 
 
 def test_the_gpu_lab_selects_cuda_and_says_how_to_train_it_on_the_cpu(fake_cuda, monkeypatch):
-    assert ladder.get_profile("gpu").device == "cuda"
+    assert profiles.get_profile("gpu").device == "cuda"
     place = ladder.lab_placement("gpu")
     assert (place.device, place.precision, place.key()) == (
         "cuda", "bf16", {"device": "cuda", "precision": "bf16"})
@@ -89,7 +89,7 @@ def test_the_gpu_lab_selects_cuda_and_says_how_to_train_it_on_the_cpu(fake_cuda,
                                              r"devices .* device='cpu' \(or MEMBOOK_LAB_DEVICE=cpu\)"):
         ladder.lab_placement("gpu")
     with pytest.raises(LabConfigError, match="a profile's device must be one of cpu, cuda, got 'tpu'"):
-        ladder.LabProfile(ladder.PROFILES["smoke"].corpus, 1024, device="tpu")
+        profiles.LabProfile(profiles.PROFILES["smoke"].corpus, 1024, device="tpu")
 
 
 def test_the_entry_point_trains_where_the_profile_says(fake_cuda, monkeypatch, capsys):
@@ -129,7 +129,7 @@ INJECTIONS = [
 
 
 def _key(profile: str, name: str, **kw) -> str:
-    return stable_hash(lt.run_key(ladder.PROFILES[profile].run(name), INJECTIONS, None, "corpus-k", **kw))
+    return stable_hash(lt.run_key(profiles.PROFILES[profile].run(name), INJECTIONS, None, "corpus-k", **kw))
 
 
 def test_the_cpu_labs_keep_the_run_keys_of_the_code_before_the_gpu_path(monkeypatch):

@@ -4,19 +4,19 @@ from dataclasses import replace
 
 import pytest
 
-from analysis.lab import design, ladder
+from analysis.lab import design, ladder, profiles
 from analysis.lab.config import CorpusConfig, LabConfigError, ModelConfig, RunConfig
 from analysis.lab.corpus import Injection
 from analysis.lab.train import param_count
 
 
-@pytest.mark.parametrize("name", sorted(ladder.PROFILES))
+@pytest.mark.parametrize("name", sorted(profiles.PROFILES))
 def test_profiles_have_the_runs_the_chapters_need(name):
-    prof = ladder.PROFILES[name]
+    prof = profiles.PROFILES[name]
     table = prof.table()
     ladder_runs = table[table["family"].str.startswith("ladder")]
     assert set(ladder_runs["family"]) == {"ladder-wide", "ladder-deep"}
-    assert sorted(table.loc[table["family"] == "range", "window"]) == sorted(ladder.RANGE_WINDOWS)
+    assert sorted(table.loc[table["family"] == "range", "window"]) == sorted(profiles.RANGE_WINDOWS)
     perturbed = table[table["family"] == "perturbed"]
     assert len(perturbed) == 4 and perturbed["d_model"].nunique() == 2 and perturbed["tokens"].nunique() == 2
     # every perturbed run has a standard twin: same model, budget and seed
@@ -31,7 +31,7 @@ def test_profiles_have_the_runs_the_chapters_need(name):
 
 
 def _small_profile(range_tokens):
-    return ladder._profile(CorpusConfig(), 512, 128, wide=(16, 32), deep=(16, 24), ladder_tokens=1000,
+    return profiles._profile(CorpusConfig(), 512, 128, wide=(16, 32), deep=(16, 24), ladder_tokens=1000,
                            small=16, large=32, budgets=(1000, 2000), range_tokens=range_tokens,
                            range_max_copies=None, range_width=32, batch=4, base_lr=3e-3)
 
@@ -39,7 +39,7 @@ def _small_profile(range_tokens):
 def test_range_counterfactual_is_added_only_when_missing():
     # a range budget equal to a perturbed budget reuses that perturbed run's standard twin
     assert "std-range" not in {r.name for r in _small_profile(2000).runs}
-    assert "std-range" not in {r.name for r in ladder.get_profile("default").runs}
+    assert "std-range" not in {r.name for r in profiles.get_profile("default").runs}
     # another budget gets its own standard run of the range runs' shape
     prof = _small_profile(3000)
     std = prof.run("std-range")
@@ -56,17 +56,17 @@ def test_standard_twins_at_the_ladder_budget_are_the_ladder_runs():
 
 
 def test_ladder_lr_scales_with_the_square_roots_of_width_and_depth():
-    assert ladder.ladder_lr(3e-3, 128) == 3e-3
-    assert ladder.ladder_lr(3e-3, 32) == 6e-3  # 3e-3 * sqrt(4)
-    assert ladder.ladder_lr(3e-3, 96) == 0.003464  # 3e-3 * sqrt(4/3) = 0.0034641..., four digits
-    assert ladder.ladder_lr(3e-3, 128, 6) == 0.001732  # 3e-3 * sqrt(1/3) = 0.0017320...
-    assert ladder.ladder_lr(3e-3, 96, 6) == 0.002  # 3e-3 * sqrt(4/3) * sqrt(1/3) = 0.002
-    prof = ladder.PROFILES["default"]
-    assert prof.run("deep-24").lr == ladder.ladder_lr(3e-3, 24, 6) == 0.004  # 3e-3 * sqrt(16/3) / sqrt(3)
+    assert profiles.ladder_lr(3e-3, 128) == 3e-3
+    assert profiles.ladder_lr(3e-3, 32) == 6e-3  # 3e-3 * sqrt(4)
+    assert profiles.ladder_lr(3e-3, 96) == 0.003464  # 3e-3 * sqrt(4/3) = 0.0034641..., four digits
+    assert profiles.ladder_lr(3e-3, 128, 6) == 0.001732  # 3e-3 * sqrt(1/3) = 0.0017320...
+    assert profiles.ladder_lr(3e-3, 96, 6) == 0.002  # 3e-3 * sqrt(4/3) * sqrt(1/3) = 0.002
+    prof = profiles.PROFILES["default"]
+    assert prof.run("deep-24").lr == profiles.ladder_lr(3e-3, 24, 6) == 0.004  # 3e-3 * sqrt(16/3) / sqrt(3)
 
 
 def test_default_ladder_has_ten_models_over_ten_fold_on_one_budget():
-    prof = ladder.PROFILES["default"]
+    prof = profiles.PROFILES["default"]
     runs = [r for r in prof.runs if r.family.startswith("ladder")]
     params = [param_count(r.model, prof.vocab_size) for r in runs]
     assert len(runs) >= 10 and max(params) / min(params) >= 10
@@ -79,14 +79,14 @@ def test_duplicate_sizes_in_a_ladder_fail_before_training():
     m = ModelConfig(2, 32, 1, 128)
     runs = (RunConfig("a", m, 1000, family="ladder-x"), RunConfig("b", m, 1000, family="ladder-x"))
     with pytest.raises(LabConfigError, match="duplicate sizes"):
-        ladder.LabProfile(CorpusConfig(), 512, runs)
+        profiles.LabProfile(CorpusConfig(), 512, runs)
     with pytest.raises(LabConfigError, match="duplicated: \\['a'\\]"):
-        ladder.LabProfile(CorpusConfig(), 512, (runs[0], runs[0]))
+        profiles.LabProfile(CorpusConfig(), 512, (runs[0], runs[0]))
 
 
 def test_unknown_profile_names_the_allowed_ones():
     with pytest.raises(LabConfigError, match="lab profile must be one of \\['default', 'gpu', 'smoke'\\]"):
-        ladder.get_profile("big")
+        profiles.get_profile("big")
 
 
 def test_range_runs_insert_only_the_lower_copy_levels():
@@ -95,8 +95,8 @@ def test_range_runs_insert_only_the_lower_copy_levels():
     assert len(ladder.run_injections(RunConfig("p", m, 1000, inject=True), injs)) == 5
     kept = ladder.run_injections(RunConfig("r", m, 1000, inject=True, window="q2", max_copies=16), injs)
     assert [i.copies for i in kept] == [0, 1, 4, 16]
-    for name in ladder.PROFILES:  # the profiles' injection-range runs insert every level
-        assert all(r.max_copies is None for r in ladder.get_profile(name).runs)
+    for name in profiles.PROFILES:  # the profiles' injection-range runs insert every level
+        assert all(r.max_copies is None for r in profiles.get_profile(name).runs)
     with pytest.raises(LabConfigError, match="max_copies"):
         RunConfig("r", m, 1000, max_copies=16)
     with pytest.raises(LabConfigError, match="max_copies"):
@@ -124,8 +124,8 @@ def test_bad_run_config_names_the_field():
 
 
 def test_model_names_keep_profiles_apart():
-    assert ladder.model_name("default", "wide-32") == "lab:wide-32"
-    assert ladder.model_name("smoke", "wide-32") == "lab:smoke/wide-32"
+    assert profiles.model_name("default", "wide-32") == "lab:wide-32"
+    assert profiles.model_name("smoke", "wide-32") == "lab:smoke/wide-32"
 
 
 def test_build_lab_refuses_an_unknown_run_or_family_before_training():
@@ -156,7 +156,7 @@ def test_design_facts_are_computed_from_the_profile():
 
 
 def test_a_profile_sets_weight_decay_per_ladder_width_and_the_other_runs_keep_the_default():
-    prof = ladder._profile(CorpusConfig(), 512, 128, wide=(16, 32), deep=(16, 24), ladder_tokens=1000,
+    prof = profiles._profile(CorpusConfig(), 512, 128, wide=(16, 32), deep=(16, 24), ladder_tokens=1000,
                            small=16, large=32, budgets=(1000, 1000), range_tokens=2000, range_max_copies=None,
                            range_width=16, batch=4, base_lr=3e-3, weight_decay={32: 0.4})
     assert prof.run("wide-32").weight_decay == 0.4
@@ -174,7 +174,7 @@ def test_a_profile_sets_weight_decay_per_ladder_width_and_the_other_runs_keep_th
 
 
 def test_the_default_lab_trains_every_run_at_one_weight_decay_and_its_families_do_not_overlap():
-    prof = ladder.PROFILES["default"]
+    prof = profiles.PROFILES["default"]
     assert {r.weight_decay for r in prof.runs} == {0.1}
     assert design.weight_decay_text(prof) == "0.1"
     # so the large standard run is the ladder's wide-128 and the small one wide-64: each trains once
@@ -187,19 +187,19 @@ def test_the_default_lab_trains_every_run_at_one_weight_decay_and_its_families_d
 
 def test_weight_decay_for_a_width_outside_the_ladder_fails():
     with pytest.raises(LabConfigError, match=r"weight_decay names widths \[100\]"):
-        ladder._profile(ladder.PROFILES["smoke"].corpus, 1024, 128, wide=(16, 32), deep=(16, 24),
+        profiles._profile(profiles.PROFILES["smoke"].corpus, 1024, 128, wide=(16, 32), deep=(16, 24),
                         ladder_tokens=1000, small=16, large=32, budgets=(1000, 2000), range_tokens=2000,
                         range_max_copies=None, range_width=16, batch=16, base_lr=3e-3,
                         weight_decay={100: 0.4})
 
 
 def test_ablations_break_one_assumption_each():
-    prof = ladder._profile(CorpusConfig(), 512, 128, wide=(16, 32), deep=(16, 24), ladder_tokens=1000,
+    prof = profiles._profile(CorpusConfig(), 512, 128, wide=(16, 32), deep=(16, 24), ladder_tokens=1000,
                            small=16, large=32, budgets=(1000, 2000), range_tokens=2000, range_max_copies=None,
                            range_width=32, batch=4, base_lr=3e-3, ablation_width=32, heldout=(4, (8, 24)))
     base = prof.run("wide-32")
     over, exposed, uneven = (prof.run(n) for n in ("abl-overtrained", "abl-overexposed", "abl-uneven"))
-    assert ladder.ablation_runs(prof) == ["abl-overtrained", "abl-overexposed", "abl-uneven"]
+    assert profiles.ablation_runs(prof) == ["abl-overtrained", "abl-overexposed", "abl-uneven"]
     # twice the tokens, nothing else changed; the popular excerpts at 4x their copies; and half of
     # the popular texts left out besides
     assert replace(over, name=base.name, family=base.family, tokens=1000) == base and over.tokens == 2000
@@ -213,12 +213,12 @@ def test_ablations_break_one_assumption_each():
     keys = {ladder.run_corpus_key(r, "k") for r in (exposed, uneven)}
     assert len(keys) == 2 and "k" not in keys
     # the held-out family: another shape (4 layers), trained like the ladder, outside it
-    assert ladder.heldout_runs(prof) == ["held-8", "held-24"]
+    assert profiles.heldout_runs(prof) == ["held-8", "held-24"]
     held = prof.run("held-24")
     assert (held.family, held.model.n_layer, held.tokens) == ("heldout", 4, 1000)
-    assert held.lr == ladder.ladder_lr(3e-3, 24, 4)
+    assert held.lr == profiles.ladder_lr(3e-3, 24, 4)
     with pytest.raises(LabConfigError, match=r"ablation_width must be a width of the 2-layer ladder"):
-        ladder._profile(CorpusConfig(), 512, 128, wide=(16, 32), deep=(16, 24), ladder_tokens=1000,
+        profiles._profile(CorpusConfig(), 512, 128, wide=(16, 32), deep=(16, 24), ladder_tokens=1000,
                         small=16, large=32, budgets=(1000, 2000), range_tokens=2000, range_max_copies=None,
                         range_width=32, batch=4, base_lr=3e-3, ablation_width=24)
     with pytest.raises(LabConfigError, match="popular_copies_factor"):
@@ -260,7 +260,7 @@ def test_run_keys_without_an_ablation_are_unchanged():
         def get_vocab(self):
             return {"a": 0}
 
-    run = ladder.PROFILES["smoke"].run("wide-32")
+    run = profiles.PROFILES["smoke"].run("wide-32")
     key = run_key(run, [], Tok(), "k")["run"]
     assert "popular_copies_factor" not in key and "popular_dropped" not in key
     ablated = run_key(replace(run, popular_copies_factor=4, popular_dropped=0.5), [], Tok(), "k")["run"]

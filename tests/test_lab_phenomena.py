@@ -10,12 +10,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import distributional as D
-from analysis import entropy
 from analysis import phrases as ph
 from analysis.book import phenomena as phen
 from analysis.core.claims import DOES_NOT_HOLD, HOLDS, NOT_TESTABLE
-from analysis.lab import ladder, probe
+from analysis.distributional.method import tied_share
+from analysis.distributional.run import doc_index, knowledge_pairs, knowledge_task, task_gram_tables
+from analysis.entropy.params import PROFILES
+from analysis.lab import ladder, probe, profiles
 from analysis.lab.corpus import Document
 
 
@@ -29,16 +30,16 @@ def losses_fixture() -> pd.DataFrame:
 
 
 def test_ladder_check_counts_the_monotone_families():
-    check = phen.ladder_check(losses_fixture(), ladder.get_profile("smoke"))
+    check = phen.ladder_check(losses_fixture(), profiles.get_profile("smoke"))
     assert check.numbers == {"ladder_monotone_families": "1", "ladder_families": "2"}
     assert check.value == "both fall with every step in 1 of 2 families (deep: held-out loss does not)"
     assert check.signal == ("4 models in 2 families (wide, 2 layers; deep, 6 layers), 0.02M to 0.05M "
                             "parameters, each trained on 80,000 tokens at a learning rate set by its width")
     falling = losses_fixture().assign(heldout_loss=[3.5, 3.2, 3.4, 3.3])
-    assert (phen.ladder_check(falling, ladder.get_profile("smoke")).value
+    assert (phen.ladder_check(falling, profiles.get_profile("smoke")).value
             == "both fall with every step in 2 of 2 families")
     rising = losses_fixture().assign(train_loss=[3.0, 2.5, 3.1, 3.2])
-    assert phen.ladder_check(rising, ladder.get_profile("smoke")).value.endswith(
+    assert phen.ladder_check(rising, profiles.get_profile("smoke")).value.endswith(
         "(deep: training and held-out losses do not)")
 
 
@@ -126,23 +127,23 @@ def fact_corpus() -> SimpleNamespace:
 
 def test_knowledge_pairs_are_the_chapters_table_without_embeddings():
     corpus = fact_corpus()
-    pairs = D.knowledge_pairs(corpus)
+    pairs = knowledge_pairs(corpus)
     # the chapter's table, with a stand-in for the embedding model's cosines
-    know = D.knowledge_task(corpus)
+    know = knowledge_task(corpus)
     tasks = {"knowledge": {"inputs": list(know["question"]), "outputs": list(know["answer"])}}
-    index = {drop: D.doc_index(corpus, 5, drop_stopwords=drop) for drop in (True, False)}
-    chapter = D.task_gram_tables(tasks, [3], index, cosines=lambda cand: np.zeros(len(cand)))
+    index = {drop: doc_index(corpus, 5, drop_stopwords=drop) for drop in (True, False)}
+    chapter = task_gram_tables(tasks, [3], index, cosines=lambda cand: np.zeros(len(cand)))
     pd.testing.assert_frame_equal(pairs, chapter.tables[("knowledge", 3)].drop(columns="cosine"))
     # by hand: "famous playwright wrote" is in k-0 (2 copies), k-1, q-0 and b-0: C(x) = 5; with the
     # answer's 3-gram "william shakespeare" (the whole answer, shorter than n) only in k-0, k-1: 3
     row = pairs[pairs["x"] == ("famous", "playwright", "wrote")].iloc[0]
     assert (row["c_x"], row["c_xy"], row["p_taskgram"]) == (5, 3, 0.6)
-    assert D.tied_share(pairs) == float((pairs["c_x"] == pairs["c_xy"]).mean())
+    assert tied_share(pairs) == float((pairs["c_x"] == pairs["c_xy"]).mean())
     # the river question occurs only with its answer: every pair of fact 2 has P = 1
     assert (pairs.loc[pairs["instance"] == 1, "p_taskgram"] == 1).all()
     # a sample of max_pairs is the chapter's sample
-    sample = D.knowledge_pairs(corpus, max_pairs=3, seed=1)
-    chapter3 = D.task_gram_tables(tasks, [3], index, max_pairs=3, seed=1, cosines=lambda c: np.zeros(len(c)))
+    sample = knowledge_pairs(corpus, max_pairs=3, seed=1)
+    chapter3 = task_gram_tables(tasks, [3], index, max_pairs=3, seed=1, cosines=lambda c: np.zeros(len(c)))
     pd.testing.assert_frame_equal(sample, chapter3.tables[("knowledge", 3)].drop(columns="cosine"))
 
 
@@ -226,7 +227,7 @@ def test_the_membership_claim_decides_by_the_sets_loss_auc():
 
 
 def test_the_ladder_claim_needs_every_family():
-    one_of_two = phen.ladder_check(losses_fixture(), ladder.get_profile("smoke")).claims[0]
+    one_of_two = phen.ladder_check(losses_fixture(), profiles.get_profile("smoke")).claims[0]
     assert (one_of_two.id, one_of_two.status, one_of_two.value, one_of_two.n) == (
         "lab_ladder_losses_fall", DOES_NOT_HOLD, 0.5, 2)
     assert not one_of_two.by_design and (one_of_two.unit, one_of_two.n_units) == ("families", 2)
@@ -236,7 +237,7 @@ def test_the_ladder_claim_needs_every_family():
 
 def test_claims_gather_in_order_and_render():
     acc, manifest = size_fixture()
-    checks = [phen.ladder_check(losses_fixture(), ladder.get_profile("smoke")),
+    checks = [phen.ladder_check(losses_fixture(), profiles.get_profile("smoke")),
               phen.size_check(acc, manifest)]
     assert [c.id for c in phen.claims(checks)] == ["lab_ladder_losses_fall"]  # the size row only measures
     assert phen.render(phen.ladder_claim(2, 2)) == (
@@ -266,7 +267,7 @@ def test_phrases_check_by_hand():
 def test_the_table_has_one_row_per_chapter_in_order():
     acc, manifest = size_fixture()
     checks = [phen.size_check(acc, manifest),
-              phen.ladder_check(losses_fixture(), ladder.get_profile("smoke"))]
+              phen.ladder_check(losses_fixture(), profiles.get_profile("smoke"))]
     table = phen.phenomena_table(checks)
     assert list(table["chapter"]) == ["lab", "size"]
     assert list(table.columns) == ["chapter", "signal built in", "check", "measured"]
@@ -285,14 +286,14 @@ def test_the_smoke_lab_table_of_phenomena(smoke_lab, shared_artifacts):
     losses = probe.loss_comparison(lab, ladder_runs, 8)
     manifest = lab.corpus.manifest()
     acc = phen.popular_accuracy(lab, ends, prefix_lens=(4, 8), n=2)
-    pairs = D.knowledge_pairs(lab.corpus)
+    pairs = knowledge_pairs(lab.corpus)
     scores = phen.extraction_scores(lab)
     exposures = {r: lab.results[r].exposure for r in phen.injected_runs(lab)}
-    entropy_run = phen.chapter_setting(entropy.PROFILES, "smoke", "lab_model")
+    entropy_run = phen.chapter_setting(PROFILES, "smoke", "lab_model")
     sets = phen.membership_losses(lab, entropy_run, 4)
     rates = phen.phrase_rates(lab, ends, 8, ph.THRESHOLD)
     checks = [phen.ladder_check(losses, lab.profile), phen.size_check(acc, manifest, ends),
-              phen.distributional_check(pairs, D.knowledge_task(lab.corpus)),
+              phen.distributional_check(pairs, knowledge_task(lab.corpus)),
               phen.predicting_check(phen.extraction_by_copies(scores, exposures),
                                     lab.corpus.injection_table()),
               phen.entropy_check(sets, entropy_run), phen.phrases_check(rates, ph.lab_phrases(lab.corpus))]

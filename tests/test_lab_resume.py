@@ -26,7 +26,7 @@ import pytest
 import torch
 
 from analysis.core import data
-from analysis.lab import ladder
+from analysis.lab import ladder, profiles
 from analysis.lab import train as lt
 from analysis.lab.tokenizer import load_tokenizer, save_tokenizer
 from analysis.lab.train import devices
@@ -36,7 +36,7 @@ pytestmark = pytest.mark.skipif(
     reason=f"{data.MIRROR_ENV} is unset: point it at the offline data mirror",
 )
 
-SMOKE = ladder.PROFILES["smoke"]
+SMOKE = profiles.PROFILES["smoke"]
 #: runs picked by role, not name: the longest perturbed run, the range runs, their standard twin
 PERTURBED = max((r for r in SMOKE.runs if r.family == "perturbed"), key=lambda r: r.steps)
 RANGE = {r.window: r for r in SMOKE.runs if r.family == "range"}
@@ -94,7 +94,7 @@ def _assert_same_run(a, b):
 # the child trains the run exactly as the parent does, each step delayed so the kill lands mid-run
 CHILD = """
 import json, sys, time
-from analysis.lab import ladder, train as lt
+from analysis.lab import ladder, profiles, train as lt
 from analysis.lab.train import loop
 from analysis.lab.tokenizer import load_tokenizer
 
@@ -106,7 +106,7 @@ def slow_step(*a, **k):
     return step(*a, **k)
 
 loop.train_step = slow_step  # the name the training loop calls
-run = ladder.PROFILES["smoke"].run(args["run"])
+run = profiles.PROFILES["smoke"].run(args["run"])
 lt.train(run, args["texts"], args["injections"], load_tokenizer(args["tokenizer"]), args["key"],
          progress=False, threads=args["threads"], checkpoint_every=args["every"])
 """

@@ -14,18 +14,30 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import distributional as D
 from analysis import ngrams as G
-from analysis import predicting as PR
 from analysis.core.cache import CACHE_ENV, MEMO_CACHE_ENV, MemoWarning
 from analysis.distributional import method_tables as DT
 from analysis.distributional import run as DR
+from analysis.distributional.method import task_table
+from analysis.distributional.run import (
+    count_corpus,
+    doc_index,
+    infgram_logprobs,
+    infgram_table,
+    knowledge_pairs,
+    knowledge_task,
+    novelty_table,
+    split_tables,
+    task_gram_tables,
+)
+from analysis.distributional.source_rules import source_stopwords
 from analysis.entropy import method as EM
 from analysis.entropy import method_sets as ES
 from analysis.lab import ladder, probe
 from analysis.lab.train import eval_loss, recount_exposure
 from analysis.predicting import method_sampling as PS
 from analysis.predicting import steps as ST
+from analysis.predicting.memo import exp2_aucs, exp3_aucs, exp3_gap_tests, pool_pairs
 from distributional_toys import TOY_TASKS, toy_index
 from entropy_fakes import scored_frame
 from test_predicting_steps import _exp3_frame, _range_labels
@@ -140,28 +152,28 @@ def test_exposure_checks_equal_a_fresh_recount(smoke, memo_dir, monkeypatch):
 def test_doc_index_and_knowledge_pairs_equal_their_fresh_computation(smoke, memo_dir, monkeypatch):
     corpus = smoke.corpus
     docs = corpus.documents
-    with D.source_stopwords():  # the chapter counts with the source's (nltk's) stopwords
+    with source_stopwords():  # the chapter counts with the source's (nltk's) stopwords
         fresh = G.build_doc_index([d.text for d in docs], 3, drop_stopwords=True,
                                   weights=[d.copies for d in docs])
     builds = counting(monkeypatch, G, "build_doc_index")
-    index = D.doc_index(corpus, 3, drop_stopwords=True)
+    index = doc_index(corpus, 3, drop_stopwords=True)
     assert DR.index_fingerprint(index) == DR.index_fingerprint(fresh)
     for name in ("offsets", "indptr", "docs", "counts", "weights"):
         assert np.array_equal(getattr(index, name), getattr(fresh, name))
     assert index.vocab == fresh.vocab
-    assert DR.index_fingerprint(D.doc_index(corpus, 3, drop_stopwords=True)) == DR.index_fingerprint(fresh)
+    assert DR.index_fingerprint(doc_index(corpus, 3, drop_stopwords=True)) == DR.index_fingerprint(fresh)
     assert len(builds) == 1
-    D.doc_index(corpus, 3, drop_stopwords=False)  # another rule
+    doc_index(corpus, 3, drop_stopwords=False)  # another rule
     assert len(builds) == 2
-    pairs = D.knowledge_pairs(corpus)
+    pairs = knowledge_pairs(corpus)
     assert len(builds) == 3
-    know = D.knowledge_task(corpus)
-    with D.source_stopwords():
-        expected = D.task_table(list(know["question"]), list(know["answer"]), 3, fresh, gamma=G.NO_FILTER)
+    know = knowledge_task(corpus)
+    with source_stopwords():
+        expected = task_table(list(know["question"]), list(know["answer"]), 3, fresh, gamma=G.NO_FILTER)
     pd.testing.assert_frame_equal(pairs, expected)
-    pd.testing.assert_frame_equal(D.knowledge_pairs(corpus), expected)
+    pd.testing.assert_frame_equal(knowledge_pairs(corpus), expected)
     assert len(builds) == 3
-    D.knowledge_pairs(corpus, max_pairs=3, seed=1)  # another sample
+    knowledge_pairs(corpus, max_pairs=3, seed=1)  # another sample
     assert len(builds) == 4
 
 
@@ -179,15 +191,15 @@ def test_other_documents_are_another_key(smoke, memo_dir):
 
 @pytest.mark.slow
 def test_infgram_table_equals_its_fresh_computation(smoke, memo_dir, monkeypatch):
-    counts = D.count_corpus(smoke.corpus, smoke.tokenizer)
+    counts = count_corpus(smoke.corpus, smoke.tokenizer)
     inputs = {("knowledge", 2): (["The answer is", "Question :"], ["the", "what"])}
-    fresh = {k: D.infgram_logprobs(counts.infgram, smoke.tokenizer, c, g) for k, (c, g) in inputs.items()}
-    calls = counting(monkeypatch, D.run, "infgram_logprobs")
-    table = D.infgram_table(inputs, counts.infgram, smoke.tokenizer)
+    fresh = {k: infgram_logprobs(counts.infgram, smoke.tokenizer, c, g) for k, (c, g) in inputs.items()}
+    calls = counting(monkeypatch, DR, "infgram_logprobs")
+    table = infgram_table(inputs, counts.infgram, smoke.tokenizer)
     assert np.array_equal(table[("knowledge", 2)], fresh[("knowledge", 2)])
-    again = D.infgram_table(inputs, counts.infgram, smoke.tokenizer)
+    again = infgram_table(inputs, counts.infgram, smoke.tokenizer)
     assert np.array_equal(again[("knowledge", 2)], fresh[("knowledge", 2)]) and len(calls) == 1
-    D.infgram_table({("knowledge", 2): (["The answer is"], ["the"])}, counts.infgram, smoke.tokenizer)
+    infgram_table({("knowledge", 2): (["The answer is"], ["the"])}, counts.infgram, smoke.tokenizer)
     assert len(calls) == 2
 
 
@@ -199,12 +211,12 @@ def test_task_gram_tables_equal_the_tables_with_the_same_cosines(memo_dir, monke
         return np.linspace(0.1, 0.9, len(table))
 
     monkeypatch.setattr(G, "pair_cosines", fake_cosines)
-    monkeypatch.setattr(D.run, "embedder_version", lambda: {"model": "fake"})
-    fresh = D.task_gram_tables(TOY_TASKS, (2, 3), toy_index(), cosines=fake_cosines)
+    monkeypatch.setattr(DR, "embedder_version", lambda: {"model": "fake"})
+    fresh = task_gram_tables(TOY_TASKS, (2, 3), toy_index(), cosines=fake_cosines)
     n_fresh = len(calls)
-    memoized = D.task_gram_tables(TOY_TASKS, (2, 3), toy_index())
+    memoized = task_gram_tables(TOY_TASKS, (2, 3), toy_index())
     assert len(calls) == 2 * n_fresh
-    again = D.task_gram_tables(TOY_TASKS, (2, 3), toy_index())
+    again = task_gram_tables(TOY_TASKS, (2, 3), toy_index())
     assert len(calls) == 2 * n_fresh
     for grams in (memoized, again):
         assert list(grams.tables) == list(fresh.tables)
@@ -215,7 +227,7 @@ def test_task_gram_tables_equal_the_tables_with_the_same_cosines(memo_dir, monke
     # other documents: another index, computed again
     other = {drop: G.build_doc_index(["Paris is in France."], 5, drop_stopwords=drop)
              for drop in (True, False)}
-    D.task_gram_tables(TOY_TASKS, (2, 3), other)
+    task_gram_tables(TOY_TASKS, (2, 3), other)
     assert len(calls) == 3 * n_fresh
     assert len(memo_files(memo_dir, "distributional-task-grams")) == 2
 
@@ -228,20 +240,20 @@ def test_novelty_and_split_tables_equal_their_fresh_computation(memo_dir, monkey
     calls = counting(monkeypatch, DT.ngrams, "count_pairs")
     fresh = DT.novelty_table(answers, tasks, toy_index(), ladder_runs)
     n = len(calls)
-    pd.testing.assert_frame_equal(D.novelty_table(answers, tasks, toy_index(), ladder_runs), fresh)
-    pd.testing.assert_frame_equal(D.novelty_table(answers, tasks, toy_index(), ladder_runs), fresh)
+    pd.testing.assert_frame_equal(novelty_table(answers, tasks, toy_index(), ladder_runs), fresh)
+    pd.testing.assert_frame_equal(novelty_table(answers, tasks, toy_index(), ladder_runs), fresh)
     assert len(calls) == 2 * n
-    D.novelty_table(answers.assign(answer=["Madrid", "Paris"]), tasks, toy_index(), ladder_runs)
+    novelty_table(answers.assign(answer=["Madrid", "Paris"]), tasks, toy_index(), ladder_runs)
     assert len(calls) == 3 * n
     specs = {"K": {"inputs": ["Which capital city is in France?"], "outputs": ["Paris"]}}
     tables, rows = DT.split_tables(specs, toy_index(), 2)
-    got, got_rows = D.split_tables(specs, toy_index(), 2)
+    got, got_rows = split_tables(specs, toy_index(), 2)
     pd.testing.assert_frame_equal(got[("K", 2)], tables[("K", 2)])
     pd.testing.assert_frame_equal(got_rows, rows)
-    again, _ = D.split_tables(specs, toy_index(), 2)
+    again, _ = split_tables(specs, toy_index(), 2)
     pd.testing.assert_frame_equal(again[("K", 2)], tables[("K", 2)])
     assert len(memo_files(memo_dir, "distributional-split-tables")) == 1
-    D.split_tables(specs, toy_index(), 3)
+    split_tables(specs, toy_index(), 3)
     assert len(memo_files(memo_dir, "distributional-split-tables")) == 2
 
 
@@ -282,28 +294,28 @@ def test_the_experiments_equal_their_fresh_computation(memo_dir, monkeypatch):
     cells = PS.matched_cells(_exp3_frame())
     bins = {"A": 100, "C": 100}
     fresh = ST.exp3_aucs(cells, bins, seeds=[0, 1])
-    for got in (PR.exp3_aucs(cells, bins, seeds=[0, 1]), PR.exp3_aucs(cells, bins, seeds=[0, 1])):
+    for got in (exp3_aucs(cells, bins, seeds=[0, 1]), exp3_aucs(cells, bins, seeds=[0, 1])):
         assert list(got) == list(fresh)
         for split in fresh:
             assert list(got[split]) == list(fresh[split])
             for cell, table in fresh[split].items():
                 pd.testing.assert_frame_equal(got[split][cell], table)
     assert len(memo_files(memo_dir, "predicting-exp3")) == 1
-    PR.exp3_aucs(cells, {"A": 50, "C": 100}, seeds=[0, 1])  # other bins
+    exp3_aucs(cells, {"A": 50, "C": 100}, seeds=[0, 1])  # other bins
     assert len(memo_files(memo_dir, "predicting-exp3")) == 2
-    pd.testing.assert_frame_equal(PR.exp3_gap_tests(cells, bins, seeds=[0, 1]),
+    pd.testing.assert_frame_equal(exp3_gap_tests(cells, bins, seeds=[0, 1]),
                                   ST.exp3_gap_tests(cells, bins, seeds=[0, 1]))
     labels = _range_labels()
     pools = {"quarters": ("range-q1", "range-q4")}
     pairs = ST.pool_pairs(labels, pools, seeds=[0, 1])
-    got = PR.pool_pairs(labels, pools, seeds=range(2))
+    got = pool_pairs(labels, pools, seeds=range(2))
     assert list(got["quarters"]) == [0, 1]
     for seed in (0, 1):
         pd.testing.assert_frame_equal(got["quarters"][seed], pairs["quarters"][seed])
     aucs = ST.exp2_aucs(pairs, [4, 16], seeds=[0, 1])
-    memo_aucs = PR.exp2_aucs(pairs, [4, 16], seeds=[0, 1])
+    memo_aucs = exp2_aucs(pairs, [4, 16], seeds=[0, 1])
     for cell, table in aucs["quarters"].items():
         pd.testing.assert_frame_equal(memo_aucs["quarters"][cell], table)
     # a changed label is another input
-    PR.pool_pairs(labels.assign(extract=1 - labels["extract"]), pools, seeds=range(2))
+    pool_pairs(labels.assign(extract=1 - labels["extract"]), pools, seeds=range(2))
     assert len(memo_files(memo_dir, "predicting-pairs")) == 2

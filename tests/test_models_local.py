@@ -10,7 +10,8 @@ import torch
 
 from analysis.core.cache import QueryCache
 from analysis.models import GenerationSettings, ModelError, load_model
-from analysis.models.local import LocalModel, _eos_ids
+from analysis.models.generation import _eos_ids
+from analysis.models.local import LocalModel
 
 pytestmark = pytest.mark.slow
 
@@ -150,7 +151,7 @@ def test_gemma_base_model_converts_loads_and_continues(tmp_path):
 def test_conversion_keeps_the_gguf_models_logits(smol):
     from transformers import AutoModelForCausalLM
 
-    from analysis.models.local import _gguf_file
+    from analysis.models.checkpoints import _gguf_file
 
     gguf = _gguf_file("smollm2-135m-instruct")
     direct = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)

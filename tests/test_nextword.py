@@ -4,9 +4,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import nextword, size
+from analysis import nextword
 from analysis.core.cache import QueryCache
 from analysis.models import Answer, Model, ModelError
+from analysis.size.method_groups import group_gap
+from analysis.size.method_probe import accuracy_table, position_table
 
 SAMPLES = pd.DataFrame(
     {
@@ -51,7 +53,7 @@ def test_completion_mode_sends_the_raw_prefix(tmp_path):
     out = nextword.probe(m, SAMPLES)
     assert m.seen == ["to be", "or not", "the cat"]
     assert out["template_id"].tolist() == [0, 0, 0] and out["mode"].eq("completion").all()
-    acc = size.accuracy_table(out).set_index("text_id")["acc"]
+    acc = accuracy_table(out).set_index("text_id")["acc"]
     assert acc["a"] == 1.0 and acc["b"] == 0.0
 
 
@@ -72,7 +74,7 @@ def test_chat_mode_any_template_counts_and_errors_are_dropped(tmp_path):
         {"role": "user", "content": '"to be"'},
     ]
     assert m.seen[3] == [{"role": "user", "content": "Next word after to be?"}]  # empty system: none sent
-    pos = size.position_table(out).set_index("position")["correct"]
+    pos = position_table(out).set_index("position")["correct"]
     assert pos[3] and not pos[5] and pos[4]  # template 1 right at 3; 5 wrong (its error row dropped)
 
 
@@ -93,7 +95,7 @@ def test_group_gap_is_popular_minus_baseline_with_a_text_bootstrap():
             "acc": [0.5, 0.7, 0.3, 0.5, 0.1, 0.3],
         }
     )
-    gap = size.group_gap(acc, n_boot=500, seed=1).iloc[0]
+    gap = group_gap(acc, n_boot=500, seed=1).iloc[0]
     assert gap["popular"] == pytest.approx(0.5) and gap["baseline"] == pytest.approx(0.2)
     assert gap["gap"] == pytest.approx(0.3)
     # one baseline text: the bootstrap varies only the popular side, whose text means are 0.6 and 0.4

@@ -7,7 +7,8 @@ import jupytext
 import papermill as pm
 import pytest
 
-from analysis.params import ParameterError, declaration, injected_names
+from analysis.book.chapters import declaration
+from analysis.params import ParameterError, injected_names
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,5 +1,6 @@
-"""Chapter parameters declared once (analysis.params) and checked before any kernel starts
-(scripts/execute_chapters.py): unknown names with suggestions, types, ranges, models, files."""
+"""Chapter parameters declared once (analysis.params; the chapters in analysis.book.chapters) and
+checked before any kernel starts (scripts/execute_chapters.py): unknown names with suggestions,
+types, ranges, models, files."""
 
 import json
 import subprocess
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from analysis import params as P
+from analysis.book import chapters as CH
 from analysis.params import ParameterError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,8 +41,8 @@ def cli_here(capsys, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_every_chapter_declares_every_profile_and_resolves_it():
-    for chapter in P.CHAPTER_MODULES:
-        decl = P.declaration(chapter)
+    for chapter in CH.CHAPTER_MODULES:
+        decl = CH.declaration(chapter)
         assert decl.chapter == chapter
         for profile in P.PROFILE_NAMES:
             settings = decl.resolve(profile)
@@ -49,7 +51,7 @@ def test_every_chapter_declares_every_profile_and_resolves_it():
 
 
 def test_override_replaces_the_profile_default_and_none_keeps_it():
-    size = P.declaration("size")
+    size = CH.declaration("size")
     assert size.resolve("smoke")["n_per_text"] == 3
     assert size.resolve("smoke", n_per_text=7)["n_per_text"] == 7
     assert size.resolve("default", n_per_text=None)["n_per_text"] == 24
@@ -57,7 +59,7 @@ def test_override_replaces_the_profile_default_and_none_keeps_it():
 
 def test_a_typo_suggests_the_declared_name():
     with pytest.raises(ParameterError) as err:
-        P.check_overrides(["phrases"], "smoke", {"modles": "smollm2-135m-instruct"})
+        CH.check_overrides(["phrases"], "smoke", {"modles": "smollm2-135m-instruct"})
     assert "unknown parameter 'modles'" in str(err.value)
     assert "did you mean 'models'?" in str(err.value)
 
@@ -65,8 +67,8 @@ def test_a_typo_suggests_the_declared_name():
 def test_a_name_no_selected_chapter_declares_is_an_error():
     # n_seeds is the predicting chapter's; phrases does not declare it
     with pytest.raises(ParameterError, match="no selected chapter \\(phrases\\) declares it"):
-        P.check_overrides(["phrases"], "smoke", {"n_seeds": 3})
-    assert P.check_overrides(["phrases", "predicting"], "smoke", {"n_seeds": 3}) == {
+        CH.check_overrides(["phrases"], "smoke", {"n_seeds": 3})
+    assert CH.check_overrides(["phrases", "predicting"], "smoke", {"n_seeds": 3}) == {
         "phrases": {}, "predicting": {"n_seeds": 3}}
 
 
@@ -82,37 +84,37 @@ def test_a_name_no_selected_chapter_declares_is_an_error():
 ])
 def test_bad_values_name_the_parameter_and_the_allowed_values(chapter, name, value, needle):
     with pytest.raises(ParameterError) as err:
-        P.check_overrides([chapter], "smoke", {name: value})
+        CH.check_overrides([chapter], "smoke", {name: value})
     assert needle in str(err.value)
     assert str(err.value).startswith(f"chapter {chapter}: ")
 
 
 def test_lab_run_names_are_checked_against_the_lab_profile():
     with pytest.raises(ParameterError, match="targets must name runs of the 'smoke' lab with an exposure"):
-        P.declaration("predicting").resolve("smoke", targets="wide-32")
+        CH.declaration("predicting").resolve("smoke", targets="wide-32")
     with pytest.raises(ParameterError, match="lab_models must name at least 2 runs"):
-        P.declaration("distributional").resolve("smoke", lab_models="wide-32")
+        CH.declaration("distributional").resolve("smoke", lab_models="wide-32")
     with pytest.raises(ParameterError, match="lab_model must name runs of the 'default' lab"):
-        P.declaration("entropy").resolve("default", lab_model="pert-l9x")
-    assert P.declaration("predicting").resolve("smoke", targets="pert-l2x, range-q4")["targets"] == [
+        CH.declaration("entropy").resolve("default", lab_model="pert-l9x")
+    assert CH.declaration("predicting").resolve("smoke", targets="pert-l2x, range-q4")["targets"] == [
         "pert-l2x", "range-q4"]
 
 
 def test_an_api_model_needs_a_key_and_a_chapter_may_refuse_it(monkeypatch):
     with pytest.raises(ParameterError, match="'api:some/model' needs an API key: set one of MEMBOOK_API_KEY"):
-        P.declaration("phrases").resolve("smoke", models="api:some/model")
+        CH.declaration("phrases").resolve("smoke", models="api:some/model")
     monkeypatch.setenv("MEMBOOK_API_KEY", "sk-test")
-    assert P.declaration("phrases").resolve("smoke", models="api:some/model")["models"] == ["api:some/model"]
-    assert P.declaration("size").resolve("smoke", models="api:a,api:b")["models"] == ["api:a", "api:b"]
+    assert CH.declaration("phrases").resolve("smoke", models="api:some/model")["models"] == ["api:some/model"]
+    assert CH.declaration("size").resolve("smoke", models="api:a,api:b")["models"] == ["api:a", "api:b"]
     # the token-level chapter takes a served model: its server is probed in the chapter's first cell
-    assert P.declaration("entropy").resolve("smoke", models="api:some/model")["models"] == ["api:some/model"]
+    assert CH.declaration("entropy").resolve("smoke", models="api:some/model")["models"] == ["api:some/model"]
     # a parameter declared without API models refuses one by name
     with pytest.raises(ParameterError, match="is an API model, but this chapter needs token-level"):
         P.Param("models", "local models only", kind="models", api=False).validate("api:some/model")
 
 
 def test_a_completions_file_must_exist_and_parse(tmp_path):
-    phrases = P.declaration("phrases")
+    phrases = CH.declaration("phrases")
     with pytest.raises(ParameterError, match="completions_file: no such file"):
         phrases.resolve("smoke", completions_file=str(tmp_path / "missing.json"))
     bad = tmp_path / "bad.json"
@@ -128,11 +130,11 @@ def test_a_completions_file_must_exist_and_parse(tmp_path):
 
 def test_unknown_chapter_suggests_the_nearest():
     with pytest.raises(ParameterError, match="unknown chapter 'phrase' \\(did you mean 'phrases'\\?\\)"):
-        P.declaration("phrase")
+        CH.declaration("phrase")
 
 
 def test_setup_table_lists_every_declared_parameter_with_its_value():
-    size = P.declaration("size")
+    size = CH.declaration("size")
     table = size.table(size.resolve("smoke", n_per_text=5), source={"n_per_text": "100"})
     assert list(table["parameter"]) == ["profile", *size.names]
     row = table.set_index("parameter").loc["n_per_text"]
@@ -176,7 +178,7 @@ def test_cli_lists_a_chapters_parameters():
 
 
 def test_reference_table_lists_every_parameter_with_its_profile_defaults():
-    from analysis.params import declaration
+    from analysis.book.chapters import declaration
 
     ref = declaration("entropy").reference()
     assert list(ref["parameter"]) == ["profile", *declaration("entropy").names]

@@ -8,9 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from analysis import phrases, size
+from analysis import phrases
 from analysis.book import plan
 from analysis.models import BUILTIN_MODELS
+from analysis.size.params import LAB_PROBE_TOKENS
+from analysis.size.params import PARAMS as SIZE_PARAMS
+from analysis.size.run import plan as size_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -61,7 +64,7 @@ def test_exact_counts_are_the_model_tokenizers_own():
     special tokens the model adds: the counts equal the tokenizer's own encodings."""
     from transformers import AutoTokenizer
 
-    from analysis.models.local import convert_gguf
+    from analysis.models.checkpoints import convert_gguf
 
     messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Continue: To be or"}]
     counts, how = plan.count_prompt_tokens("smollm2-135m-instruct", [messages, "To be or not"])
@@ -76,7 +79,7 @@ def test_exact_counts_are_the_model_tokenizers_own():
 def test_api_models_are_estimated_with_the_reference_tokenizer():
     from transformers import AutoTokenizer
 
-    from analysis.models.local import convert_gguf
+    from analysis.models.checkpoints import convert_gguf
 
     messages = [{"role": "system", "content": "Be brief."},
                 {"role": "user", "content": "续写句子：春眠不觉晓"}]
@@ -126,7 +129,7 @@ def test_phrases_smoke_plan_by_hand():
 @pytest.mark.slow
 @needs_mirror
 def test_size_smoke_plan_by_hand():
-    groups = size.plan(size.PARAMS.resolve("smoke"))
+    groups = size_plan(SIZE_PARAMS.resolve("smoke"))
     probe, *lab = groups
     # 3 texts x 2 prefix lengths x 3 positions, one template, for the one (chat) model
     assert (probe.part, probe.model, probe.queries, probe.max_new_tokens) == (
@@ -138,30 +141,31 @@ def test_size_smoke_plan_by_hand():
     assert [g.model for g in lab[4:]] == ["lab:smoke/abl-overtrained", "lab:smoke/abl-overexposed",
                                           "lab:smoke/abl-uneven", "lab:smoke/held-16"]
     assert {g.queries for g in lab} == {164}
-    assert {g.max_new_tokens for g in lab} == {size.LAB_PROBE_TOKENS}
+    assert {g.max_new_tokens for g in lab} == {LAB_PROBE_TOKENS}
 
 
 @pytest.mark.slow
 @needs_mirror
 def test_size_plan_in_completion_mode_sends_raw_prefixes():
-    groups = size.plan(size.PARAMS.resolve("smoke", mode="completion", models=["gemma3-270m"]))
+    groups = size_plan(SIZE_PARAMS.resolve("smoke", mode="completion", models=["gemma3-270m"]))
     assert groups[0].part == "probe" and all(isinstance(p, str) for p in groups[0].prompts)
     # five templates in chat mode: five queries a position
-    groups = size.plan({**size.PARAMS.resolve("smoke"), "template_ids": (1, 2, 3, 4, 5)})
+    groups = size_plan({**SIZE_PARAMS.resolve("smoke"), "template_ids": (1, 2, 3, 4, 5)})
     assert [g.queries for g in groups[:5]] == [18] * 5
 
 
 @needs_mirror
 def test_plan_command_prints_counts_and_cost(capsys, monkeypatch):
-    from analysis.models import local
+    from analysis.models import checkpoints
+    from analysis.models.local import LocalModel
     from analysis.models.queries import _local
 
     def refuse(*args, **kwargs):
         raise AssertionError("a plan needs tokenizers only")
 
     # a plan never converts a model nor loads weights (tests/test_plan_tokenizers.py: on an empty cache)
-    monkeypatch.setattr(local, "convert_gguf", refuse)
-    monkeypatch.setattr(local.LocalModel, "_load", refuse)
+    monkeypatch.setattr(checkpoints, "convert_gguf", refuse)
+    monkeypatch.setattr(LocalModel, "_load", refuse)
     _local.cache_clear()
     assert execute_main(["--plan", "--profile", "smoke", "--chapters", "size", "lab", "--price", "1,2"]) == 0
     out = capsys.readouterr().out
@@ -193,11 +197,12 @@ def test_a_plan_needs_no_api_key(capsys, monkeypatch):
 
 @needs_mirror
 def test_entropy_smoke_plan_by_hand():
-    from analysis import entropy
+    from analysis.entropy.params import PARAMS
+    from analysis.entropy.run import plan as entropy_plan
     from analysis.params import without_api_keys
     with without_api_keys():  # a plan sends nothing
-        params = entropy.PARAMS.resolve("smoke", models=["smollm2-135m-instruct", "api:m"])
-    groups = entropy.plan(params)
+        params = PARAMS.resolve("smoke", models=["smollm2-135m-instruct", "api:m"])
+    groups = entropy_plan(params)
     # per model: 16 pairs in each of the 3 real sets, a 16-token prompt continued for 16 tokens; then at
     # most 16 kept windows of 32 tokens per set scored for the attacks
     assert [(g.part, g.model, g.queries, g.max_new_tokens, g.tokens_each, g.bound) for g in groups] == [

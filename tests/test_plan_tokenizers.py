@@ -1,5 +1,5 @@
 """The cost preview needs tokenizers only: on an empty cache a plan reads each
-built-in model's tokenizer from its GGUF (:func:`analysis.models.local.gguf_tokenizer_folder`)
+built-in model's tokenizer from its GGUF (:func:`analysis.models.checkpoints.gguf_tokenizer_folder`)
 and never converts a model nor loads weights; that tokenizer is the converted
 folder's own, file for file and id for id."""
 
@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from analysis.book import plan
-from analysis.models import GenerationSettings, Request, local
-from analysis.models.local import GGUF_SOURCES, LocalModel, convert_gguf
+from analysis.models import GenerationSettings, Request, checkpoints
+from analysis.models.checkpoints import GGUF_SOURCES, convert_gguf
+from analysis.models.local import LocalModel
 from analysis.models.queries import _local
 
 TEXTS = ["To be, or not to be, that is the question:", "  two  spaces\tand a tab\n",
@@ -23,7 +24,7 @@ def _forbid_conversion(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a plan must not convert a model or load weights")
 
-    monkeypatch.setattr(local, "convert_gguf", refuse)
+    monkeypatch.setattr(checkpoints, "convert_gguf", refuse)
     monkeypatch.setattr(LocalModel, "_load", refuse)
 
 
@@ -63,9 +64,9 @@ def test_a_plan_reads_the_gguf_tokenizer_alone(name, monkeypatch, tmp_path, isol
     assert how == "exact" and counts == [len(reference._encode(r)) for r in requests]
     # nothing converted; the tokenizer alone saved, under the converted folder's key
     assert not list(models.glob("models/*"))
-    folder = local.gguf_tokenizer_folder(name)
+    folder = checkpoints.gguf_tokenizer_folder(name)
     assert folder.parent == isolated_cache / "tokenizers" and folder.name == converted.name
-    files = sorted(p.name for p in converted.iterdir() if p.suffix not in local.WEIGHT_SUFFIXES
+    files = sorted(p.name for p in converted.iterdir() if p.suffix not in checkpoints.WEIGHT_SUFFIXES
                    and p.name not in ("config.json", "generation_config.json", "CONVERTED.json"))
     assert "tokenizer.json" in files
     assert sorted(p.name for p in folder.iterdir() if p.name != "CONVERTED.json") == files
@@ -86,7 +87,7 @@ def test_a_plan_reads_the_gguf_tokenizer_alone(name, monkeypatch, tmp_path, isol
     assert tok.decode(ids) == ref.decode(ids)
 
     # a later process reads the saved tokenizer, not the GGUF
-    monkeypatch.setattr(local, "read_gguf_tokenizer", lambda gguf: pytest.fail("read the GGUF again"))
+    monkeypatch.setattr(checkpoints, "read_gguf_tokenizer", lambda gguf: pytest.fail("read the GGUF again"))
     assert LocalModel.from_name(name).tokenize(TEXTS) == reference.tokenize(TEXTS)
 
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from analysis.core.cache import QueryCache
-from analysis.lab import ladder
+from analysis.lab import profiles
 from analysis.models import Model
 from analysis.predicting import params as PA
 from analysis.predicting import run as R
@@ -113,9 +113,9 @@ def test_sequence_scores_cut_prefix_and_suffix_and_label(tmp_path):
 
 def test_counterfactual_is_the_standard_run_of_the_same_shape_and_budget():
     for profile in ("smoke", "default"):  # every target of every profile has its twin
-        table = ladder.get_profile(profile).table()
+        table = profiles.get_profile(profile).table()
         assert all(R.counterfactual(table, t) for t in PA.LAB_TARGETS)
-    runs = ladder.get_profile("default").table()
+    runs = profiles.get_profile("default").table()
     assert R.counterfactual(runs, "pert-l2x") == "std-l2x"
     assert R.counterfactual(runs, "pert-s1x") == "std-s1x"
     # the injection-range runs share one counterfactual: the standard run of their shape and budget

@@ -17,15 +17,15 @@ import torch
 
 from analysis.core.cache import QueryCache
 from analysis.models.base import GenerationSettings, Request, request_seed
-from analysis.models.local import (
+from analysis.models.generation import (
     MIN_SHARED_PREFIX,
-    LocalModel,
     _left_padded,
     _prefix_kv,
     _prefixed_batch,
     _shared_prefix,
     generate_alone,
 )
+from analysis.models.local import LocalModel
 from tiny_model import make_tiny_checkpoint
 
 TEXTS = ["the cat sat on the mat", "a dog ran to the park", "one two three four five"]

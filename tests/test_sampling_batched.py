@@ -2,8 +2,8 @@
 
 The book's sampled answers were made one request at a time: ``generate(do_sample=
 True)`` on the request alone, after ``torch.manual_seed(request_seed(request))``
-(:func:`analysis.models.local.generate_alone`). Batched sampling draws each row
-from its own generator through :class:`analysis.models.local.RowSampler`; these
+(:func:`analysis.models.generation.generate_alone`). Batched sampling draws each row
+from its own generator through :class:`analysis.models.generation.RowSampler`; these
 tests check that every answer is the same, on 240 requests at the decodings of
 the entropy chapter's Table 4 (the book's sampled settings), with prompts of
 mixed lengths so that batches are padded.
@@ -19,7 +19,8 @@ import torch
 from analysis.core.cache import QueryCache
 from analysis.entropy.params import PAPER_STRATEGIES
 from analysis.models.base import GenerationSettings, ModelError, request_seed
-from analysis.models.local import LocalModel, RowSampler, generate_alone
+from analysis.models.generation import RowSampler, generate_alone
+from analysis.models.local import LocalModel
 from tiny_model import make_tiny_checkpoint
 
 TEXTS = ["the cat sat on the mat", "a dog ran to the park", "one two three four five"]

@@ -7,7 +7,14 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis import size as sz
+from analysis.size.method_groups import (
+    agreement,
+    agreement_check,
+    assumption_check,
+    complete_models,
+    group_gap,
+    text_ranks,
+)
 
 
 def _acc_for_ranks() -> pd.DataFrame:
@@ -29,12 +36,12 @@ def test_text_ranks_by_hand():
     })
     # means: a 0.3 (0.30000000000000004 in floating point), b 0.8, c 0.3 -> b first, a and c
     # tie (means are rounded to 12 decimals before ranking) and share ranks 2 and 3
-    assert sz.text_ranks(acc).loc["m"].to_dict() == {"a": 2.5, "b": 1.0, "c": 2.5}
+    assert text_ranks(acc).loc["m"].to_dict() == {"a": 2.5, "b": 1.0, "c": 2.5}
 
 
 def test_spearman_and_mann_whitney_match_scipy():
     acc = _acc_for_ranks()
-    check = sz.assumption_check(acc)
+    check = assumption_check(acc)
     assert len(check.popular) == 6 and len(check.baseline) == 6  # C(4, 2) pairs
     means = acc[acc.group == "popular"].groupby(["model", "text_id"])["acc"].mean().unstack()
     for r in check.popular.itertuples():
@@ -51,7 +58,7 @@ def test_spearman_and_mann_whitney_match_scipy():
 def test_spearman_undefined_for_constant_model():
     acc = _acc_for_ranks()
     acc.loc[(acc.model == "m0") & (acc.group == "baseline"), "acc"] = 0.0
-    check = sz.assumption_check(acc)
+    check = assumption_check(acc)
     assert check.baseline["rho"].isna().sum() == 3  # m0 with each of the three others
     assert check.summary.set_index("group").loc["baseline", "n_undefined"] == 3
     assert np.isfinite(check.mwu_pvalue)
@@ -62,20 +69,20 @@ def test_spearman_undefined_for_constant_model():
 def test_complete_models_and_agreement_leave_out_a_model_missing_a_text():
     acc = _acc_for_ranks()
     acc = acc[~((acc.model == "m3") & (acc.text_id == "z"))]  # m3 lacks one baseline text
-    complete, left_out = sz.complete_models(acc)
+    complete, left_out = complete_models(acc)
     assert complete == ["m0", "m1", "m2"] and left_out == ["m3"]
-    summary = sz.agreement(acc).set_index("group")
+    summary = agreement(acc).set_index("group")
     assert summary.loc["popular", "n_pairs"] == 3  # C(3, 2): m3 is not in any pair
-    check = sz.agreement_check(acc)
+    check = agreement_check(acc)
     assert set(check.popular["model_a"]) | set(check.popular["model_b"]) == {"m0", "m1", "m2"}
-    assert sz.complete_models(acc.iloc[:0]) == ([], [])
+    assert complete_models(acc.iloc[:0]) == ([], [])
 
 
 def test_agreement_of_fewer_than_two_models_is_an_empty_table():
     acc = _acc_for_ranks()
     one = acc[acc.model == "m0"]
-    assert sz.agreement_check(one) is None
-    table = sz.agreement(one)
+    assert agreement_check(one) is None
+    table = agreement(one)
     assert table.empty and list(table.columns) == ["group", "n_pairs", "mean_rho", "min_rho", "frac_above",
                                                    "n_undefined"]
 
@@ -88,7 +95,7 @@ def test_group_gap_by_hand():
         "prefix_len": [4, 8] * 4,
         "acc": [0.5, 0.7, 0.2, 0.2, 0.1, 0.1, 0.3, 0.3],
     })
-    gap = sz.group_gap(acc, n_boot=400, seed=0)
+    gap = group_gap(acc, n_boot=400, seed=0)
     assert gap["model"].tolist() == ["m"]  # p has no baseline text: no gap
     row = gap.iloc[0]
     # per text: a 0.6, b 0.2 -> popular 0.4; x 0.1 -> baseline 0.1

@@ -12,15 +12,23 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import size as sz
-from analysis.size import page
+from analysis.size import page, steps
+from analysis.size.claims_ladder import ladder_claims
+from analysis.size.method import LadderMethod, invalid_bounds, ladder_method
+from analysis.size.method_absolute import fit_law, loo_cv, loo_r2_interval, pca_index
+from analysis.size.method_groups import group_gap, ladder_agreement
+from analysis.size.method_probe import accuracy_profile
+from analysis.size.method_relative import kind_sweep, pairwise_tests, tau_sweep
+from analysis.size.nulls import ladder_nulls
+from analysis.size.params import KIND_ORDER, PAIRWISE_TAU, PAPER_N_POPULAR, PAPER_PREFIX_LENS
+from analysis.size.steps import is_ablation
 from size_toys import toy_acc
 
 
 def test_setup_formats_alpha_and_counts_the_papers_texts_and_lengths():
     out = page.setup({"alpha": 0.050, "block_kind": "raw"})
-    assert out == {"text": {"n_popular_paper": str(sz.PAPER_N_POPULAR),
-                            "n_lens_paper": str(len(sz.PAPER_PREFIX_LENS)), "alpha": "0.05", "kind": "raw"}}
+    assert out == {"text": {"n_popular_paper": str(PAPER_N_POPULAR),
+                            "n_lens_paper": str(len(PAPER_PREFIX_LENS)), "alpha": "0.05", "kind": "raw"}}
 
 
 def test_results_counts_queries_and_errors_with_thousands_separators():
@@ -85,8 +93,8 @@ def test_outside_reads_each_ablations_ratio_and_the_shapes_from_the_lab():
 
 def test_is_ablation_reads_the_run_behind_each_model():
     placed = pd.DataFrame({"model": ["lab:p/abl-uneven", "lab:held-64", "abl-overtrained"]})
-    assert sz.is_ablation(placed, ["abl-uneven", "abl-overtrained"]).tolist() == [True, False, True]
-    assert sz.is_ablation(None, ["abl-uneven"]).tolist() == []
+    assert is_ablation(placed, ["abl-uneven", "abl-overtrained"]).tolist() == [True, False, True]
+    assert is_ablation(None, ["abl-uneven"]).tolist() == []
 
 
 def test_per_text_panels_put_the_sources_text_first_then_the_best_and_the_worst():
@@ -100,23 +108,23 @@ def test_per_text_panels_put_the_sources_text_first_then_the_best_and_the_worst(
 def test_the_notebooks_steps_give_what_ladder_method_gives_in_one_call():
     theta = pd.Series({"w1": 100.0, "w2": 200.0, "w3": 400.0, "d1": 150.0, "d2": 300.0, "d3": 600.0})
     acc, families, alpha, seed = toy_acc(theta, seed=5), pd.Series({m: m[0] for m in theta.index}), 0.05, 3
-    whole = sz.ladder_method(acc, theta, alpha=alpha, kind="lifted", seed=seed, families=families)
+    whole = ladder_method(acc, theta, alpha=alpha, kind="lifted", seed=seed, families=families)
     # the ladder section's cells, line by line
-    profiles = sz.accuracy_profile(acc)
-    index = sz.pca_index(profiles)
-    law = sz.fit_law(index.z, theta)
-    loo = sz.loo_cv(profiles, theta)
-    tests = {kind: sz.pairwise_tests(profiles, alpha=alpha, kind=kind) for kind in sz.KIND_ORDER}
+    profiles = accuracy_profile(acc)
+    index = pca_index(profiles)
+    law = fit_law(index.z, theta)
+    loo = loo_cv(profiles, theta)
+    tests = {kind: pairwise_tests(profiles, alpha=alpha, kind=kind) for kind in KIND_ORDER}
     pairs = tests["lifted"]
-    sweep = sz.tau_sweep(pairs, theta, alpha=alpha)
-    bounds = sz.bounds(theta, pairs, loo, alpha=alpha)
+    sweep = tau_sweep(pairs, theta, alpha=alpha)
+    bounds = steps.bounds(theta, pairs, loo, alpha=alpha)
     lab_families = families.reindex(theta.index)
-    method = sz.LadderMethod(acc, theta, profiles, index, law, loo, pairs, sweep, bounds,
-                             sz.group_gap(acc, seed=seed), families=lab_families,
-                             loo_r2_ci=sz.loo_r2_interval(loo.table, seed=seed),
-                             agreement=sz.ladder_agreement(acc, lab_families),
-                             kinds=sz.kind_sweep(tests, theta, sz.PAIRWISE_TAU, alpha=alpha),
-                             invalid=sz.invalid_bounds(bounds, pairs, lab_families))
+    method = LadderMethod(acc, theta, profiles, index, law, loo, pairs, sweep, bounds,
+                             group_gap(acc, seed=seed), families=lab_families,
+                             loo_r2_ci=loo_r2_interval(loo.table, seed=seed),
+                             agreement=ladder_agreement(acc, lab_families),
+                             kinds=kind_sweep(tests, theta, PAIRWISE_TAU, alpha=alpha),
+                             invalid=invalid_bounds(bounds, pairs, lab_families))
     for name in ("profiles", "pairs", "sweep", "bounds", "gap", "kinds", "invalid"):
         pd.testing.assert_frame_equal(getattr(method, name), getattr(whole, name), obj=name)
     pd.testing.assert_series_equal(method.pca.z, whole.pca.z)
@@ -127,8 +135,8 @@ def test_the_notebooks_steps_give_what_ladder_method_gives_in_one_call():
     facts = {"excerpt_words": "600", "popular_copies": "8"}
 
     def glued(m):
-        nulls = sz.ladder_nulls(m, alpha, n_perm=20, seed=seed)
-        claims = sz.ladder_claims(m, "8", alpha, tokens="1,000", nulls=nulls)
+        nulls = ladder_nulls(m, alpha, n_perm=20, seed=seed)
+        claims = ladder_claims(m, "8", alpha, tokens="1,000", nulls=nulls)
         return page.lab_ladder(m, facts, "1,000", nulls, claims, alpha)
 
     assert glued(method) == glued(whole)

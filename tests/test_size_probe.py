@@ -5,7 +5,17 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from analysis import size as sz
+from analysis.size.method_probe import (
+    accuracy_profile,
+    accuracy_table,
+    add_lift,
+    baseline_accuracy,
+    is_correct,
+    normalize_word,
+    prediction_word,
+    sample_positions,
+    whitespace_words,
+)
 
 
 @pytest.mark.parametrize(
@@ -31,23 +41,23 @@ from analysis import size as sz
     ],
 )
 def test_normalize_word(raw, expected):
-    assert sz.normalize_word(raw) == expected
+    assert normalize_word(raw) == expected
 
 
 def test_prediction_word_and_is_correct():
-    assert sz.prediction_word('"the".') == "the"
-    assert sz.prediction_word(" the end of") == "the"  # a completion model's continuation
-    assert sz.prediction_word("— “Question”") == "question"  # a punctuation-only token is skipped
-    assert sz.prediction_word("") == "" and sz.prediction_word(None) == ""
-    assert sz.is_correct("Question.", "question:")
-    assert sz.is_correct("‘tis", "'Tis")
-    assert not sz.is_correct("Answer: the", "the")  # only the first word counts
-    assert not sz.is_correct("", "the")
-    assert not sz.is_correct("—", "—")  # an empty target is never matched
+    assert prediction_word('"the".') == "the"
+    assert prediction_word(" the end of") == "the"  # a completion model's continuation
+    assert prediction_word("— “Question”") == "question"  # a punctuation-only token is skipped
+    assert prediction_word("") == "" and prediction_word(None) == ""
+    assert is_correct("Question.", "question:")
+    assert is_correct("‘tis", "'Tis")
+    assert not is_correct("Answer: the", "the")  # only the first word counts
+    assert not is_correct("", "the")
+    assert not is_correct("—", "—")  # an empty target is never matched
 
 
 def test_words_are_whitespace_words():
-    assert sz.whitespace_words("To be,\n or  not\tto be") == ["To", "be,", "or", "not", "to", "be"]
+    assert whitespace_words("To be,\n or  not\tto be") == ["To", "be,", "or", "not", "to", "be"]
 
 
 # --- sampling ---------------------------------------------------------------
@@ -56,7 +66,7 @@ TOY = " ".join(f"w{i}" for i in range(20))
 
 
 def test_sample_positions_prefix_target_and_bounds():
-    df = sz.sample_positions({"toy": TOY}, [2, 5], n=6, seed=3)
+    df = sample_positions({"toy": TOY}, [2, 5], n=6, seed=3)
     assert list(df.columns) == ["text_id", "group", "prefix_len", "position", "prefix", "target"]
     assert len(df) == 12 and set(df["group"]) == {"popular"}
     for row in df.itertuples():
@@ -68,50 +78,50 @@ def test_sample_positions_prefix_target_and_bounds():
 
 
 def test_sample_positions_deterministic_and_cells_independent():
-    a = sz.sample_positions({"toy": TOY}, [3], n=5, seed=7)
-    b = sz.sample_positions({"toy": TOY}, [3], n=5, seed=7)  # read back from the artifact cache
+    a = sample_positions({"toy": TOY}, [3], n=5, seed=7)
+    b = sample_positions({"toy": TOY}, [3], n=5, seed=7)  # read back from the artifact cache
     pd.testing.assert_frame_equal(a, b)
-    pd.testing.assert_frame_equal(sz.sample_positions.compute({"toy": TOY}, [3], n=5, seed=7), a)
+    pd.testing.assert_frame_equal(sample_positions.compute({"toy": TOY}, [3], n=5, seed=7), a)
     # the memo's key holds every argument: another window is another draw
-    w = sz.sample_positions({"toy": TOY}, [3], n=5, seed=7, windows={"toy": (2, 20)})
+    w = sample_positions({"toy": TOY}, [3], n=5, seed=7, windows={"toy": (2, 20)})
     assert w["position"].min() >= 5 and w["position"].tolist() != a["position"].tolist()
     # adding another text and length leaves the toy cell's sample unchanged
-    c = sz.sample_positions({"other": TOY, "toy": TOY}, [8, 3], n=5, seed=7)
+    c = sample_positions({"other": TOY, "toy": TOY}, [8, 3], n=5, seed=7)
     got = c[(c.text_id == "toy") & (c.prefix_len == 3)].reset_index(drop=True)
     pd.testing.assert_frame_equal(got, a)
-    d = sz.sample_positions({"toy": TOY}, [3], n=5, seed=8)
+    d = sample_positions({"toy": TOY}, [3], n=5, seed=8)
     assert d["position"].tolist() != a["position"].tolist()
 
 
 def test_sample_positions_all_positions_when_n_equals_available():
-    df = sz.sample_positions({"toy": TOY}, [4], n=16)
+    df = sample_positions({"toy": TOY}, [4], n=16)
     assert df["position"].tolist() == list(range(4, 20))
 
 
 def test_sample_positions_baseline_group():
-    df = sz.sample_positions({"pop": TOY, "base": TOY}, [2], n=2, baseline=["base"])
+    df = sample_positions({"pop": TOY, "base": TOY}, [2], n=2, baseline=["base"])
     assert dict(zip(df["text_id"], df["group"])) == {"pop": "popular", "base": "baseline"}
 
 
 def test_sample_positions_skips_punctuation_only_targets():
     text = "a b — c d * e f"
-    df = sz.sample_positions({"t": text}, [1], n=5)
+    df = sample_positions({"t": text}, [1], n=5)
     # 8 words; targets at 1..7 minus the "—" (2) and "*" (5)
     assert df["position"].tolist() == [1, 3, 4, 6, 7]
     with pytest.raises(ValueError, match="n=6"):
-        sz.sample_positions({"t": text}, [1], n=6)
+        sample_positions({"t": text}, [1], n=6)
 
 
 def test_windows_are_respected():
     text = " ".join(f"w{i}" for i in range(100))
-    df = sz.sample_positions({"t": text}, [5], n=15, windows={"t": (40, 60)})
+    df = sample_positions({"t": text}, [5], n=15, windows={"t": (40, 60)})
     assert df["position"].min() >= 45 and df["position"].max() < 60
     assert df["position"].tolist() == list(range(45, 60))  # 15 = all positions of the window
     for row in df.itertuples():
         first = int(row.prefix.split()[0][1:])
         assert first >= 40
     with pytest.raises(ValueError, match="available positions"):
-        sz.sample_positions({"t": text}, [5], n=16, windows={"t": (40, 60)})
+        sample_positions({"t": text}, [5], n=16, windows={"t": (40, 60)})
 
 
 @pytest.mark.parametrize(
@@ -136,7 +146,7 @@ def test_sample_positions_validation(kwargs, match):
     args.update(kwargs)
     texts = args.pop("texts")
     with pytest.raises(ValueError, match=match):
-        sz.sample_positions(texts, **args)
+        sample_positions(texts, **args)
 
 
 # --- scoring ----------------------------------------------------------------
@@ -166,7 +176,7 @@ def _toy_predictions() -> pd.DataFrame:
 
 
 def test_accuracy_table_hand_computed():
-    acc = sz.accuracy_table(_toy_predictions(), baseline=["B"])
+    acc = accuracy_table(_toy_predictions(), baseline=["B"])
     got = {(r.text_id, r.prefix_len): (r.group, r.n, r.correct, r.acc) for r in acc.itertuples()}
     assert got == {
         ("P", 2): ("popular", 4, 3, 0.75),
@@ -181,35 +191,35 @@ def test_errors_are_dropped_before_counting():
     df["error"] = ""
     # position 4 of P at l=2 errors out entirely: n drops to 3, correct stays 3
     df.loc[(df.text_id == "P") & (df.prefix_len == 2) & (df.position == 4), "error"] = "timeout"
-    acc = sz.accuracy_table(df, baseline=["B"])
+    acc = accuracy_table(df, baseline=["B"])
     row = acc[(acc.text_id == "P") & (acc.prefix_len == 2)].iloc[0]
     assert (row.n, row.correct, row.acc) == (3, 3, 1.0)
 
 
 def test_baseline_lift_and_profile():
     df = pd.concat([_toy_predictions(), _toy_predictions().assign(model="m2", prediction="?")])
-    acc = sz.accuracy_table(df, baseline=["B"])
-    beta = sz.baseline_accuracy(acc)
+    acc = accuracy_table(df, baseline=["B"])
+    beta = baseline_accuracy(acc)
     assert beta.set_index(["model", "prefix_len"])["beta"].to_dict() == {
         ("m", 2): 0.5, ("m", 3): 0.5, ("m2", 2): 0.0, ("m2", 3): 0.0,
     }
-    lifted = sz.add_lift(acc)
+    lifted = add_lift(acc)
     row = lifted[(lifted.model == "m") & (lifted.text_id == "P") & (lifted.prefix_len == 2)].iloc[0]
     assert row.lifted == pytest.approx(0.25)
-    prof = sz.accuracy_profile(acc)
+    prof = accuracy_profile(acc)
     # 2KL features: K=1 popular text, L=2 lengths
     assert prof.shape == (2, 4)
     assert list(prof.columns) == [("P", 2, "raw"), ("P", 2, "lifted"), ("P", 3, "raw"), ("P", 3, "lifted")]
     assert prof.loc["m"].tolist() == pytest.approx([0.75, 0.25, 0.5, 0.0])
     assert prof.loc["m2"].tolist() == pytest.approx([0.0, 0.0, 0.0, 0.0])
-    raw_only = sz.accuracy_profile(acc, lifted=False)
+    raw_only = accuracy_profile(acc, lifted=False)
     assert raw_only.shape == (2, 2)
 
 
 def test_lift_needs_baseline_rows():
-    acc = sz.accuracy_table(_toy_predictions().query("text_id == 'P'"))
+    acc = accuracy_table(_toy_predictions().query("text_id == 'P'"))
     with pytest.raises(ValueError, match="baseline"):
-        sz.accuracy_profile(acc)
+        accuracy_profile(acc)
 
 
 # --- absolute inference -----------------------------------------------------

@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import size as sz
 from analysis.core.claims import (
     DOES_NOT_HOLD,
     EXTENSION,
@@ -23,6 +22,14 @@ from analysis.core.claims import (
     from_json,
     to_json,
 )
+from analysis.size.claims import probe_claims, probe_modes, source_only_claims
+from analysis.size.claims_ladder import ladder_claims, pairwise_claims
+from analysis.size.method import ladder_method
+from analysis.size.method_absolute import ScalingLaw
+from analysis.size.method_relative import tau_sweep, truly_larger
+from analysis.size.nulls import LADDER_STATS, LadderNulls, ladder_nulls, rate_bootstrap, tau_tag
+from analysis.size.params import SizeError, load_paper_table
+from analysis.size.text import probe_text, render, untestable_text
 from analysis.stats.resampling import cluster_bootstrap
 from analysis.stats.result import Estimate
 
@@ -55,16 +62,16 @@ def _pairs4() -> pd.DataFrame:
 
 def _method(theta: pd.Series, pairs: pd.DataFrame) -> SimpleNamespace:
     """What pairwise_claims reads of a LadderMethod: sizes, pairs, the τ sweep, the law's n."""
-    return SimpleNamespace(theta=theta, pairs=pairs, sweep=sz.tau_sweep(pairs, theta),
-                           law=sz.ScalingLaw(1.0, 1.0, 0.0, 1.0, len(theta)))
+    return SimpleNamespace(theta=theta, pairs=pairs, sweep=tau_sweep(pairs, theta),
+                           law=ScalingLaw(1.0, 1.0, 0.0, 1.0, len(theta)))
 
 
-def _nulls(p=0.005, null=0.0) -> sz.LadderNulls:
-    return sz.LadderNulls({k: Estimate(0.0, p=p, null_value=null, n=4, n_units=4) for k in sz.LADDER_STATS})
+def _nulls(p=0.005, null=0.0) -> LadderNulls:
+    return LadderNulls({k: Estimate(0.0, p=p, null_value=null, n=4, n_units=4) for k in LADDER_STATS})
 
 
 def test_precision_and_recall_at_two_thresholds_on_four_models():
-    claims = {c.id: c for c in sz.pairwise_claims(_method(THETA4, _pairs4()), nulls=_nulls())}
+    claims = {c.id: c for c in pairwise_claims(_method(THETA4, _pairs4()), nulls=_nulls())}
     assert list(claims) == ["lab_precision", "lab_recall", "lab_precision_t001", "lab_recall_t001",
                             "lab_precision_t070", "lab_recall_t070"]
     got = {cid: (c.value, c.n, c.extra["tau"]) for cid, c in claims.items()}
@@ -83,7 +90,7 @@ def test_precision_and_recall_at_two_thresholds_on_four_models():
     assert [claims[k].source_value for k in ("lab_precision_t001", "lab_recall_t001", "lab_precision_t070",
                                              "lab_recall_t070")] == ["0.91", "0.87", "0.83", "0.97"]
     assert claims["lab_precision"].source_value == "≥ 0.83"  # the chapter's τ: the range's floor
-    text = sz.render(claims["lab_recall_t070"])
+    text = render(claims["lab_recall_t070"])
     assert text.startswith("At τ = 0.7 the test's recall is 0.75 over 4 pairs truly larger (95% interval ")
     assert "over 2,000 resamples of the 4 models, the pairs rebuilt among each resample's models" in text
     assert "the source's is 0.97 at τ = 0.70" in text
@@ -111,7 +118,7 @@ def _literal_model_bootstrap(pairs, theta, tau, alpha=0.05, n_boot=2000, seed=0)
 
 @pytest.mark.parametrize("tau", [0.01, 0.7])
 def test_the_model_bootstrap_rebuilds_the_pairs_among_the_resampled_models(tau):
-    got = sz.rate_bootstrap(_pairs4(), THETA4, tau, n_boot=400, seed=3)
+    got = rate_bootstrap(_pairs4(), THETA4, tau, n_boot=400, seed=3)
     want = _literal_model_bootstrap(_pairs4(), THETA4, tau, n_boot=400, seed=3)
     for what in ("precision", "recall"):
         assert got[what] == pytest.approx(want[what])
@@ -123,10 +130,10 @@ def test_the_model_bootstrap_resamples_models_not_pairs():
     theta = pd.Series({"a": 1.0, "b": 2.0, "c": 4.0})
     pairs = pd.DataFrame([(f, g, 0.01) for f in theta.index for g in theta.index if f != g],
                          columns=["f", "g", "pvalue"])
-    assert sz.rate_bootstrap(pairs, theta, 0.5)["precision"] == (0.5, 0.5)
+    assert rate_bootstrap(pairs, theta, 0.5)["precision"] == (0.5, 0.5)
     # resampling the six pairs as if independent: the count of true pairs in a resample is
     # Binomial(6, 1/2): P(0) = 1/64 < 2.5% < P(≤ 1) = 7/64, so the interval runs from 1/6 to 5/6
-    truth = sz.truly_larger(theta[pairs["f"]].to_numpy(), theta[pairs["g"]].to_numpy(), 0.5)
+    truth = truly_larger(theta[pairs["f"]].to_numpy(), theta[pairs["g"]].to_numpy(), 0.5)
     by_pair = cluster_bootstrap(lambda rows: truth[rows].mean(), np.arange(len(pairs)))
     assert (by_pair.lo, by_pair.hi) == (pytest.approx(1 / 6), pytest.approx(5 / 6))
     # the claim takes the models' interval: with four such models (sizes 1, 2, 4, 8, every ratio
@@ -134,7 +141,7 @@ def test_the_model_bootstrap_resamples_models_not_pairs():
     theta8 = pd.Series({"a": 1.0, "b": 2.0, "c": 4.0, "d": 8.0})
     pairs8 = pd.DataFrame([(f, g, 0.01) for f in theta8.index for g in theta8.index if f != g],
                           columns=["f", "g", "pvalue"])
-    claims = {c.id: c for c in sz.pairwise_claims(_method(theta8, pairs8), nulls=_nulls())}
+    claims = {c.id: c for c in pairwise_claims(_method(theta8, pairs8), nulls=_nulls())}
     low = claims["lab_precision_t070"]
     assert (low.value, low.interval, low.n, low.n_units) == (0.5, (0.5, 0.5), 12, 4)
     assert low.status == NOT_REPRODUCED and "lies outside" in low.reason
@@ -147,25 +154,25 @@ def test_two_models_by_hand():
     # drawn {x, x} or {y, y}: no pair, left out. So every kept resample gives 1 and 1.
     theta = pd.Series({"x": 1.0, "y": 3.0})
     pairs = pd.DataFrame({"f": ["y", "x"], "g": ["x", "y"], "pvalue": [0.001, 0.8]})
-    assert sz.rate_bootstrap(pairs, theta, 0.7) == {"precision": (1.0, 1.0), "recall": (1.0, 1.0)}
+    assert rate_bootstrap(pairs, theta, 0.7) == {"precision": (1.0, 1.0), "recall": (1.0, 1.0)}
 
 
 def test_bad_thresholds_and_pairs_fail_clearly():
     method = _method(THETA4, _pairs4())
-    with pytest.raises(sz.SizeError, match=r"taus \[0\.3\] have no value in the source"):
-        sz.pairwise_claims(method, taus=(0.3,))
-    with pytest.raises(sz.SizeError, match="alpha must be in"):
-        sz.pairwise_claims(method, alpha=1.5)
-    coarse = SimpleNamespace(**{**vars(method), "sweep": sz.tau_sweep(_pairs4(), THETA4, taus=[0.01, 0.5])})
-    with pytest.raises(sz.SizeError, match=r"no row at τ = 0\.7 \(nearest 0\.5\)"):
-        sz.pairwise_claims(coarse)
-    with pytest.raises(sz.SizeError, match=r"theta lacks the sizes of \['D'\]"):
-        sz.rate_bootstrap(_pairs4(), THETA4.drop("D"), 0.01)
-    with pytest.raises(sz.SizeError, match="n_boot must be a positive integer"):
-        sz.rate_bootstrap(_pairs4(), THETA4, 0.01, n_boot=0)
-    assert (sz.tau_tag(0.01), sz.tau_tag(0.7), sz.tau_tag(0.5)) == ("t001", "t070", "t050")
-    with pytest.raises(sz.SizeError, match="multiple of 0.01"):
-        sz.tau_tag(0.015)
+    with pytest.raises(SizeError, match=r"taus \[0\.3\] have no value in the source"):
+        pairwise_claims(method, taus=(0.3,))
+    with pytest.raises(SizeError, match="alpha must be in"):
+        pairwise_claims(method, alpha=1.5)
+    coarse = SimpleNamespace(**{**vars(method), "sweep": tau_sweep(_pairs4(), THETA4, taus=[0.01, 0.5])})
+    with pytest.raises(SizeError, match=r"no row at τ = 0\.7 \(nearest 0\.5\)"):
+        pairwise_claims(coarse)
+    with pytest.raises(SizeError, match=r"theta lacks the sizes of \['D'\]"):
+        rate_bootstrap(_pairs4(), THETA4.drop("D"), 0.01)
+    with pytest.raises(SizeError, match="n_boot must be a positive integer"):
+        rate_bootstrap(_pairs4(), THETA4, 0.01, n_boot=0)
+    assert (tau_tag(0.01), tau_tag(0.7), tau_tag(0.5)) == ("t001", "t070", "t050")
+    with pytest.raises(SizeError, match="multiple of 0.01"):
+        tau_tag(0.015)
 
 
 # --- on a ladder built by the method ----------------------------------------------------------
@@ -174,18 +181,18 @@ def test_bad_thresholds_and_pairs_fail_clearly():
 @pytest.fixture(scope="module")
 def toy_ladder():
     theta = pd.Series({"w1": 100.0, "w2": 160.0, "w3": 250.0, "d1": 400.0, "d2": 640.0})
-    method = sz.ladder_method(toy_acc(theta), theta, families={m: m[0] for m in theta.index})
-    return method, sz.ladder_nulls(method)
+    method = ladder_method(toy_acc(theta), theta, families={m: m[0] for m in theta.index})
+    return method, ladder_nulls(method)
 
 
 def test_the_permuted_size_null_covers_both_thresholds(toy_ladder):
     method, lab_nulls = toy_ladder
     for tau, tag in ((0.01, "t001"), (0.7, "t070")):
-        row = sz.tau_sweep(method.pairs, method.theta, taus=[tau]).iloc[0]
+        row = tau_sweep(method.pairs, method.theta, taus=[tau]).iloc[0]
         for what in ("precision", "recall"):
             est = lab_nulls[f"{what}_{tag}"]
             assert est.value == pytest.approx(row[what]) and est.n_null == 200 and est.n_units == 5
-    claims = {c.id: c for c in sz.ladder_claims(method, nulls=lab_nulls)}
+    claims = {c.id: c for c in ladder_claims(method, nulls=lab_nulls)}
     for cid in ("lab_precision_t001", "lab_recall_t001", "lab_precision_t070", "lab_recall_t070"):
         c = claims[cid]
         stat = cid.removeprefix("lab_")
@@ -208,10 +215,10 @@ def _gap() -> pd.DataFrame:
 
 
 def test_probe_claims_say_whether_the_popular_accuracy_is_off_the_floor():
-    modes = sz.probe_modes(pd.DataFrame({"model": ["smol", "smol", "above"],
+    modes = probe_modes(pd.DataFrame({"model": ["smol", "smol", "above"],
                                          "mode": ["chat", "chat", "completion"]}))
     assert modes == {"smol": "chat", "above": "completion"}
-    claims = sz.probe_claims(_gap(), ["above", "smol", "below", "floor", "silent"], modes=modes)
+    claims = probe_claims(_gap(), ["above", "smol", "below", "floor", "silent"], modes=modes)
     got = {c.id: (c.status, c.n_units) for c in claims}
     assert got == {"probe_above": (HOLDS, 41),  # the interval over texts lies above 0
                    "probe_smol": (INCONCLUSIVE, 41),  # +0.003, the interval covers 0
@@ -223,31 +230,31 @@ def test_probe_claims_say_whether_the_popular_accuracy_is_off_the_floor():
         assert "interval" in c.comparison and "baseline" in c.comparison
     smol = claims[1]
     assert smol.value == pytest.approx(0.003) and smol.interval == (-0.005, 0.010)
-    assert sz.render(smol) == (
+    assert render(smol) == (
         "On smol (queried in chat mode, as the source queries its models) the popular texts are predicted "
         "at 0.029, against a floor of 0.026 on the baseline texts (difference +0.003, 95% interval -0.005 to "
         "+0.010 over 41 texts): this run cannot tell its popular-text accuracy from that floor, so its "
         "accuracy profile is not shown to carry any memorization the method could read. **Inconclusive**: "
         "the source's direction, not significant (95% interval [-0.005, 0.01] covers 0), 41 texts.")
     # completion mode is said to be the book's adaptation
-    assert "this book's own adaptation for a base model: the source queries chat models only" in sz.render(
+    assert "this book's own adaptation for a base model: the source queries chat models only" in render(
         claims[0])
-    assert sz.probe_text(claims).startswith("On above (queried in completion mode")
+    assert probe_text(claims).startswith("On above (queried in completion mode")
 
 
 # --- the source's results on models this run does not query --------------------------------
 
 
 def test_the_source_results_this_run_cannot_test_are_listed():
-    claims = sz.source_only_claims()
+    claims = source_only_claims()
     assert [(c.id, c.status, c.kind) for c in claims] == [("closed_hierarchy", NOT_TESTABLE, "source"),
                                                           ("moe_bounds_valid", NOT_TESTABLE, "source")]
-    t3 = sz.load_paper_table("table3").set_index("model")["best_lb"]
+    t3 = load_paper_table("table3").set_index("model")["best_lb"]
     assert f"claude-opus-4.6 {t3['anthropic/claude-opus-4.6']:g}B" in claims[0].source_value
     assert "claude-opus-4.6 433B, claude-sonnet-4.6 405B, claude-haiku-4.5 49B" in claims[0].source_value
     assert "none of the 21 closed models" in claims[0].reason
     assert claims[1].source_value == "16 of 16 (Table II)"
     md = (Path(__file__).resolve().parents[1] / "notebooks" / "size.md").read_text()
     assert {c.section for c in claims} == {"size-paper-tables"} and "(size-paper-tables)=" in md
-    text = sz.untestable_text(claims)
+    text = untestable_text(claims)
     assert text.count("**Not testable here**") == 2 and text.startswith("Within a provider's generation")

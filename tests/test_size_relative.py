@@ -8,7 +8,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import size as sz
+from analysis.size.method_relative import (
+    best_bound,
+    block_scores,
+    decision_metrics,
+    pairwise_tests,
+    relative_lower_bound,
+    sweep_at,
+    tau_sweep,
+    truly_larger,
+)
+from analysis.size.params import SizeError, load_paper_table
+from analysis.stats.permutation import SignTestResult, sign_permutation_test
 
 
 def _two_model_profiles() -> pd.DataFrame:
@@ -23,18 +34,18 @@ def _two_model_profiles() -> pd.DataFrame:
 
 def test_block_scores_by_hand():
     prof = _two_model_profiles()
-    raw = sz.block_scores(prof, "f", "g", kind="raw")
+    raw = block_scores(prof, "f", "g", kind="raw")
     # A: ((0.6-0.5) + (0.8-0.6))/2 = 0.15; B: ((0.3-0.4) + (0.5-0.4))/2 = 0
     assert raw.to_dict() == pytest.approx({"A": 0.15, "B": 0.0})
-    lifted = sz.block_scores(prof, "f", "g", kind="lifted")
+    lifted = block_scores(prof, "f", "g", kind="lifted")
     # A: (0 + 0.1)/2 = 0.05; B: (-0.2 + 0)/2 = -0.1
     assert lifted.to_dict() == pytest.approx({"A": 0.05, "B": -0.1})
-    both = sz.block_scores(prof, "f", "g")
+    both = block_scores(prof, "f", "g")
     assert both.to_dict() == pytest.approx({"A": 0.1, "B": -0.05})
     with pytest.raises(ValueError, match="kind"):
-        sz.block_scores(prof, "f", "g", kind="mean")
+        block_scores(prof, "f", "g", kind="mean")
     with pytest.raises(ValueError, match="f='h'"):
-        sz.block_scores(prof, "h", "g")
+        block_scores(prof, "h", "g")
 
 
 def test_pairwise_tests_all_ordered_pairs():
@@ -44,7 +55,7 @@ def test_pairwise_tests_all_ordered_pairs():
     base = rng.uniform(0.2, 0.4, size=10)
     prof = pd.DataFrame([base, base + 0.1 + 0.01 * rng.normal(size=10), base + 0.2], index=["s", "m", "l"],
                         columns=cols)
-    tests = sz.pairwise_tests(prof)
+    tests = pairwise_tests(prof)
     assert len(tests) == 6  # N(N-1)
     sig = {(r.f, r.g) for r in tests.itertuples() if r.significant}
     assert sig == {("m", "s"), ("l", "s"), ("l", "m")}
@@ -56,17 +67,17 @@ def test_pairwise_tests_all_ordered_pairs():
 
 
 def test_decision_metrics_hand_table():
-    m = sz.decision_metrics([True, True, False, False, True], [True, False, True, False, True])
+    m = decision_metrics([True, True, False, False, True], [True, False, True, False, True])
     assert (m["tp"], m["fp"], m["fn"], m["tn"]) == (2, 1, 1, 1)
     assert m["precision"] == pytest.approx(2 / 3) and m["recall"] == pytest.approx(2 / 3)
     assert m["accuracy"] == pytest.approx(3 / 5)
-    none = sz.decision_metrics([False, False], [True, False])
+    none = decision_metrics([False, False], [True, False])
     assert math.isnan(none["precision"]) and none["recall"] == 0 and none["accuracy"] == 0.5
 
 
 def test_truly_larger_uses_the_multiplicative_margin():
-    assert sz.truly_larger(14, 10, 0.39) and not sz.truly_larger(14, 10, 0.4)
-    assert not sz.truly_larger(10, 10, 0.0)
+    assert truly_larger(14, 10, 0.39) and not truly_larger(14, 10, 0.4)
+    assert not truly_larger(10, 10, 0.0)
 
 
 def test_tau_sweep_by_hand():
@@ -76,7 +87,7 @@ def test_tau_sweep_by_hand():
         "g": ["a", "a", "b", "b", "c", "c"],
         "pvalue": [0.01, 0.001, 0.2, 0.04, 0.5, 0.9],
     })
-    out = sz.tau_sweep(tests, theta, taus=[0.01, 0.5]).set_index("tau")
+    out = tau_sweep(tests, theta, taus=[0.01, 0.5]).set_index("tau")
     # decisions (p <= 0.05): b>a yes, c>a yes, c>b no, a>b yes, b>c no, a>c no
     # tau=0.01 truth: b>a, c>a, c>b -> tp 2, fp 1 (a>b), fn 1 (c>b), tn 2
     assert out.loc[0.01, ["tp", "fp", "fn", "tn"]].tolist() == [2, 1, 1, 2]
@@ -85,29 +96,29 @@ def test_tau_sweep_by_hand():
     # tau=0.5: 14 > 15 is false, so b>a becomes a false positive; truth = c>a, c>b
     assert out.loc[0.5, ["tp", "fp", "fn", "tn"]].tolist() == [1, 2, 1, 2]
     assert out.loc[0.5, "accuracy"] == pytest.approx(3 / 6)
-    default = sz.tau_sweep(tests, theta)
+    default = tau_sweep(tests, theta)
     assert default["tau"].iloc[0] == 0.01 and default["tau"].iloc[-1] == 0.70 and len(default) == 70
 
 
 def test_relative_and_best_bound():
     theta = {"g8": 8, "g35": 35, "g70": 70, "g405": 405}
     tests = pd.DataFrame({"f": ["t"] * 4, "g": list(theta), "pvalue": [0.001, 0.03, 0.2, 0.6]})
-    rb = sz.relative_lower_bound(tests, "t", theta)
+    rb = relative_lower_bound(tests, "t", theta)
     assert (rb.bound, rb.reference, rb.n_beaten) == (35.0, "g35", 2)
-    none = sz.relative_lower_bound(tests.assign(pvalue=0.5), "t", theta)
+    none = relative_lower_bound(tests.assign(pvalue=0.5), "t", theta)
     assert math.isnan(none.bound) and none.reference is None
-    assert sz.best_bound(44, 35) == (44, "Abs")
-    assert sz.best_bound(9, 9) == (9, "Rel")
-    assert sz.best_bound(2, float("nan")) == (2, "Abs")
+    assert best_bound(44, 35) == (44, "Abs")
+    assert best_bound(9, 9) == (9, "Rel")
+    assert best_bound(2, float("nan")) == (2, "Abs")
     with pytest.raises(ValueError, match="not a target"):
-        sz.relative_lower_bound(tests, "u", theta)
+        relative_lower_bound(tests, "u", theta)
 
 
 @pytest.mark.parametrize("name", ["table2", "table3"])
 def test_paper_tables_best_bound_is_the_max_of_the_two(name):
-    table = sz.load_paper_table(name)
+    table = load_paper_table(name)
     for row in table.itertuples():
-        bound, source = sz.best_bound(row.abs_lb, row.rel_lb)
+        bound, source = best_bound(row.abs_lb, row.rel_lb)
         assert bound == row.best_lb
         if row.abs_lb != row.rel_lb:
             assert source == row.source
@@ -120,17 +131,17 @@ def test_paper_tables_best_bound_is_the_max_of_the_two(name):
 
 def test_sweep_at_takes_the_nearest_tau():
     sweep = pd.DataFrame({"tau": [0.01, 0.49, 0.52, 0.7], "precision": [1.0, 0.8, 0.7, 0.6]})
-    assert sz.sweep_at(sweep, 0.5)["precision"] == 0.8
-    assert sz.sweep_at(sweep, 0.0)["tau"] == 0.01
-    with pytest.raises(sz.SizeError, match="no rows"):
-        sz.sweep_at(sweep.iloc[:0], 0.5)
+    assert sweep_at(sweep, 0.5)["precision"] == 0.8
+    assert sweep_at(sweep, 0.0)["tau"] == 0.01
+    with pytest.raises(SizeError, match="no rows"):
+        sweep_at(sweep.iloc[:0], 0.5)
 
 
 def test_size_re_exports_the_stats_sign_test():
     from analysis.stats import permutation
 
-    assert sz.sign_permutation_test is permutation.sign_permutation_test
-    assert sz.SignTestResult is permutation.SignTestResult
+    assert sign_permutation_test is permutation.sign_permutation_test
+    assert SignTestResult is permutation.SignTestResult
     prof = _two_model_profiles()
-    res = sz.sign_permutation_test(sz.block_scores(prof, "f", "g", kind="raw").to_numpy())
+    res = sign_permutation_test(block_scores(prof, "f", "g", kind="raw").to_numpy())
     assert (res.k, res.pvalue) == (2, 0.5)  # s = (0.15, 0): flips 0.15, 0.15, -0.15, -0.15

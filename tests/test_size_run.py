@@ -8,24 +8,25 @@ import os
 import pandas as pd
 import pytest
 
-from analysis import size as sz
 from analysis.core import data
+from analysis.size.params import PAPER_N_POPULAR, PARAMS
+from analysis.size.run import chapter_templates, chapter_texts, lab_samples
 
 pytestmark = pytest.mark.skipif(not os.environ.get(data.MIRROR_ENV),
                                 reason=f"{data.MIRROR_ENV} is unset: point it at the offline data mirror")
 
 
 def test_chapter_texts_take_the_profile_subset():
-    popular, baseline = sz.chapter_texts(sz.PARAMS.resolve("smoke"))
+    popular, baseline = chapter_texts(PARAMS.resolve("smoke"))
     assert sorted(popular) == ["alice_in_wonderland", "hamlet"] and list(baseline) == ["chain_of_thought"]
     assert popular["hamlet"] == data.popular_texts()["hamlet"]
-    every_popular, every_baseline = sz.chapter_texts(sz.PARAMS.resolve("default"))
-    assert (len(every_popular), len(every_baseline)) == (sz.PAPER_N_POPULAR, 4)
+    every_popular, every_baseline = chapter_texts(PARAMS.resolve("default"))
+    assert (len(every_popular), len(every_baseline)) == (PAPER_N_POPULAR, 4)
 
 
 def test_chapter_templates_keep_the_asked_ids():
-    assert sz.chapter_templates((1,))["template_id"].tolist() == [1]
-    assert sz.chapter_templates((2, 5))["template_id"].tolist() == [2, 5]
+    assert chapter_templates((1,))["template_id"].tolist() == [1]
+    assert chapter_templates((2, 5))["template_id"].tolist() == [2, 5]
 
 
 class _Corpus:
@@ -38,7 +39,7 @@ class _Corpus:
 
 
 def test_lab_samples_stay_inside_the_trained_windows():
-    samples = sz.lab_samples(_Corpus(), [4, 8], n=5, seed=1)
+    samples = lab_samples(_Corpus(), [4, 8], n=5, seed=1)
     popular = samples[samples["group"] == "popular"]
     assert set(popular["text_id"]) == {"hamlet", "alice_in_wonderland"}
     hamlet = popular[popular["text_id"] == "hamlet"]

@@ -198,7 +198,7 @@ class ChapterParameters(_MarkdownDirective):
     required_arguments = 1
 
     def run(self):
-        from analysis.params import CHAPTER_MODULES, declaration
+        from analysis.book.chapters import CHAPTER_MODULES, declaration
 
         chapter = self.arguments[0]
         if chapter not in CHAPTER_MODULES:

@@ -2,12 +2,12 @@
 
 Each chapter module declares its parameters in one :class:`Declaration` (name,
 kind, allowed values or range, per-profile default, one-line help), named
-``PARAMS`` in the module (``analysis.lab.ladder.PARAMS`` for the lab page). From
+``PARAMS`` in the module (``analysis.lab.profiles.PARAMS`` for the lab page). From
 that one declaration:
 
 * ``scripts/execute_chapters.py`` checks every ``-p`` before any kernel starts
-  (:func:`check_overrides`) and answers ``--list-params CHAPTER``
-  (:meth:`Declaration.describe`);
+  (:func:`analysis.book.chapters.check_overrides`, which knows the chapters) and
+  answers ``--list-params CHAPTER`` (:meth:`Declaration.describe`);
 * the chapter's first cell validates again (:meth:`Declaration.resolve`), for a
   reader running papermill directly;
 * the chapter's Setup table is rendered from it (:meth:`Declaration.table`).
@@ -22,7 +22,6 @@ import ast
 import contextlib
 import contextvars
 import difflib
-import importlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,16 +34,6 @@ from analysis.models.api import api_key_problem, endpoint_problem
 from analysis.models.hub import hub_model_problem
 
 PROFILE_NAMES = ("smoke", "default", "paper")
-
-# chapter name -> module holding its PARAMS
-CHAPTER_MODULES = {
-    "phrases": "analysis.phrases",
-    "lab": "analysis.lab.ladder",
-    "size": "analysis.size",
-    "entropy": "analysis.entropy",
-    "predicting": "analysis.predicting",
-    "distributional": "analysis.distributional",
-}
 
 KINDS = ("int", "float", "str", "choice", "models", "names", "file")
 
@@ -375,41 +364,3 @@ def check_profile(profile: Any) -> str:
             f"{suggest(str(profile), PROFILE_NAMES)}")
     return profile
 
-
-def declaration(chapter: str) -> Declaration:
-    """The declaration of ``chapter``, or a :class:`ParameterError` naming the chapters."""
-    if chapter not in CHAPTER_MODULES:
-        raise ParameterError(
-            f"unknown chapter {chapter!r}{suggest(chapter, list(CHAPTER_MODULES))}. "
-            f"Chapters: {', '.join(CHAPTER_MODULES)}")
-    return importlib.import_module(CHAPTER_MODULES[chapter]).PARAMS
-
-
-def check_overrides(chapters: Sequence[str], profile: str, overrides: Mapping[str, Any]
-                    ) -> dict[str, dict[str, Any]]:
-    """Check ``-p`` overrides against the selected chapters before any kernel starts.
-
-    Every override must be declared by at least one selected chapter (else an
-    error with the nearest declared names); each chapter that declares it must
-    accept its value. Returns, per chapter, the overrides it declares (the
-    others are not passed to it).
-    """
-    check_profile(profile)
-    decls = {c: declaration(c) for c in chapters}
-    declared = sorted({n for d in decls.values() for n in d.names})
-    for name in overrides:
-        if name == "profile":
-            raise ParameterError("set the profile with --profile, not -p profile=...")
-        if name not in declared:
-            raise ParameterError(
-                f"unknown parameter {name!r}: no selected chapter ({', '.join(chapters)}) declares it"
-                f"{suggest(name, declared)}. Declared: {', '.join(declared)}")
-    per_chapter = {}
-    for chapter, decl in decls.items():
-        mine = {k: v for k, v in overrides.items() if k in decl.names}
-        try:
-            decl.resolve(profile, **mine)
-        except ParameterError as err:
-            raise ParameterError(f"chapter {chapter}: {err}") from None
-        per_chapter[chapter] = mine
-    return per_chapter

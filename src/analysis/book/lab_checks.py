@@ -35,7 +35,7 @@ from analysis.core.fmt import fmt_pct
 from analysis.core.paths import REPO_ROOT
 from analysis.distributional.method import answer_correct
 from analysis.distributional.params import KNOWLEDGE_TOKENS
-from analysis.lab.ladder import model_name
+from analysis.lab.profiles import model_name
 from analysis.lab.train import param_count
 from analysis.models import GenerationSettings, load_model
 
@@ -226,7 +226,7 @@ def ladder_span(runs: pd.DataFrame) -> float:
 
 
 def largest_perturbed(profile) -> str:
-    """The perturbed run of ``profile`` (a :class:`~analysis.lab.ladder.LabProfile`) with the
+    """The perturbed run of ``profile`` (a :class:`~analysis.lab.profiles.LabProfile`) with the
     most parameters, then the most tokens: the issue's "largest perturbed model"."""
     runs = [r for r in profile.runs if r.family == "perturbed"]
     if not runs:

@@ -60,8 +60,8 @@ from analysis.core.claims import (
     within,
 )
 from analysis.core.fmt import fmt_pct
-from analysis.lab.ladder import model_name
 from analysis.lab.probe import monotone_families, popular_by_copies, run_loss
+from analysis.lab.profiles import model_name
 from analysis.models import GenerationSettings, load_model
 from analysis.stats.auc import auc
 

@@ -15,7 +15,7 @@ How tokens are counted, per model (the ``counted`` column says which):
   :class:`~analysis.models.local.LocalModel` encodes a request. A plan loads
   tokenizers only: a built-in model's is read from its GGUF alone the first time
   and kept in the artifact cache
-  (:func:`~analysis.models.local.gguf_tokenizer_folder`); no model is converted
+  (:func:`~analysis.models.checkpoints.gguf_tokenizer_folder`); no model is converted
   and no weights are loaded;
 * **estimate**: an API model, whose tokenizer is not available offline: Gemma 3's
   tokenizer (262k entries, like today's large API models) on the message texts,
@@ -50,13 +50,13 @@ prompts. An empty cache took 59 s wall (48 s of CPU) at ``c955df1``, on two idle
 
 from __future__ import annotations
 
-import importlib
 import importlib.metadata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
+from analysis.book.chapters import CHAPTER_MODULES
 from analysis.core.cache import memo, stable_hash
 from analysis.models import GenerationSettings, Request, check_model_name, tokenizer_identity
 from analysis.models.queries import (  # noqa: F401  (re-exported: the plan's types)
@@ -65,7 +65,6 @@ from analysis.models.queries import (  # noqa: F401  (re-exported: the plan's ty
     _local,
     is_chat,
 )
-from analysis.params import CHAPTER_MODULES
 
 #: tokens a chat format adds per message (role markers, separators), the usual
 #: allowance for OpenAI-style chat APIs; an estimate, used for API models only
@@ -102,7 +101,7 @@ def count_prompt_tokens(name: str, prompts: Sequence) -> tuple[list[int], str]:
     key = {"tokenizer": ident, "transformers": _version("transformers"),
            "prompts": stable_hash(list(prompts))}
     counts, how = memo("plan-tokens", key, lambda: _count(name, prompts),
-                       code=("analysis.book.plan", "analysis.models.local"))
+                       code=("analysis.book.plan", "analysis.models.local", "analysis.models.checkpoints"))
     return list(counts), how
 
 
@@ -190,6 +189,6 @@ def totals(frame: pd.DataFrame) -> dict[str, Any]:
 def chapter_plan(chapter: str, params: Mapping) -> list[QueryGroup] | None:
     """The query groups of ``chapter`` at ``params`` (resolved settings), or None
     when the chapter has no ``plan`` (it queries the lab's models only)."""
-    module = importlib.import_module(CHAPTER_MODULES[chapter])
+    module = CHAPTER_MODULES[chapter]
     fn = getattr(module, "plan", None)
     return None if fn is None else fn(params)

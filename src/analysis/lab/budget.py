@@ -33,7 +33,8 @@ import math
 import pandas as pd
 
 from analysis.lab.config import WINDOWS
-from analysis.lab.ladder import LabProfile, get_profile, profile_corpus, unlabelled
+from analysis.lab.ladder import profile_corpus
+from analysis.lab.profiles import LabProfile, get_profile, unlabelled
 from analysis.lab.train import flops_per_token, micro_batches_for, param_count, train_memory
 from analysis.lab.train.memory import GiB
 

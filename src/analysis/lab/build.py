@@ -37,7 +37,8 @@ import sys
 from collections.abc import Sequence
 
 from analysis.lab.config import LabConfigError
-from analysis.lab.ladder import PROFILES, build_lab, lab_placement, prepare_lab, shard_runs
+from analysis.lab.ladder import build_lab, lab_placement, prepare_lab, shard_runs
+from analysis.lab.profiles import PROFILES
 from analysis.lab.train import DEVICE_ENV, DEVICES
 
 

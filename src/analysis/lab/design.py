@@ -6,7 +6,7 @@ Strings ready to glue; nothing is built or trained."""
 from __future__ import annotations
 
 from analysis.lab.config import WINDOWS, RunConfig
-from analysis.lab.ladder import LabProfile, get_profile, unlabelled
+from analysis.lab.profiles import LabProfile, get_profile, unlabelled
 from analysis.lab.train import param_count
 
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 
-from analysis.lab import ladder
+from analysis.lab import ladder, profiles
 
 
 def lab_ladder_names(lab_profile: str, runs: Sequence[str] | None = None) -> list[tuple[str, str]]:
     """``(run, load_model name)`` of the lab profile's ladder runs (or of ``runs``),
     from the profile alone: nothing is built or trained."""
-    prof = ladder.get_profile(lab_profile)
+    prof = profiles.get_profile(lab_profile)
     names = list(runs) if runs else [r.name for r in prof.runs if r.family.startswith("ladder")]
-    return [(r, ladder.model_name(lab_profile, r)) for r in names]
+    return [(r, profiles.model_name(lab_profile, r)) for r in names]
 
 
 @cache

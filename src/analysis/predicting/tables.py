@@ -237,9 +237,10 @@ def strata_sweep(cells: pd.DataFrame, T: Mapping[str, int], fracs: Sequence[floa
     (each share of ``fracs`` of every target's ``T`` training steps, then
     :func:`source_bin_steps`), the pooled matched set of seed ``seed``
     (:func:`analysis.predicting.steps.exp3_dataset`): ``width``, ``share of T`` (NaN for the
-    source's, which differs per target), ``examples``, ``positives``, ``cells kept`` (of ``cells``, both counts) and
-    ``residual recency AUC``. ``cells`` is :func:`analysis.predicting.steps.matched_cells`'s
-    frame (``target`` the source's name), ``T`` by the same names."""
+    source's, which differs per target), ``examples``, ``positives``, ``cells kept`` (of
+    ``cells``, both counts) and ``residual recency AUC``. The argument ``cells`` is
+    :func:`analysis.predicting.steps.matched_cells`'s frame (``target`` the source's name),
+    ``T`` by the same names."""
     widths = [(f"1/{round(1 / f)} of training", f, step_bins(T, f)) for f in fracs]
     widths.append((SOURCE_WIDTH, np.nan, {t: source_bin_steps(t, n) for t, n in T.items()}))
     rows = []

@@ -116,7 +116,7 @@ def placement(device: str | None = None, default: str = "cpu") -> Placement:
     """Where this process trains.
 
     ``device`` (``"cpu"`` or ``"cuda"``), else ``$MEMBOOK_LAB_DEVICE``, else
-    ``default`` (the lab profile's device, :attr:`analysis.lab.ladder.LabProfile.device`):
+    ``default`` (the lab profile's device, :attr:`analysis.lab.profiles.LabProfile.device`):
     whether torch sees a GPU never decides. On CUDA the forward pass runs in bf16
     autocast when the GPU supports it (fp32 otherwise); on the CPU in fp32.
     torchrun's ``WORLD_SIZE``, ``RANK``, ``LOCAL_RANK`` and ``LOCAL_WORLD_SIZE`` give
