@@ -277,17 +277,18 @@ def size_check(acc: pd.DataFrame, manifest: pd.DataFrame, runs: Sequence[str] | 
     by = popular_by_copies(acc, manifest)
     models = list(dict.fromkeys(acc["model"])) if runs is None else list(runs)
     parts, numbers = [], {}
-    for tag, model in zip(("small", "large"), [models[0], models[-1]] if len(models) > 1 else models):
+    for key, model in zip(("size_acc_gain_small", "size_acc_gain_large"),
+                          [models[0], models[-1]] if len(models) > 1 else models):
         sub = by[by["model"] == model]
         if sub.empty:
             parts.append(f"{model}: no popular text scored")
-            numbers[f"size_acc_gain_{tag}"] = "—"
+            numbers[key] = "—"
             continue
         lo, hi = sub.iloc[0], sub.iloc[-1]
         gain = float(hi["acc"] - lo["acc"])
         parts.append(f"{model}: {lo['acc']:.3f} at {lo['copies']} copies, {hi['acc']:.3f} at {hi['copies']} "
                      f"(stories {lo['baseline']:.3f})")
-        numbers[f"size_acc_gain_{tag}"] = f"{gain:+.3f}"
+        numbers[key] = f"{gain:+.3f}"
     return Check("size", popular_signal(manifest),
                  "next-word accuracy inside the excerpts by copies, smallest and largest ladder model",
                  "; ".join(parts), by, numbers)
@@ -578,11 +579,12 @@ def phrases_check(rates: pd.DataFrame, phrases: pd.DataFrame) -> Check:
     top = int(rates["copies"].max())
     numbers = {"phrase_top_copies": f"{top:,}"}
     parts = []
-    for tag, model in zip(("small", "large"), [models[0], models[-1]] if len(models) > 1 else models):
+    for key, model in zip(("phrase_rate_top_small", "phrase_rate_top_large"),
+                          [models[0], models[-1]] if len(models) > 1 else models):
         sub = rates[rates["model"] == model].set_index("copies")
-        numbers[f"phrase_rate_top_{tag}"] = fmt_pct(sub.loc[top, "rate"], 0)
+        numbers[key] = fmt_pct(sub.loc[top, "rate"], 0)
         control = (f", controls {fmt_pct(sub.loc[0, 'rate'], 0)}" if 0 in sub.index and top != 0 else "")
-        parts.append(f"{model}: {numbers[f'phrase_rate_top_{tag}']} at {top} copies "
+        parts.append(f"{model}: {numbers[key]} at {top} copies "
                      f"({int(sub.loc[top, 'matched'])} of {int(sub.loc[top, 'total'])}){control}")
     controls = rates[rates["copies"] == 0]
     numbers["phrase_controls_matched"] = f"{int(controls['matched'].sum())} of {int(controls['total'].sum())}"
