@@ -144,7 +144,6 @@ from analysis.phrases.source import (
 )
 from analysis.phrases.text import (
     DIFFERENCE_COLUMNS,
-    SIZING_TABLE_COLUMNS,
     comparison_verdict,
     difference_headline,
     difference_summary,
@@ -152,27 +151,29 @@ from analysis.phrases.text import (
     difference_values,
     difference_verdict,
     gap_sentences,
-    headline,
-    lab_design,
-    lab_rate_table,
-    lab_summary,
-    lab_verdict,
     markdown_table,
-    method_constants,
-    rates_note,
     refusal_sentence,
     render,
+    state_media_gap_text,
+    status_tally,
+)
+from analysis.phrases.text_lab import lab_design, lab_rate_table, lab_summary, lab_verdict
+from analysis.phrases.text_rates import (
+    headline,
+    method_constants,
+    rates_note,
     rescore_note,
+    source_comparison,
+    source_range_text,
+    top_rate,
+)
+from analysis.phrases.text_sizing import (
+    SIZING_TABLE_COLUMNS,
     sample_design,
     sizing_note,
     sizing_table,
     sizing_target,
     sizing_values,
-    source_comparison,
-    source_range_text,
-    state_media_gap_text,
-    status_tally,
-    top_rate,
 )
 from analysis.phrases.text_source import (
     guess_sentence,
@@ -228,4 +229,8 @@ __all__ = [
     "top_rate", "guess_sentence", "rules_md", "source_rates_table", "source_summary", "source_values",
     "source_verdict",
     "SIZING_TABLE_COLUMNS", "sample_design", "sizing_note", "sizing_table", "sizing_target", "sizing_values",
+    # what each section of the page glues
+    "page",
 ]
+
+from analysis.phrases import page  # noqa: E402
