@@ -6,9 +6,9 @@ then, per chapter, the code a reader sees against the code hidden from them.
 
 Per chapter (``notebooks/<chapter>.md`` and its package ``src/analysis/<chapter>``):
 code lines in visible cells and in hidden ones (``remove-cell`` or ``remove-input``;
-blank and comment lines not counted), the names the package exports (its
-``__all__``), and the lines of English-producing code (its ``text*.py`` modules,
-blank lines not counted).
+blank and comment lines not counted), the names the package exports (those its
+``__init__`` binds by a top-level import, :func:`exported`), and the lines of
+English-producing code (its ``text*.py`` modules, blank lines not counted).
 """
 
 from __future__ import annotations
@@ -56,13 +56,22 @@ def cell_lines(md: str) -> tuple[int, int]:
     return visible, hidden
 
 
-def exported_names(package: Path) -> int:
-    """How many names ``package/__init__.py`` lists in ``__all__`` (0 without one)."""
+def exported(package: Path) -> list[str]:
+    """The names ``package/__init__.py`` binds by its top-level imports (``from ... import``
+    and ``import`` statements, under their aliases): what the package exports."""
     tree = ast.parse((package / "__init__.py").read_text())
+    names = []
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
-            return len(node.value.elts)
-    return 0
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            names += [a.asname or a.name for a in node.names]
+        elif isinstance(node, ast.Import):
+            names += [a.asname or a.name.split(".")[0] for a in node.names]
+    return names
+
+
+def exported_names(package: Path) -> int:
+    """How many names ``package/__init__.py`` exports (:func:`exported`)."""
+    return len(exported(package))
 
 
 def english_lines(package: Path) -> int:

@@ -28,16 +28,13 @@ The modules, by role:
 * :mod:`.copy_designs`: what another spread of copies would do to the lab's line (the record of
   ``scripts/entropy_copy_designs.py``).
 
-This module re-exports the steps the notebook (and the book's other pages) call.
+Below, the names the chapter's notebook, the book's other pages and modules, and the
+scripts read from the package, each once (``tests/test_surface.py`` keeps them exactly
+those); tests import from the submodules.
 """
 
 from analysis.entropy import page
-from analysis.entropy.candidates import (
-    CandidateSet,
-    candidate_windows,
-    lab_candidate_sets,
-    real_candidate_sets,
-)
+from analysis.entropy.candidates import lab_candidate_sets, real_candidate_sets
 from analysis.entropy.claims import (
     di_claims,
     instance_claims,
@@ -48,17 +45,9 @@ from analysis.entropy.claims import (
     strategy_claims,
 )
 from analysis.entropy.claims_mia import baseline_claim, mia_claims
-from analysis.entropy.claims_robust import (
-    binning_claim,
-    estimator_claims,
-    maini_claim,
-    mm_value,
-    rarefied_value,
-    strategy_line_claim,
-)
-from analysis.entropy.copy_designs import copy_designs_sentence
-from analysis.entropy.cost import profile_cost_sentence, profile_cost_table
-from analysis.entropy.maini import maini_rule, maini_test, three_rules
+from analysis.entropy.claims_robust import binning_claim, estimator_claims, maini_claim, strategy_line_claim
+from analysis.entropy.cost import profile_cost_table
+from analysis.entropy.maini import maini_rule, three_rules
 from analysis.entropy.method import (
     bootstrap_fits,
     fit_levels,
@@ -68,17 +57,8 @@ from analysis.entropy.method import (
     levenshtein,
     sample_pairs,
 )
-from analysis.entropy.method_di import (
-    di_calls,
-    loss_rule,
-    rule_comparison,
-    source_tau_margin,
-    tau_conventions,
-)
+from analysis.entropy.method_di import loss_rule, rule_comparison, source_tau_margin, tau_conventions
 from analysis.entropy.method_sets import (
-    Inference,
-    SetResult,
-    Stream,
     analyse_set,
     di_table,
     filter_summary,
@@ -91,27 +71,10 @@ from analysis.entropy.method_sets import (
 )
 from analysis.entropy.mia import ATTACKS, BLIND, inference_panel, panel_table, set_panel
 from analysis.entropy.nulls import level_set_null
-from analysis.entropy.params import (
-    PAPER_MIN_DI_SAMPLES,
-    PARAMS,
-    PROFILES,
-    RAREFY_DRAWS,
-    RAREFY_MIN_PAIRS,
-    EntropyError,
-    load_paper_table,
-)
-from analysis.entropy.robust import (
-    binning_table,
-    estimator_summary,
-    estimator_table,
-    estimator_test,
-    interval_cost,
-    miller_madow_levels,
-    rarefied_lines,
-)
+from analysis.entropy.params import PAPER_MIN_DI_SAMPLES, PARAMS, PROFILES, load_paper_table
+from analysis.entropy.robust import binning_table, estimator_table, estimator_test, interval_cost
 from analysis.entropy.run import (
     bos_check,
-    bos_passage,
     by_strategy,
     by_suffix_length,
     dataset_inference,
@@ -122,108 +85,6 @@ from analysis.entropy.run import (
     score_sequences,
     training_stream,
 )
-from analysis.entropy.text import (
-    agreement_sentence,
-    correct_count,
-    end_entropy_sentence,
-    extrapolation_sentence,
-    fit_value,
-    instance_sentence,
-    intercept_slope_sentence,
-    intercept_trend_sentence,
-    length_r_sentence,
-    linearity_sentences,
-    low_score_sentence,
-    merge_intervals,
-    method_constants,
-    model_lines,
-    normalized_sentence,
-    paper_correct_count,
-    paper_lines_sentence,
-    pooling_sentence,
-    render,
-    sample_size_sentence,
-    set_size_sentence,
-    setup_sentences,
-    setup_table,
-    strategy_sentence,
-    stream_sentence,
-    tau_sentence,
-    token_space_sentence,
-    verbatim_sentence,
-    window_sentence,
-)
-from analysis.entropy.text_di import (
-    baseline_sentence,
-    bos_sentence,
-    bos_values,
-    claim_value,
-    di_calls_sentence,
-    mia_sentence,
-    panel_display,
-    shift_sentence,
-    tau_convention_sentence,
-    tpr_phrase,
-    undecided_sentence,
-)
-from analysis.entropy.text_robust import (
-    binning_sentence,
-    cost_sizes,
-    estimator_display,
-    estimator_sentence,
-    interval_cost_sentence,
-    interval_cost_values,
-    maini_count,
-    maini_difference_sentence,
-    maini_display,
-    maini_sentence,
-    nsb_sentence,
-    strategy_line_sentence,
-)
-
-__all__ = [
-    # params
-    "PAPER_MIN_DI_SAMPLES", "PARAMS", "PROFILES", "EntropyError", "load_paper_table", "RAREFY_DRAWS",
-    "RAREFY_MIN_PAIRS",
-    # method
-    "bootstrap_fits", "fit_levels", "instance_metrics", "lcs", "level_set_table", "levenshtein",
-    "sample_pairs",
-    # method_di, mia
-    "di_calls", "loss_rule", "rule_comparison", "source_tau_margin", "tau_conventions", "ATTACKS", "BLIND",
-    "inference_panel", "panel_table", "set_panel",
-    # method_sets
-    "Inference", "SetResult", "Stream", "analyse_set", "di_table", "filter_summary", "fit_table",
-    "instance_fits", "kept", "sample_size_sensitivity", "source_table", "strategy_table",
-    # candidates
-    "CandidateSet", "candidate_windows", "lab_candidate_sets", "real_candidate_sets",
-    # run
-    "by_strategy", "by_suffix_length", "dataset_inference", "discoverable", "injected_candidates",
-    "lab_decodings", "plan", "score_sequences", "training_stream", "bos_check", "bos_passage",
-    "level_set_null",
-    # claims
-    "di_claims", "instance_claims", "length_claims", "level_set_claims", "sample_claims",
-    "sample_size_claims", "strategy_claims", "baseline_claim", "mia_claims",
-    # text
-    "agreement_sentence", "correct_count", "end_entropy_sentence", "extrapolation_sentence", "fit_value",
-    "instance_sentence", "intercept_slope_sentence", "intercept_trend_sentence", "length_r_sentence",
-    "linearity_sentences", "low_score_sentence", "merge_intervals", "method_constants", "model_lines",
-    "normalized_sentence", "paper_correct_count", "paper_lines_sentence", "pooling_sentence", "render",
-    "sample_size_sentence", "set_size_sentence", "setup_sentences", "setup_table", "strategy_sentence",
-    "stream_sentence", "tau_sentence", "token_space_sentence", "verbatim_sentence", "window_sentence",
-    "copy_designs_sentence",
-    "baseline_sentence", "claim_value", "di_calls_sentence", "mia_sentence", "panel_display",
-    "shift_sentence",
-    "tau_convention_sentence", "undecided_sentence", "bos_sentence", "bos_values",
-    "tpr_phrase",
-    # robustness of the line, and Maini et al.'s baseline
-    "binning_claim", "estimator_claims", "maini_claim", "mm_value", "rarefied_value", "strategy_line_claim",
-    "maini_rule", "maini_test", "three_rules", "binning_table", "estimator_summary", "estimator_table",
-    "estimator_test", "interval_cost", "miller_madow_levels", "rarefied_lines", "binning_sentence",
-    "cost_sizes", "estimator_display", "estimator_sentence", "interval_cost_sentence", "interval_cost_values",
-    "maini_count", "maini_difference_sentence", "maini_display", "maini_sentence", "nsb_sentence",
-    "strategy_line_sentence",
-    # what a profile costs
-    "profile_cost_sentence", "profile_cost_table",
-    # what each section of the page glues
-    "page",
-]
+from analysis.entropy.text import merge_intervals, render, setup_table
+from analysis.entropy.text_di import panel_display
+from analysis.entropy.text_robust import cost_sizes, estimator_display, maini_display
