@@ -188,7 +188,7 @@ def _method(r2=0.93, B=0.25, se_b=0.02, n=10, within=None, valid=None, sweep=Non
     (dict(r2=0.99, B=0.30, n=3), 0.005, INCONCLUSIVE),  # 3 models, below the minimum of 4
 ])
 def test_law_claim_against_the_permuted_size_null(kw, p, status):
-    claim = law_claim(_method(**kw), popular_copies="8", nulls=_nulls(p=p, null=0.05))
+    claim = law_claim(_method(**kw), popular_copies=(8,), nulls=_nulls(p=p, null=0.05))
     assert claim.status == status
     assert claim.value == pytest.approx(np.sign(kw["B"]) * kw["r2"]) and claim.n_units == kw.get("n", 10)
     assert (claim.unit, claim.null_kind, claim.null_value, claim.control_value, claim.p) == (
@@ -202,7 +202,7 @@ def test_law_claim_without_a_null_is_never_reproduced():
 
 
 def test_law_rendering_keeps_the_chapter_sentence():
-    good = render(law_claim(_method(), popular_copies="8", nulls=_nulls(null=0.04)))
+    good = render(law_claim(_method(), popular_copies=(8,), nulls=_nulls(null=0.04)))
     assert good.startswith(
         "On this ladder the index tracks size (R² = 0.93, against 0.04 with the sizes permuted among the "
         "models): the models predict the next word inside their popular excerpts at 0.550 on average and on "
@@ -277,7 +277,7 @@ def test_precision_interval_resamples_models():
 
 def test_ladder_claims_are_unique_and_survive_json():
     method = _method(sweep=_sweep(tp=35, fp=5, fn=1))
-    claims = ladder_claims(method, popular_copies="8", nulls=_nulls())
+    claims = ladder_claims(method, popular_copies=(8,), nulls=_nulls())
     assert [c.id for c in claims] == ["lab_law", "lab_loo_band", "lab_loo_r2", "lab_bounds_valid",
                                       "lab_precision", "lab_recall", "lab_precision_t001",
                                       "lab_recall_t001", "lab_precision_t070", "lab_recall_t070",
@@ -434,7 +434,7 @@ def test_other_undefined_ratios_of_the_ladder_are_said_in_words():
     loo = render(loo_claim(method))
     assert loo.startswith("Leave-one-out puts 10 of 10 held-out predictions within a factor of two of the "
                           "true size (R² on the log scale undefined); ")
-    law = render(law_claim(method, popular_copies="8"))
+    law = render(law_claim(method, popular_copies=(8,)))
     assert "nan" not in law and law.startswith(
         "On this ladder the index may track size (R² = 0.93): the models have no next-word accuracy to "
         "average (no scorable answer on the popular excerpts or the held-out stories); each excerpt is in "

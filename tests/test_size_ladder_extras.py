@@ -66,7 +66,7 @@ def _loo_method(r2_log=0.86, ci=(0.66, 0.94), n=10, in_sample=0.92):
     (dict(r2_log=0.99, ci=(0.98, 1.0), n=3), INCONCLUSIVE),  # 3 models, below the minimum of 4
 ])
 def test_loo_r2_claim_against_the_source(kw, status):
-    claim = loo_r2_claim(_loo_method(**kw), tokens="2,500,000", nulls=_NULLS)
+    claim = loo_r2_claim(_loo_method(**kw), tokens=(2_500_000,), nulls=_NULLS)
     assert (claim.id, claim.status, claim.value) == ("lab_loo_r2", status, kw["r2_log"])
     assert claim.source_value == "R² = 0.9387 (19 dense models)" and claim.by_design is False
     assert (claim.unit, claim.n_units, claim.null_kind, claim.control_value) == ("models", kw.get("n", 10),
@@ -80,7 +80,7 @@ def test_loo_r2_at_the_source_but_not_above_permuted_sizes_is_inconclusive():
 
 
 def test_loo_r2_rendering_says_what_the_lab_builds_in():
-    text = render(loo_r2_claim(_loo_method(), tokens="2,500,000", nulls=_NULLS))
+    text = render(loo_r2_claim(_loo_method(), tokens=(2_500_000,), nulls=_NULLS))
     assert text == (
         "Leave-one-out R² of ln θ is 0.86 (95% interval 0.66 to 0.94 over the held-out models), against 0.92 "
         "in sample; the source's: R² = 0.9387 (19 dense models). Every ladder model is trained on the same "
@@ -185,7 +185,7 @@ def test_lab_agreement_claims_on_a_ladder_of_two_families():
     acc = _family_acc()
     families = pd.Series({f"m{i}": "wide" if i < 3 else "deep" for i in range(6)})
     method = SimpleNamespace(agreement=ladder_agreement(acc, families), families=families)
-    first, second = lab_agreement_claims(method, tokens="2,500,000")
+    first, second = lab_agreement_claims(method, tokens=(2_500_000,))
     base = assumption_check(acc).baseline["rho"]
     assert (first.id, first.n, first.n_units, first.by_design) == ("lab_agreement", 15, 6, True)  # C(6, 2)
     assert "graded by text" in first.by_design_reason and first.unit == "models"
@@ -238,7 +238,7 @@ def test_ladder_method_with_families_reports_each_part():
                                                                      method.loo.table["theta_hat"]))
     assert len(method.invalid) == int((~method.bounds["valid"]).sum())
     assert "reference" in method.bounds.columns
-    claims = ladder_claims(method, "8", tokens="1,000")
+    claims = ladder_claims(method, (8,), tokens=(1000,))
     assert {c.id for c in claims} >= {"lab_loo_r2", "lab_agreement", "lab_agreement_families"}
 
 
@@ -267,7 +267,7 @@ def test_ladder_design_reads_families_and_tokens():
                           model_names=lambda: ["lab:wide-32", "lab:deep-32"])
     families, tokens = ladder_design(lab)
     assert families.to_dict() == {"lab:wide-32": "ladder-wide", "lab:deep-32": "ladder-deep"}
-    assert tokens == "2,500,000"
+    assert tokens == (2_500_000,)
 
 
 # --- the accuracy-against-size figure -------------------------------------------------------

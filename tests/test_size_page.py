@@ -136,9 +136,21 @@ def test_the_notebooks_steps_give_what_ladder_method_gives_in_one_call():
 
     def glued(m):
         nulls = ladder_nulls(m, alpha, n_perm=20, seed=seed)
-        claims = ladder_claims(m, "8", alpha, tokens="1,000", nulls=nulls)
-        return page.lab_ladder(m, facts, "1,000", nulls, claims, alpha)
+        claims = ladder_claims(m, (8,), alpha, tokens=(1000,), nulls=nulls)
+        return page.lab_ladder(m, facts, (1000,), nulls, claims, alpha)
 
     assert glued(method) == glued(whole)
     assert set(glued(method)["md"]) == {"lab_verdict", "lab_pairwise", "lab_invalid_bounds", "lab_kinds",
                                         "lab_gap_ends"}
+
+
+def test_numbers_reach_the_claims_as_numbers_and_are_worded_once():
+    from types import SimpleNamespace
+
+    from analysis.size.steps import popular_copies
+    from analysis.size.text import tokens_text
+
+    spread = SimpleNamespace(corpus=SimpleNamespace(popular_copies=6, popular_max_copies=16))
+    flat = SimpleNamespace(corpus=SimpleNamespace(popular_copies=8, popular_max_copies=None))
+    assert popular_copies(spread) == (6, 16) and popular_copies(flat) == (8,)
+    assert tokens_text((2_500_000,)) == "2,500,000" and tokens_text((1000, 2000)) == "1,000 or 2,000"

@@ -60,5 +60,5 @@ from analysis.size.params import (
     load_paper_table,
 )
 from analysis.size.run import chapter_templates, chapter_texts, lab_samples, ladder_design, plan, probe_models
-from analysis.size.steps import bounds, is_ablation
+from analysis.size.steps import bounds, is_ablation, popular_copies
 from analysis.size.text import render

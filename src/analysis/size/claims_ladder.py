@@ -112,10 +112,12 @@ def _null_verdict(nulls: LadderNulls | None, name: str, value, n: int,
                   control_value=_or_none(est.null_value))
 
 
-def law_claim(method: LadderMethod, popular_copies: str = "", alpha: float = PAPER_ALPHA,
+def law_claim(method: LadderMethod, popular_copies: Sequence[int] = (), alpha: float = PAPER_ALPHA,
               nulls: LadderNulls | None = None) -> Claim:
     """On the ladder the latent index tracks size: the law's R², signed by its slope,
-    against the same fit with the sizes permuted among the models."""
+    against the same fit with the sizes permuted among the models. ``popular_copies``:
+    the copies of each popular excerpt in the corpus, one number or the lowest and the
+    highest (:func:`~analysis.size.steps.popular_copies`)."""
     law = method.law
     r2, b, n = float(law.r2), float(law.B), _models(method)
     value = float(np.sign(b) * r2)
@@ -131,7 +133,7 @@ def law_claim(method: LadderMethod, popular_copies: str = "", alpha: float = PAP
         extra={"B": b, "r2": r2, "p_slope": _or_none(law.p_b),
                "popular": float(gap["popular"].mean()) if len(gap) else float("nan"),
                "baseline": float(gap["baseline"].mean()) if len(gap) else float("nan"),
-               "popular_copies": str(popular_copies)},
+               "popular_copies": [int(c) for c in popular_copies]},
         **_null_kw(nulls, "law_r2"),
     )
 
@@ -318,7 +320,7 @@ def law_coefficients_claim(method: LadderMethod | None = None) -> Claim:
     )
 
 
-def loo_r2_claim(method: LadderMethod, tokens: str = "", nulls: LadderNulls | None = None) -> Claim:
+def loo_r2_claim(method: LadderMethod, tokens: Sequence[int] = (), nulls: LadderNulls | None = None) -> Claim:
     """The leave-one-out R² on the log scale (PCA refitted in every fold) is at least
     the source's 0.9387 (not reproduced only when its 95% bootstrap interval over the
     held-out models lies below it) and above its permuted-size null. Not by design,
@@ -341,11 +343,12 @@ def loo_r2_claim(method: LadderMethod, tokens: str = "", nulls: LadderNulls | No
         comparison=(f"leave-one-out R² ≥ {PAPER_LOO_R2} (95% bootstrap interval over held-out models), and "
                     f"above {PERMUTED_SIZES}"),
         source_value=f"R² = {PAPER_LOO_R2} ({len(load_paper_table('table1'))} dense models)",
-        extra={"tokens": str(tokens), "in_sample_r2": float(method.law.r2)}, **_null_kw(nulls, "loo_r2"),
+        extra={"tokens": [int(t) for t in tokens], "in_sample_r2": float(method.law.r2)},
+        **_null_kw(nulls, "loo_r2"),
     )
 
 
-def lab_agreement_claims(method: LadderMethod, tokens: str = "") -> list[Claim]:
+def lab_agreement_claims(method: LadderMethod, tokens: Sequence[int] = ()) -> list[Claim]:
     """Appendix B on the ladder. ``lab_agreement``: the mean ρ of the popular-text
     rankings over every pair of ladder models is higher than on the baseline texts
     (unit: models; p from the group labels permuted among the texts; by design,
@@ -373,7 +376,7 @@ def lab_agreement_claims(method: LadderMethod, tokens: str = "") -> list[Claim]:
                              comparison=cmp_fam, unit="models", **kw)]
     check, fam = agreement.check, agreement.families
     first = _agreement_claim("lab_agreement", s_pop, check, getattr(method, "acc", None),
-                             {"tokens": str(tokens)}, source_value=AGREEMENT_SOURCE,
+                             {"tokens": [int(t) for t in tokens]}, source_value=AGREEMENT_SOURCE,
                              comparison=AGREEMENT_COMPARISON, by_design=True,
                              by_design_reason=AGREEMENT_BY_DESIGN, **kw)
     models = pair_models(check.popular)
@@ -402,8 +405,8 @@ def lab_agreement_claims(method: LadderMethod, tokens: str = "") -> list[Claim]:
     return [first, second]
 
 
-def ladder_claims(method: LadderMethod, popular_copies: str = "", alpha: float = PAPER_ALPHA,
-                  tokens: str = "", nulls: LadderNulls | None = None) -> list[Claim]:
+def ladder_claims(method: LadderMethod, popular_copies: Sequence[int] = (), alpha: float = PAPER_ALPHA,
+                  tokens: Sequence[int] = (), nulls: LadderNulls | None = None) -> list[Claim]:
     """The lab ladder's claims: the law, leave-one-out (band and R²), bounds,
     precision, recall, Appendix B on the ladder and the source's coefficients, each
     against ``nulls`` (:func:`~analysis.size.nulls.ladder_nulls`) where it has one."""

@@ -37,6 +37,7 @@ from analysis.size.text import (
     pairwise_text,
     probe_text,
     render,
+    tokens_text,
     untestable_text,
     valid_count,
 )
@@ -81,13 +82,14 @@ def _law_values(method) -> dict[str, str]:
             "lab_max": f"{theta.max() / 1e6:.2f}M"}
 
 
-def lab_ladder(method, facts: Mapping, tokens: str, nulls, claims: Sequence[Claim], alpha: float) -> dict:
+def lab_ladder(method, facts: Mapping, tokens: Sequence[int], nulls, claims: Sequence[Claim],
+               alpha: float) -> dict:
     """``lab_r2``, ``lab_B``, ``lab_explained``, ``lab_band``, ``lab_valid``, ``lab_valid_count``,
     ``lab_n``, ``lab_min``, ``lab_max``, :func:`~analysis.size.text.ladder_values`' names, ``lab_tokens``,
     ``lab_excerpt_words``, ``lab_popular_copies``, ``paper_loo_r2``, ``paper_rho_p``,
     ``paper_rho_popular``, ``paper_rho_baseline``, :func:`~analysis.size.text.null_values`' names;
     Markdown ``lab_verdict``, ``lab_pairwise``, ``lab_invalid_bounds``, ``lab_kinds``, ``lab_gap_ends``."""
-    text = {**_law_values(method), **ladder_values(method), "lab_tokens": str(tokens),
+    text = {**_law_values(method), **ladder_values(method), "lab_tokens": tokens_text(tokens),
             "lab_excerpt_words": str(facts["excerpt_words"]),
             "lab_popular_copies": str(facts["popular_copies"]),
             "paper_loo_r2": f"{PAPER_LOO_R2}", "paper_rho_p": f"{PAPER_RHO_P:.1e}",

@@ -56,13 +56,13 @@ def lab_samples(corpus, prefix_lens: Sequence[int], n: int, seed: int = 0) -> pd
                             baseline=list(baseline))
 
 
-def ladder_design(lab) -> tuple[pd.Series, str]:
-    """The family of each built ladder model (by ``load_model`` name) and the number
-    of training tokens they share, as a string to glue (every ladder run of a lab
-    profile trains on the same corpus for the same tokens; several are joined)."""
+def ladder_design(lab) -> tuple[pd.Series, tuple[int, ...]]:
+    """The family of each built ladder model (by ``load_model`` name) and the numbers
+    of training tokens they share, sorted (every ladder run of a lab profile trains
+    on the same corpus for the same tokens, so there is one)."""
     runs = [lab.profile.run(r) for r in lab.results]
     families = pd.Series([r.family for r in runs], index=lab.model_names(), name="family")
-    tokens = " or ".join(f"{t:,}" for t in sorted({r.tokens for r in runs}))
+    tokens = tuple(sorted({int(r.tokens) for r in runs}))
     return families, tokens
 
 

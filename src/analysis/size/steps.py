@@ -50,3 +50,10 @@ def is_ablation(placed: pd.DataFrame | None, ablations: Sequence[str]) -> np.nda
     if placed is None:
         return np.zeros(0, dtype=bool)
     return run_names(placed["model"]).isin(list(ablations)).to_numpy()
+
+
+def popular_copies(profile) -> tuple[int, ...]:
+    """The copies of each popular excerpt in a lab profile's corpus: one number, or
+    the lowest and the highest when they are spread."""
+    cfg = profile.corpus
+    return (cfg.popular_copies, cfg.popular_max_copies) if cfg.popular_max_copies else (cfg.popular_copies,)

@@ -38,6 +38,12 @@ _PAIRS = {"precision": "pairs decided larger", "recall": "pairs truly larger"}
 _NO_PAIRS = {"precision": "no pair was decided larger", "recall": "no pair is truly larger"}
 
 
+def tokens_text(tokens) -> str:
+    """The ladder's training tokens as the page words them: ``"2,500,000"``, or
+    several joined by "or"."""
+    return " or ".join(f"{int(t):,}" for t in tokens)
+
+
 def _defined(x) -> bool:
     return x is not None and math.isfinite(float(x))
 
@@ -91,7 +97,8 @@ def _law(c: Claim) -> str:
         lead = f"On this ladder the index tracks size (R² = {x['r2']:.2f}{null})"
     else:
         lead = f"On this ladder the index may track size (R² = {x['r2']:.2f}{null})"
-    copies = f"; each excerpt is in the corpus {x['popular_copies']} times" if x.get("popular_copies") else ""
+    copies = (f"; each excerpt is in the corpus {' to '.join(map(str, x['popular_copies']))} times"
+              if x.get("popular_copies") else "")
     return f"{lead}: the models {accuracy}{copies}. {verdict(c)} The source's fit has {c.source_value}."
 
 
@@ -186,7 +193,7 @@ def _calibration(c: Claim) -> str:
 def _loo_r2(c: Claim) -> str:
     interval = (f" (95% interval {c.interval[0]:.2f} to {c.interval[1]:.2f} over the held-out models)"
                 if c.interval else "")
-    tokens = f" for the same {c.extra['tokens']} tokens" if c.extra.get("tokens") else ""
+    tokens = f" for the same {tokens_text(c.extra['tokens'])} tokens" if c.extra.get("tokens") else ""
     return (f"Leave-one-out R² of ln θ is {c.value:.2f}{interval}, against {c.extra['in_sample_r2']:.2f} in "
             f"sample; the source's: {c.source_value}. Every ladder model is trained on the same corpus"
             f"{tokens}, so Assumption 1 holds here by construction and a good fit is partly built in; what "
