@@ -21,13 +21,16 @@ from pathlib import Path
 
 import pytest
 
-from analysis import phrases as ph
 from analysis.book import plan
 from analysis.book.chapters import declaration
 from analysis.core import data
 from analysis.core.claims import NOT_TESTABLE, from_json
 from analysis.lab import profiles
+from analysis.lab.phrase_selection import english_phrases
 from analysis.models.api import UNREACHABLE_AFTER
+from analysis.phrases.params import PARAMS as PHRASES_PARAMS
+from analysis.phrases.run import prompts as phrase_prompts
+from analysis.phrases.run import sample_phrases
 from analysis.size.method_probe import sample_positions
 from analysis.size.params import PARAMS
 from analysis.size.run import chapter_templates, chapter_texts
@@ -58,9 +61,9 @@ def api_env(monkeypatch):
 
 @pytest.mark.usefixtures("smoke_lab", "real_models")
 def test_phrases_on_an_api_model_with_faults(api_env, shared_artifacts, tmp_path):
-    params = ph.PARAMS.resolve("smoke")
-    sample = ph.sample_phrases(data.phrases(), params["n_per_type"], seed=params["seed"])
-    prompts = dict(zip(sample["id"], ph.prompts(sample, chat=True)))
+    params = PHRASES_PARAMS.resolve("smoke")
+    sample = sample_phrases(data.phrases(), params["n_per_type"], seed=params["seed"])
+    prompts = dict(zip(sample["id"], phrase_prompts(sample, chat=True)))
     sm = sample.loc[sample["type"] == "propaganda", "id"].tolist()
     cx = sample.loc[sample["type"] == "culturax", "id"].tolist()
     correct = set(sm[:2] + cx[:1])  # 2 state-media endings and 1 CulturaX ending come back verbatim
@@ -148,7 +151,7 @@ def test_a_refused_connection_measures_nothing_and_fails_without_strict(api_env,
     assert "phrases  failed: measured nothing" in out
     assert f"queries to {MODEL} failed" in err and "the endpoint is unreachable" in err
     values = glued_values(tmp_path / "phrases.ipynb")
-    n = len(ph.sample_phrases(data.phrases(), ph.PARAMS.resolve("smoke")["n_per_type"]))
+    n = len(sample_phrases(data.phrases(), PHRASES_PARAMS.resolve("smoke")["n_per_type"]))
     assert values["n_errors"] == str(n)  # every query is an error, none scored as an answer
     [usage] = [m for m in json.loads(values["run_models"]) if m["model"] == MODEL]
     # the endpoint was given up once three requests had failed to connect (a few more were in flight)
@@ -204,7 +207,7 @@ def test_phrases_paper_plan_and_reduced_execution(api_env, shared_artifacts, tmp
     params, full = _plan("phrases", "paper", models=[MODEL])
     api = _api_rows(full)
     # all 1,000 phrases of each type, re-asked at most once each, and every English counterpart phrase
-    english = len(ph.english_phrases(params["n_english_per_type"], seed=params["seed"]))
+    english = len(english_phrases(params["n_english_per_type"], seed=params["seed"]))
     assert api.set_index("part")["queries"].to_dict() == {
         "phrases": 2000, "re-query of short completions": 2000, "English counterpart": english,
         "re-query of short English completions": english}
@@ -226,7 +229,7 @@ def test_phrases_paper_plan_and_reduced_execution(api_env, shared_artifacts, tmp
     # the paper profile's budgets reach the server
     assert {r.body["max_tokens"] for r in sent} <= {256, 2048, 64}
     assert sum(r.body["max_tokens"] == 256 for r in sent) == 6
-    assert sum(r.body["max_tokens"] == 64 for r in sent) == len(ph.english_phrases(2))
+    assert sum(r.body["max_tokens"] == 64 for r in sent) == len(english_phrases(2))
     values = glued_values(tmp_path / "phrases.ipynb")
     assert values["run_errors"] == "0" and values["first_model"] == MODEL
 

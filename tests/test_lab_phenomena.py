@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import phrases as ph
 from analysis.book import phenomena as phen
 from analysis.core.claims import DOES_NOT_HOLD, HOLDS, NOT_TESTABLE
 from analysis.distributional.method import tied_share
@@ -18,6 +17,10 @@ from analysis.distributional.run import doc_index, knowledge_pairs, knowledge_ta
 from analysis.entropy.params import PROFILES
 from analysis.lab import ladder, probe, profiles
 from analysis.lab.corpus import Document
+from analysis.phrases import params
+from analysis.phrases.method_rates import rates_by_copies
+from analysis.phrases.run import lab_phrases
+from analysis.phrases.source import THRESHOLD
 
 
 def losses_fixture() -> pd.DataFrame:
@@ -49,10 +52,10 @@ def test_ladder_ends_and_chapter_settings():
                          "params": [20, 50, 30, 10]})
     assert phen.ladder_ends(runs) == ["wide-16", "wide-32"]
     assert phen.ladder_ends(runs.iloc[[2, 3]]) == ["deep-16"]
-    assert phen.chapter_setting(ph.PROFILES, "smoke", "lab_max_new_tokens") == 24
-    assert phen.chapter_setting(ph.PROFILES, "default", "lab_max_new_tokens") == 32
+    assert phen.chapter_setting(params.PROFILES, "smoke", "lab_max_new_tokens") == 24
+    assert phen.chapter_setting(params.PROFILES, "default", "lab_max_new_tokens") == 32
     with pytest.raises(ValueError, match="no chapter profile uses the lab profile 'huge'"):
-        phen.chapter_setting(ph.PROFILES, "huge", "lab_max_new_tokens")
+        phen.chapter_setting(params.PROFILES, "huge", "lab_max_new_tokens")
 
 
 def size_fixture() -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -253,7 +256,7 @@ def test_phrases_check_by_hand():
     matched = {"s": {"p4"}, "l": {"p0", "p4", "p5", "p6"}}
     scored = pd.DataFrame([{"model": m, "phrase_id": p, "excluded": False, "matched": p in matched[m]}
                            for m in ("s", "l") for p in phrases["id"]])
-    rates = ph.rates_by_copies(scored, phrases, pd.DataFrame({"model": ["s", "l"], "params": [10, 20]}))
+    rates = rates_by_copies(scored, phrases, pd.DataFrame({"model": ["s", "l"], "params": [10, 20]}))
     check = phen.phrases_check(rates, phrases)
     assert check.numbers == {"phrase_top_copies": "4", "phrase_rate_top_small": "25%",
                              "phrase_rate_top_large": "75%", "phrase_controls_matched": "1 of 4"}
@@ -291,12 +294,12 @@ def test_the_smoke_lab_table_of_phenomena(smoke_lab, shared_artifacts):
     exposures = {r: lab.results[r].exposure for r in phen.injected_runs(lab)}
     entropy_run = phen.chapter_setting(PROFILES, "smoke", "lab_model")
     sets = phen.membership_losses(lab, entropy_run, 4)
-    rates = phen.phrase_rates(lab, ends, 8, ph.THRESHOLD)
+    rates = phen.phrase_rates(lab, ends, 8, THRESHOLD)
     checks = [phen.ladder_check(losses, lab.profile), phen.size_check(acc, manifest, ends),
               phen.distributional_check(pairs, knowledge_task(lab.corpus)),
               phen.predicting_check(phen.extraction_by_copies(scores, exposures),
                                     lab.corpus.injection_table()),
-              phen.entropy_check(sets, entropy_run), phen.phrases_check(rates, ph.lab_phrases(lab.corpus))]
+              phen.entropy_check(sets, entropy_run), phen.phrases_check(rates, lab_phrases(lab.corpus))]
     table = phen.phenomena_table(checks)
     values = phen.glue_values(checks)
     assert list(table["chapter"]) == list(phen.CHAPTERS)
@@ -321,7 +324,7 @@ def test_the_smoke_lab_table_of_phenomena(smoke_lab, shared_artifacts):
     members = sum(d.kind in ("background", "popular") for d in lab.corpus.documents)
     assert values["members_docs"] == f"{members:,}"
     assert values["nonmembers_docs"] == f"{len(lab.corpus.heldout):,}"
-    phrases = ph.lab_phrases(lab.corpus)
+    phrases = lab_phrases(lab.corpus)
     assert rates.groupby("model")["phrases"].sum().to_dict() == {r: len(phrases) for r in ends}
 
 

@@ -4,7 +4,7 @@ The lab trains the English counterpart's phrases at known copy levels
 (:func:`analysis.lab.corpus.phrases.phrase_documents`), which it receives as
 input (:func:`analysis.lab.ladder.phrase_candidates`); the phrases chapter scores the
 ladder on them and sets the rate at each level beside the truth
-(:func:`analysis.phrases.rates_by_copies`). The unit tests use hand-made
+(:func:`analysis.phrases.method_rates.rates_by_copies`). The unit tests use hand-made
 phrases and need no data; the build test needs the offline data mirror.
 """
 
@@ -17,7 +17,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import phrases as ph
 from analysis.core import data
 from analysis.core.cache import QueryCache
 from analysis.lab import corpus as lab_corpus
@@ -27,6 +26,19 @@ from analysis.lab.corpus import Corpus
 from analysis.lab.corpus.common import shingles
 from analysis.lab.corpus.phrases import phrase_documents
 from analysis.models import Answer, GenerationSettings, Model
+from analysis.phrases.claims import lab_claims
+from analysis.phrases.inference import lab_rows
+from analysis.phrases.method_rates import (
+    first_separated,
+    rates_by_copies,
+    rises_with_copies,
+    score,
+    sizes_reported,
+)
+from analysis.phrases.params import PARAMS
+from analysis.phrases.run import LAB_PHRASE_COLUMNS, lab_phrases, query_lab
+from analysis.phrases.text_lab import lab_summary, lab_verdict
+from analysis.stats.intervals import wilson_interval
 
 
 def words(i: int) -> list[str]:
@@ -161,15 +173,15 @@ class Scripted(Model):
 
 @pytest.fixture(scope="module")
 def lab_table(docs):
-    return ph.lab_phrases(Corpus(CONFIG, docs, [], []))
+    return lab_phrases(Corpus(CONFIG, docs, [], []))
 
 
 def test_lab_phrases_read_the_manifest(lab_table, docs):
-    assert list(lab_table.columns) == ph.LAB_PHRASE_COLUMNS
+    assert list(lab_table.columns) == LAB_PHRASE_COLUMNS
     assert lab_table["copies"].tolist() == [0, 0, 2, 2, 5, 5]
     assert lab_table["phrase"].tolist() == [d.text for d in docs]
     assert (lab_table["type"] == "popular").all()
-    assert ph.lab_phrases(Corpus(CONFIG, [], [], [])).empty
+    assert lab_phrases(Corpus(CONFIG, [], [], [])).empty
 
 
 def test_rates_by_copies_against_a_hand_computed_table(lab_table, tmp_path):
@@ -184,21 +196,21 @@ def test_rates_by_copies_against_a_hand_computed_table(lab_table, tmp_path):
               "small": Scripted("small", small, cache=QueryCache(tmp_path / "s.sqlite"))}
     ladder = pd.DataFrame({"model": ["small", "large"], "family": "wide", "params": [1_000, 50_000],
                            "tokens": 1})
-    completions = ph.query_lab(models, lab_table, GenerationSettings(max_new_tokens=8))
+    completions = query_lab(models, lab_table, GenerationSettings(max_new_tokens=8))
     assert completions["model"].tolist() == ["large"] * 6 + ["small"] * 6
-    scored = ph.score(completions, lab_table, lang="en")
-    table = ph.rates_by_copies(scored, lab_table, ladder)
+    scored = score(completions, lab_table, lang="en")
+    table = rates_by_copies(scored, lab_table, ladder)
     assert table["model"].tolist() == ["small"] * 3 + ["large"] * 3
     assert table["copies"].tolist() == [0, 2, 5] * 2
     assert table["matched"].tolist() == [0, 0, 1, 1, 1, 2]
     assert table["total"].tolist() == [2, 2, 2, 2, 1, 2]
     assert table["excluded"].tolist() == [0, 0, 0, 0, 1, 0]
     assert table["rate"].tolist() == [0, 0, 0.5, 0.5, 1.0, 1.0]
-    lo, hi = ph.wilson_interval(np.array([1]), np.array([2]))
+    lo, hi = wilson_interval(np.array([1]), np.array([2]))
     assert table.loc[2, "ci_lo"] == pytest.approx(lo[0]) and table.loc[2, "ci_hi"] == pytest.approx(hi[0])
-    assert ph.sizes_reported(table) == 2
-    assert ph.sizes_reported(table.assign(total=[2, 2, 2, 2, 0, 2])) == 1
-    verdict = ph.lab_verdict(table, ph.lab_claims(table, ph.lab_rows(scored, lab_table)))
+    assert sizes_reported(table) == 2
+    assert sizes_reported(table.assign(total=[2, 2, 2, 2, 0, 2])) == 1
+    verdict = lab_verdict(table, lab_claims(table, lab_rows(scored, lab_table)))
     assert verdict.startswith("1 of 4 completions of never-trained control phrases count as memorized "
                               "(1 of 2 models)")
     assert "small (1K parameters) reproduces 50.0% (1 of 2) at 5 copies; 0.0% (0 of 2) at 2 copies" in verdict
@@ -210,7 +222,7 @@ def test_rates_by_copies_against_a_hand_computed_table(lab_table, tmp_path):
 def test_verdicts_follow_the_numbers():
     def rows(model, params, rates, n=10):
         matched = [round(r * n) for r in rates]
-        lo, hi = ph.wilson_interval(np.array(matched), np.array([n] * len(rates)))
+        lo, hi = wilson_interval(np.array(matched), np.array([n] * len(rates)))
         return pd.DataFrame({"model": model, "params": params, "copies": [0, 1, 4, 16], "phrases": n,
                              "excluded": 0, "matched": matched, "total": n, "rate": rates, "ci_lo": lo,
                              "ci_hi": hi})
@@ -219,45 +231,45 @@ def test_verdicts_follow_the_numbers():
         done = pd.DataFrame([{"model": r.model, "phrase_id": f"c{r.copies}_{j}", "copies": r.copies,
                               "matched": int(j < r.matched)}
                              for r in table.itertuples() for j in range(r.total)])
-        return ph.lab_claims(table, done)
+        return lab_claims(table, done)
 
     none = pd.concat([rows("a", 10, [0, 0, 0, 0]), rows("b", 20, [0, 0, 0, 0])], ignore_index=True)
     none_claims = claims(none)
-    assert ph.lab_verdict(none, none_claims).startswith(
+    assert lab_verdict(none, none_claims).startswith(
         "No completion counts as memorized, of the never-trained control")
-    assert "reproduces none of the 30 trained phrases" in ph.lab_verdict(none, none_claims)
-    assert "no model's rate at any trained level lies above" in ph.lab_summary(none, none_claims)
+    assert "reproduces none of the 30 trained phrases" in lab_verdict(none, none_claims)
+    assert "no model's rate at any trained level lies above" in lab_summary(none, none_claims)
     found = pd.concat([rows("a", 10, [0, 0, 0, 0.1]), rows("b", 20, [0, 0, 0.6, 1.0])], ignore_index=True)
-    assert ph.first_separated(found[found["model"] == "b"]) == 4
-    assert ph.first_separated(found[found["model"] == "a"]) is None
-    assert ph.rises_with_copies(found[found["model"] == "b"]) and not ph.rises_with_copies(
+    assert first_separated(found[found["model"] == "b"]) == 4
+    assert first_separated(found[found["model"] == "a"]) is None
+    assert rises_with_copies(found[found["model"] == "b"]) and not rises_with_copies(
         rows("c", 5, [0, 0.5, 0.2, 0.2]))
     found_claims = claims(found)
-    verdict = ph.lab_verdict(found, found_claims)
+    verdict = lab_verdict(found, found_claims)
     assert verdict.startswith("No completion of a never-trained control phrase counts as memorized (0 of 20")
     assert "its rate first lies above the controls' at 4 copies" in verdict
     assert "1 of 2 models separate some trained level from the controls, and the rate rises with copies " \
            "for 2 of them" in verdict
     assert "their 95% intervals do not overlap" in verdict
-    assert ph.lab_summary(found, found_claims).startswith(
+    assert lab_summary(found, found_claims).startswith(
         "On the lab's ladder, where the copies are known, 1 of 2 models")
-    empty = ph.rates_by_copies(ph.score(ph.query_lab({}, ph.lab_phrases(Corpus(CONFIG, [], [], [])), None),
-                                        pd.DataFrame(columns=ph.LAB_PHRASE_COLUMNS), lang="en"),
-                               pd.DataFrame(columns=ph.LAB_PHRASE_COLUMNS), pd.DataFrame(columns=["model"]))
-    assert empty.empty and ph.sizes_reported(empty) == 0
-    assert "no phrase documents" in ph.lab_verdict(empty, [])
+    empty = rates_by_copies(score(query_lab({}, lab_phrases(Corpus(CONFIG, [], [], [])), None),
+                                  pd.DataFrame(columns=LAB_PHRASE_COLUMNS), lang="en"),
+                            pd.DataFrame(columns=LAB_PHRASE_COLUMNS), pd.DataFrame(columns=["model"]))
+    assert empty.empty and sizes_reported(empty) == 0
+    assert "no phrase documents" in lab_verdict(empty, [])
 
 
 def test_lab_runs_parameter_names_the_ladder_runs():
     from analysis.params import ParameterError
 
-    assert ph.PARAMS.resolve("smoke")["lab_profile"] == "smoke"
-    assert ph.PARAMS.resolve("paper")["lab_profile"] == "default"
-    assert ph.PARAMS.resolve("smoke", lab_runs="wide-16,deep-24")["lab_runs"] == ["wide-16", "deep-24"]
+    assert PARAMS.resolve("smoke")["lab_profile"] == "smoke"
+    assert PARAMS.resolve("paper")["lab_profile"] == "default"
+    assert PARAMS.resolve("smoke", lab_runs="wide-16,deep-24")["lab_runs"] == ["wide-16", "deep-24"]
     with pytest.raises(ParameterError, match="lab_runs must name at least 2 runs of the 'smoke' lab"):
-        ph.PARAMS.resolve("smoke", lab_runs="wide-16")
+        PARAMS.resolve("smoke", lab_runs="wide-16")
     with pytest.raises(ParameterError, match="lab_runs"):
-        ph.PARAMS.resolve("smoke", lab_runs="wide-16,pert-s1x")
+        PARAMS.resolve("smoke", lab_runs="wide-16,pert-s1x")
 
 
 # ---------------------------------------------------------------------------

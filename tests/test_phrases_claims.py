@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 from scipy.stats import hypergeom
 
-from analysis import phrases as ph
 from analysis.core.claims import (
     DOES_NOT_HOLD,
     EXTENSION,
@@ -25,15 +24,31 @@ from analysis.core.claims import (
 from analysis.core.claims import (
     SOURCE as SOURCE_KIND,
 )
+from analysis.phrases import inference
+from analysis.phrases.claims import (
+    distance_gap_claims,
+    lab_claims,
+    model_slug,
+    range_position,
+    refusal_claim,
+    source_range_claims,
+    state_media_gap_claims,
+    state_media_gap_min_n,
+    windowed_claim,
+)
+from analysis.phrases.inference import LAB_ROW_COLUMNS, closer_share, distance_gap_null, size_trend
+from analysis.phrases.method_rates import LAB_RATE_COLUMNS, distance_gap
+from analysis.phrases.params import load_source_rates
+from analysis.stats.intervals import wilson_interval
 
-SOURCE = ph.load_source_rates()  # the source's 2024 rates: state media 3.2% to 8.8%
+SOURCE = load_source_rates()  # the source's 2024 rates: state media 3.2% to 8.8%
 
 
 def rates_of(rows):
-    """A rates table (ph.rates' columns) from (model, type, matched, total) rows."""
+    """A rates table (method_rates.rates' columns) from (model, type, matched, total) rows."""
     r = pd.DataFrame(rows, columns=["model", "type", "matched", "total"])
     r["rate"] = r["matched"] / r["total"]
-    r["ci_lo"], r["ci_hi"] = ph.wilson_interval(r["matched"].to_numpy(), r["total"].to_numpy())
+    r["ci_lo"], r["ci_hi"] = wilson_interval(r["matched"].to_numpy(), r["total"].to_numpy())
     return r
 
 
@@ -65,7 +80,7 @@ def test_state_media_gap_statuses_on_hand_computed_counts():
         ("few", "propaganda", 10, 60), ("few", "culturax", 1, 60),     # n = 120 < 234
         ("half", "propaganda", 5, 150),                                # no CulturaX rate
     ])
-    claims = ph.state_media_gap_claims(rates, SOURCE, ["sig", "absent"])
+    claims = state_media_gap_claims(rates, SOURCE, ["sig", "absent"])
     assert [c.id for c in claims][-1] == "state_media_gap_absent"
     assert {(c.kind, c.unit, c.section) for c in claims} == {(SOURCE_KIND, "phrases", "phrases-rates")}
     assert all(c.control_value is None and c.control_reason for c in claims)
@@ -74,7 +89,7 @@ def test_state_media_gap_statuses_on_hand_computed_counts():
     assert sig.p == pytest.approx(hypergeom(300, 11, 150).sf(9))
     assert (sig.n, sig.n_units, sig.null_kind, sig.null_value) == (300, 300, "analytic", 0.0)
     # min_n: 117 per type, where 0 of n rules out the source's lowest rate, 3.2%
-    assert sig.min_n == 234 == ph.state_media_gap_min_n(SOURCE)
+    assert sig.min_n == 234 == state_media_gap_min_n(SOURCE)
     assert sig.source_value == "+0.7 to +6.9 points; state media higher for 5 of 5 models"
     # the family: every model with a test but the floor (its test can reject nothing)
     tested = ["sig", "one", "back", "near", "few"]
@@ -101,7 +116,7 @@ def test_state_media_gap_statuses_on_hand_computed_counts():
 
 
 def test_a_floor_of_0_of_10_against_0_of_10_is_not_testable():
-    (c,) = ph.state_media_gap_claims(rates_of([("m", "propaganda", 0, 10), ("m", "culturax", 0, 10)]), SOURCE)
+    (c,) = state_media_gap_claims(rates_of([("m", "propaganda", 0, 10), ("m", "culturax", 0, 10)]), SOURCE)
     assert c.status == NOT_TESTABLE and "floor" in c.reason  # not "below the minimum": the floor comes first
 
 
@@ -109,17 +124,17 @@ def test_a_floor_of_0_of_10_against_0_of_10_is_not_testable():
 
 
 def test_range_position_of_a_rate_and_its_interval():
-    assert ph.range_position(0.0, 0.0, 0.025, 0.032, 0.088) == "below"
-    assert ph.range_position(0.3, 0.2, 0.4, 0.032, 0.088) == "above"
-    assert ph.range_position(0.05, 0.02, 0.1, 0.032, 0.088) == "inside"
-    assert ph.range_position(0.007, 0.001, 0.037, 0.032, 0.088) == "overlaps"
+    assert range_position(0.0, 0.0, 0.025, 0.032, 0.088) == "below"
+    assert range_position(0.3, 0.2, 0.4, 0.032, 0.088) == "above"
+    assert range_position(0.05, 0.02, 0.1, 0.032, 0.088) == "inside"
+    assert range_position(0.007, 0.001, 0.037, 0.032, 0.088) == "overlaps"
 
 
 def test_source_range_claims_are_about_models_this_run_does_not_have():
     rates = rates_of([("none", "propaganda", 0, 150), ("one", "propaganda", 1, 150),
                       ("mid", "propaganda", 8, 150), ("high", "propaganda", 40, 150),
                       ("cx", "culturax", 5, 150)])
-    claims = ph.source_range_claims(rates, SOURCE)
+    claims = source_range_claims(rates, SOURCE)
     assert {c.status for c in claims} == {NOT_TESTABLE}
     got = {c.extra["model"]: c.extra.get("where") for c in claims}
     assert got == {"none": "below", "one": "overlaps", "mid": "inside", "high": "above", "cx": None}
@@ -144,8 +159,8 @@ def gap_of(models, p_perm, closer=0.7, n=(60, 60), units=40):
 
 def test_the_four_distance_gaps_are_one_holm_family():
     # raw p 0.01, 0.04 | 0.03, 0.5: Holm gives 0.04, 0.09 (0.08, raised to the running max) | 0.09, 0.5
-    claims = ph.distance_gap_claims({"zh": gap_of(["a", "b"], [0.01, 0.04]),
-                                     "en": gap_of(["a", "b"], [0.03, 0.5], units=20)}, ["a", "b", "c"])
+    claims = distance_gap_claims({"zh": gap_of(["a", "b"], [0.01, 0.04]),
+                                  "en": gap_of(["a", "b"], [0.03, 0.5], units=20)}, ["a", "b", "c"])
     got = {c.id: c for c in claims}
     assert list(got) == ["distance_gap_zh_a", "distance_gap_zh_b", "distance_gap_zh_c", "distance_gap_en_a",
                          "distance_gap_en_b", "distance_gap_en_c"]
@@ -164,7 +179,7 @@ def test_the_four_distance_gaps_are_one_holm_family():
 
 
 def test_a_distance_gap_below_its_minimum_units_is_inconclusive():
-    (c,) = ph.distance_gap_claims({"en": gap_of(["m"], [0.001], units=12)})
+    (c,) = distance_gap_claims({"en": gap_of(["m"], [0.001], units=12)})
     assert c.status == INCONCLUSIVE and "12 texts, below the minimum of 20" in c.reason
 
 
@@ -175,11 +190,11 @@ def scored_distances(distance, types, model="m"):
 
 def test_a_constant_distance_does_not_beat_its_permutation_null():
     types = ["popular"] * 10 + ["baseline"] * 10
-    null = ph.distance_gap_null(scored_distances([0.7] * 20, types), "popular", "baseline")
+    null = distance_gap_null(scored_distances([0.7] * 20, types), "popular", "baseline")
     (r,) = null.itertuples()
     assert (r.closer, r.null_closer, r.p_perm) == (0.5, 0.5, 1.0)  # every permutation ties the observed
-    (c,) = ph.distance_gap_claims({"en": (ph.distance_gap(scored_distances([0.7] * 20, types), "popular",
-                                                          "baseline"), null)})
+    (c,) = distance_gap_claims({"en": (distance_gap(scored_distances([0.7] * 20, types), "popular",
+                                                    "baseline"), null)})
     assert c.status == INCONCLUSIVE
 
 
@@ -188,8 +203,8 @@ def test_the_null_permutes_whole_texts():
     types = ["popular"] * 6 + ["baseline"] * 6
     scored = scored_distances([0.1, 0.2, 0.3, 0.15, 0.25, 0.35] + [0.8, 0.9, 0.85, 0.95, 0.82, 0.88], types)
     texts = pd.Series({f"p{i}": f"t{i // 3}" for i in range(12)})
-    by_text = ph.distance_gap_null(scored, "popular", "baseline", units=texts).iloc[0]
-    by_phrase = ph.distance_gap_null(scored, "popular", "baseline").iloc[0]
+    by_text = distance_gap_null(scored, "popular", "baseline", units=texts).iloc[0]
+    by_phrase = distance_gap_null(scored, "popular", "baseline").iloc[0]
     assert by_text["closer"] == by_phrase["closer"] == 1.0
     # exact p over texts: 1 of the C(4, 2) = 6 labellings is as extreme; over phrases 1 of C(12, 6) = 924
     assert by_text["n_units"] == 4 and by_text["p_perm"] == pytest.approx(1 / 6, abs=0.03)
@@ -197,7 +212,7 @@ def test_the_null_permutes_whole_texts():
 
 
 def test_closer_share_is_the_mann_whitney_effect_size_with_ties_half():
-    assert ph.closer_share(np.array([0.1, 0.5, 0.5, 0.9]), np.array([True, True, False, False])) == 0.875
+    assert closer_share(np.array([0.1, 0.5, 0.5, 0.9]), np.array([True, True, False, False])) == 0.875
 
 
 # --- the scorer's rules -------------------------------------------------------------------
@@ -209,16 +224,16 @@ def scored_pair(faithful, fixed):
 
 
 def test_refusal_claim_counts_what_only_the_comma_patterns_catch():
-    missed = ph.refusal_claim(scored_pair([True, False, False, False], [True, True, True, False]))
+    missed = refusal_claim(scored_pair([True, False, False, False], [True, True, True, False]))
     assert (missed.status, missed.value, missed.n, missed.kind) == (HOLDS, 2, 4, EXTENSION)
     assert (missed.extra["faithful"], missed.extra["fixed"], missed.extra["n_comma_patterns"]) == (1, 3, 8)
     assert (missed.unit, missed.n_units, missed.null_kind) == ("completions", 4, "analytic")
-    same = ph.refusal_claim(scored_pair([True, False], [True, False]))
+    same = refusal_claim(scored_pair([True, False], [True, False]))
     assert (same.status, same.value) == (INCONCLUSIVE, 0)
     # no refusal in either mode: the floor, nothing the faithful mode could have missed
-    none = ph.refusal_claim(scored_pair([False, False], [False, False]))
+    none = refusal_claim(scored_pair([False, False], [False, False]))
     assert none.status == NOT_TESTABLE and "floor" in none.reason
-    assert ph.refusal_claim(scored_pair([], [])).status == NOT_TESTABLE
+    assert refusal_claim(scored_pair([], [])).status == NOT_TESTABLE
 
 
 def by_mode_of(windowed, prefix, total=10):
@@ -228,16 +243,16 @@ def by_mode_of(windowed, prefix, total=10):
 
 
 def test_windowed_claim_never_fewer_matches_than_prefix():
-    more = ph.windowed_claim(by_mode_of([3, 1], [1, 1]), 0.4)
+    more = windowed_claim(by_mode_of([3, 1], [1, 1]), 0.4)
     assert (more.status, more.value, more.n, more.by_design) == (HOLDS, 2, 20, True)
     assert "holds for any data" in more.by_design_reason and more.kind == EXTENSION
-    assert not ph.windowed_claim(by_mode_of([3, 1], [1, 1]), 0.6).by_design
-    fewer = ph.windowed_claim(by_mode_of([3, 0], [1, 1]), 0.6)
+    assert not windowed_claim(by_mode_of([3, 1], [1, 1]), 0.6).by_design
+    fewer = windowed_claim(by_mode_of([3, 0], [1, 1]), 0.6)
     assert fewer.status == DOES_NOT_HOLD and fewer.value == 1  # more in all, but fewer for model b
     assert fewer.extra["fewer_pairs"] == 1
-    zeros = ph.windowed_claim(by_mode_of([0, 0], [0, 0]), 0.4)
+    zeros = windowed_claim(by_mode_of([0, 0], [0, 0]), 0.4)
     assert zeros.status == NOT_TESTABLE and "floor" in zeros.reason
-    assert ph.windowed_claim(by_mode_of([], []), 0.4).status == NOT_TESTABLE
+    assert windowed_claim(by_mode_of([], []), 0.4).status == NOT_TESTABLE
 
 
 def test_refusal_claim_leaves_failed_requests_out_of_its_n():
@@ -246,13 +261,13 @@ def test_refusal_claim_leaves_failed_requests_out_of_its_n():
                 ("windowed", "fixed"): pd.DataFrame({"refused": fixed, "error": error})}
 
     # 12 requests, the last 3 failed: 9 completions are checked; 1 faithful refusal, 2 fixed ones
-    some = ph.refusal_claim(modes([True] + [False] * 11, [True, True] + [False] * 10,
-                                  [False] * 9 + [True] * 3))
+    some = refusal_claim(modes([True] + [False] * 11, [True, True] + [False] * 10,
+                               [False] * 9 + [True] * 3))
     assert (some.status, some.n, some.value) == (HOLDS, 9, 1)
     assert (some.extra["n_requests"], some.extra["n_errors"]) == (12, 3)
     assert "9 completions" in some.reason
     # every request failed: an error is never an answer, so nothing was checked
-    failed = ph.refusal_claim(modes([False] * 12, [False] * 12, [True] * 12))
+    failed = refusal_claim(modes([False] * 12, [False] * 12, [True] * 12))
     assert (failed.status, failed.n) == (NOT_TESTABLE, 0)
     assert (failed.extra["n_requests"], failed.extra["n_errors"]) == (12, 12)
     assert failed.reason == "all 12 requests failed, so no completion could be checked"
@@ -263,22 +278,22 @@ def test_refusal_claim_leaves_failed_requests_out_of_its_n():
 
 def lab_rows(model, params, rates, n=10, copies=(0, 1, 4, 16)):
     matched = [round(r * n) for r in rates]
-    lo, hi = ph.wilson_interval(np.array(matched), np.array([n] * len(rates)))
+    lo, hi = wilson_interval(np.array(matched), np.array([n] * len(rates)))
     return pd.DataFrame({"model": model, "params": params, "copies": list(copies), "phrases": n,
                          "excluded": 0, "matched": matched, "total": n, "rate": rates, "ci_lo": lo,
                          "ci_hi": hi})
 
 
 def completions_of(table):
-    """ph.lab_rows' frame of a rates table: the j-th phrase of a copy level is the same phrase for every
-    model, and a model matching k of them matches the first k."""
+    """inference.lab_rows' frame of a rates table: the j-th phrase of a copy level is the same phrase for
+    every model, and a model matching k of them matches the first k."""
     return pd.DataFrame([{"model": r.model, "phrase_id": f"c{r.copies}_{j}", "copies": r.copies,
                           "matched": int(j < r.matched)} for r in table.itertuples() for j in range(r.total)])
 
 
 def lab_claims_of(*frames):
     table = pd.concat(frames, ignore_index=True)
-    return {c.id: c for c in ph.lab_claims(table, completions_of(table))}
+    return {c.id: c for c in lab_claims(table, completions_of(table))}
 
 
 def test_lab_claims_on_a_two_model_ladder():
@@ -319,17 +334,17 @@ def test_the_size_term_is_read_within_families():
         rows += [{"model": model, "phrase_id": f"{model}{j}", "copies": 4, "matched": int(j < k)}
                  for j in range(n)]
     ladder = pd.DataFrame({"model": list("ABCD"), "family": ["w", "w", "d", "d"], "params": [1, 2, 4, 8]})
-    est, table = ph.size_trend(pd.DataFrame(rows), ladder)
+    est, table = size_trend(pd.DataFrame(rows), ladder)
     # each family alone is saturated: its term is 2 ln(7/3)
     assert table["size_term"].tolist() == pytest.approx([2 * math.log(7 / 3)] * 2)
     assert est.value > 0 and est.n == 16 and est.n_units == 16
     # the pooled term is read within families: making family d a thousand times larger changes nothing
-    bigger = ph.size_trend(pd.DataFrame(rows), ladder.assign(params=[1, 2, 4000, 8000]))[0]
+    bigger = size_trend(pd.DataFrame(rows), ladder.assign(params=[1, 2, 4000, 8000]))[0]
     assert bigger.value == pytest.approx(est.value)
     assert table["family"].tolist() == ["w", "d"] and table["params_span"].tolist() == [2.0, 2.0]
     # one size per family: nothing within a family to read the term from
     flat = ladder.assign(family=["w", "d", "x", "y"])
-    assert ph.size_trend(pd.DataFrame(rows), flat)[0] is None
+    assert size_trend(pd.DataFrame(rows), flat)[0] is None
 
 
 def test_lab_claims_decide_each_way():
@@ -352,7 +367,7 @@ def test_lab_claims_decide_each_way():
     assert from_json(to_json(never.values())) == list(never.values())  # no NaN left in a claim's extra
     single = lab_claims_of(lab_rows("a", 10, [0, 0, 0.5, 1.0]))
     assert single["lab_size"].status == NOT_TESTABLE and single["lab_separated"].status == INCONCLUSIVE
-    empty = ph.lab_claims(pd.DataFrame(columns=ph.LAB_RATE_COLUMNS), pd.DataFrame(columns=ph.LAB_ROW_COLUMNS))
+    empty = lab_claims(pd.DataFrame(columns=LAB_RATE_COLUMNS), pd.DataFrame(columns=LAB_ROW_COLUMNS))
     assert [c.status for c in empty] == [NOT_TESTABLE] * 4
 
 
@@ -370,16 +385,16 @@ def test_lab_rows_keep_each_scorable_completion_with_its_copies():
     scored = pd.DataFrame({"model": ["m"] * 3, "phrase_id": ["x", "y", "z"], "excluded": [False, True, False],
                            "matched": [True, False, pd.NA]})
     phrases = pd.DataFrame({"id": ["x", "y", "z"], "copies": [4, 0, 0]})
-    rows = ph.lab_rows(scored, phrases)
+    rows = inference.lab_rows(scored, phrases)
     assert rows.to_dict("list") == {"model": ["m", "m"], "phrase_id": ["x", "z"], "copies": [4, 0],
                                     "matched": [1, 0]}
 
 
 def test_the_chapter_claims_travel_as_json():
     table = pd.concat([lab_rows("a", 10, [0, 0, 0, 0.1]), lab_rows("b", 20, [0, 0, 0.6, 1])])
-    claims = [*ph.state_media_gap_claims(rates_of([("m", "propaganda", 1, 150), ("m", "culturax", 0, 150)]),
-                                         SOURCE),
-              *ph.lab_claims(table, completions_of(table))]
+    claims = [*state_media_gap_claims(rates_of([("m", "propaganda", 1, 150), ("m", "culturax", 0, 150)]),
+                                      SOURCE),
+              *lab_claims(table, completions_of(table))]
     back = from_json(to_json(claims))
     assert back == claims
-    assert ph.model_slug("api:openai/GPT-4o") == "api_openai_gpt_4o"
+    assert model_slug("api:openai/GPT-4o") == "api_openai_gpt_4o"

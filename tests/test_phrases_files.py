@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from analysis import phrases as ph
+from analysis.phrases.files import load_phrases, read_completions, rescore
+from analysis.phrases.method import match
 
 FIXTURES = Path(__file__).parent / "fixtures" / "phrases"
 COMPLETIONS = FIXTURES / "completions.json"
@@ -14,7 +15,7 @@ PHRASES = FIXTURES / "phrases.json"
 
 
 def test_read_completions_dedupes_and_moves_errors():
-    df = ph.read_completions(COMPLETIONS)
+    df = read_completions(COMPLETIONS)
     # 12 rows: 5 paper (all kept, including one duplicate) + 7 live, of which
     # the two older id_1/id_2 rows of model-x are dropped.
     assert len(df) == 10
@@ -37,14 +38,14 @@ def test_dedupe_keeps_first_row_on_equal_timestamps(tmp_path):
     ]
     path = tmp_path / "c.json"
     path.write_text(json.dumps(rows), encoding="utf-8")
-    assert ph.read_completions(path)["completion"].tolist() == ["first"]
+    assert read_completions(path)["completion"].tolist() == ["first"]
 
 
 def test_fixture_raw_offsets_match_the_source_convention():
-    df = ph.read_completions(COMPLETIONS)
+    df = read_completions(COMPLETIONS)
     row = df[(df["model"] == "model-x") & (df["phrase_id"] == "id_2")].iloc[0]
-    table = ph.load_phrases(PHRASES).set_index("id")
-    r = ph.match(row["completion"], table.at["id_2", "end"], table.at["id_2", "start"])
+    table = load_phrases(PHRASES).set_index("id")
+    r = match(row["completion"], table.at["id_2", "end"], table.at["id_2", "start"])
     # "好的，以下是续写：\n" is 10 raw / 7 cleaned characters; the ending's
     # full-width comma makes the raw span one character longer (18 vs 17).
     assert (r.match_start, r.match_end) == (7, 24)
@@ -76,7 +77,7 @@ def test_rescore_fixture_counts():
     # gpt-4: id_1 is empty, id_1001 refused (无法继续写), id_1002 twice unmatched.
     # model-x: id_1001 is an API error; id_1002 "很抱歉，我..." is a refusal only
     # in fixed mode; id_2 and id_1003 have preambles that defeat prefix mode.
-    out = ph.rescore(COMPLETIONS, PHRASES)
+    out = rescore(COMPLETIONS, PHRASES)
     got = {
         (r.mode, r.refusal_mode, r.model, r.type): (r.matched, r.total)
         for r in out.itertuples(index=False)
@@ -85,7 +86,7 @@ def test_rescore_fixture_counts():
 
 
 def test_windowed_never_below_prefix_on_fixture():
-    out = ph.rescore(COMPLETIONS, PHRASES)
+    out = rescore(COMPLETIONS, PHRASES)
     keys = ["refusal_mode", "model", "type"]
     w = out[out["mode"] == "windowed"].set_index(keys)["matched"]
     p = out[out["mode"] == "prefix"].set_index(keys)["matched"]

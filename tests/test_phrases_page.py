@@ -6,18 +6,23 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from analysis import phrases as ph
 from analysis.phrases import page
-from analysis.phrases.text import NO_BOTH_TYPES
+from analysis.phrases.claims import source_range_claims, state_media_gap_claims, state_media_gap_min_n
+from analysis.phrases.claims_source import paper_gap_claims
+from analysis.phrases.method_rates import source_type_gaps
+from analysis.phrases.params import load_source_rates
+from analysis.phrases.text import NO_BOTH_TYPES, comparison_verdict
+from analysis.phrases.text_rates import source_range_text
+from analysis.stats.intervals import wilson_interval
 
-SOURCE = ph.load_source_rates()
+SOURCE = load_source_rates()
 
 
 def rates_of(rows):
-    """A rates table (ph.rates' columns) from (model, type, matched, total) rows."""
+    """A rates table (method_rates.rates' columns) from (model, type, matched, total) rows."""
     r = pd.DataFrame(rows, columns=["model", "type", "matched", "total"])
     r["rate"] = r["matched"] / r["total"]
-    r["ci_lo"], r["ci_hi"] = ph.wilson_interval(r["matched"].to_numpy(), r["total"].to_numpy())
+    r["ci_lo"], r["ci_hi"] = wilson_interval(r["matched"].to_numpy(), r["total"].to_numpy())
     return r
 
 
@@ -43,7 +48,7 @@ def test_method_formats_the_source_rates_and_the_two_bounds():
 
 
 def test_method_on_the_source_published_rates():
-    text = page.method(SOURCE, ph.state_media_gap_min_n(SOURCE), ph.source_type_gaps(SOURCE))["text"]
+    text = page.method(SOURCE, state_media_gap_min_n(SOURCE), source_type_gaps(SOURCE))["text"]
     assert text["src_min_gap"] == "+0.7 points"  # the source's gaps: +3.5, +3.3, +0.7, +6.9, +2.8
     assert (text["src_4o_sm"], text["src_4o_cx"]) == ("4.3%", "0.8%")
 
@@ -65,8 +70,8 @@ def test_setup_counts_the_sample_and_reads_the_paper_profile():
 def test_rates_glue_the_first_model_and_its_difference():
     rates = rates_of([("sig", "propaganda", 10, 150), ("sig", "culturax", 1, 150),
                       ("zero", "propaganda", 0, 150), ("zero", "culturax", 0, 150)])
-    claims = ph.state_media_gap_claims(rates, SOURCE, ["sig", "zero"])
-    paper = ph.paper_gap_claims(SOURCE)
+    claims = state_media_gap_claims(rates, SOURCE, ["sig", "zero"])
+    paper = paper_gap_claims(SOURCE)
     out = page.rates(rates, claims, paper, SOURCE, ["sig", "zero"], "a note")
     assert names(out) == {"text": {"first_model", "first_sm", "first_cx", "diff_sm_cx", "diff_p"},
                           "md": {"rates_note", "state_media_gap", "diff_headline", "diff_table"}}
@@ -106,13 +111,13 @@ def test_rescoring_says_whether_a_file_was_given():
 
 def test_source_vs_run_and_summary_name_their_glue():
     rates = rates_of([("m", "propaganda", 1, 150), ("m", "culturax", 0, 150)])
-    gaps = ph.state_media_gap_claims(rates, SOURCE, ["m"])
-    ranges = ph.source_range_claims(rates, SOURCE, ["m"])
+    gaps = state_media_gap_claims(rates, SOURCE, ["m"])
+    ranges = source_range_claims(rates, SOURCE, ["m"])
     out = page.source_vs_run(gaps, ranges, SOURCE, [*gaps, *ranges])
     assert names(out) == {"md": {"verdict", "diff_verdict", "source_counts"}}
-    assert out["md"]["verdict"] == ph.comparison_verdict(ranges)
+    assert out["md"]["verdict"] == comparison_verdict(ranges)
     assert out["md"]["source_counts"].startswith("Of this chapter's 2 claims a source makes")
     top = page.summary(rates, SOURCE, gaps, pd.DataFrame(), [], [], [], {"propaganda": "state media"})
     assert names(top) == {"md": {"lab_summary", "diff_summary", "source_summary"},
                           "text": {"top_rate", "src_range"}}
-    assert top["text"]["src_range"] == ph.source_range_text(SOURCE)
+    assert top["text"]["src_range"] == source_range_text(SOURCE)

@@ -10,7 +10,11 @@ import pandas as pd
 import pytest
 from scipy.stats import hypergeom, mannwhitneyu, norm
 
-from analysis import phrases as ph
+from analysis.phrases import method_rates
+from analysis.phrases.errors import PhrasesError
+from analysis.phrases.method_rates import distance_gap, score, source_range, source_type_gaps, type_gap
+from analysis.phrases.params import load_source_rates
+from analysis.stats.intervals import wilson_interval
 
 EXPECTED_10 = "一二三四五六七八九十"
 
@@ -35,7 +39,7 @@ def test_errors_are_excluded_from_the_denominator():
             "error": [None, None, "timeout", None, None],
         }
     )
-    scored = ph.score(df, _phrase_rows())
+    scored = score(df, _phrase_rows())
     assert scored["error"].tolist() == [False, False, True, True, False]
     assert scored["matched"].isna().tolist() == [False, False, True, True, False]
     assert scored["excluded"].tolist() == [False, False, True, True, True]
@@ -44,7 +48,7 @@ def test_errors_are_excluded_from_the_denominator():
     assert not scored["empty"].any()
     # The refusal matches the ending but, being excluded, is not counted.
     assert scored.loc[4, "matched"] and scored.loc[4, "refused"]
-    r = ph.rates(scored)
+    r = method_rates.rates(scored)
     assert (r.loc[0, "matched"], r.loc[0, "total"]) == (1, 2)
     assert (r.loc[0, "n_error"], r.loc[0, "n_refused"], r.loc[0, "n_rows"]) == (2, 1, 5)
 
@@ -52,7 +56,7 @@ def test_errors_are_excluded_from_the_denominator():
 def test_score_rejects_unknown_phrase_ids():
     df = pd.DataFrame({"phrase_id": ["nope"], "model": ["m"], "completion": ["x"]})
     with pytest.raises(ValueError, match="not in phrases"):
-        ph.score(df, _phrase_rows())
+        score(df, _phrase_rows())
 
 
 # --- Wilson intervals ---------------------------------------------------------
@@ -76,7 +80,7 @@ def test_wilson_interval_of_rates():
             "completion": [EXPECTED_10] * k + ["完全无关的一段很长的中文文本内容"] * (n - k),
         }
     )
-    r = ph.rates(ph.score(df, _phrase_rows())).iloc[0]
+    r = method_rates.rates(score(df, _phrase_rows())).iloc[0]
     assert (r["matched"], r["total"], r["rate"]) == (5, 100, 0.05)
     lo, hi = _wilson_closed_form(k, n, norm.ppf(0.975))
     assert r["ci_lo"] == pytest.approx(lo, abs=1e-12)
@@ -87,15 +91,15 @@ def test_wilson_interval_of_rates():
 
 
 def test_wilson_interval_at_the_boundaries():
-    lo, hi = ph.wilson_interval([0, 10], [10, 10])
+    lo, hi = wilson_interval([0, 10], [10, 10])
     assert lo[0] == 0.0 and hi[1] == 1.0
     assert hi[0] == pytest.approx(_wilson_closed_form(0, 10, norm.ppf(0.975))[1])
 
 
 def test_score_refuses_a_path_for_the_phrase_list(tmp_path):
     df = pd.DataFrame({"phrase_id": ["p1"], "model": ["m"], "completion": ["x"]})
-    with pytest.raises(ph.PhrasesError, match="load_phrases"):
-        ph.score(df, str(tmp_path / "phrases.json"))
+    with pytest.raises(PhrasesError, match="load_phrases"):
+        score(df, str(tmp_path / "phrases.json"))
 
 
 # --- below the threshold: distances -------------------------------------------
@@ -106,7 +110,7 @@ def test_distance_gap_is_a_one_sided_mann_whitney_test():
         "model": ["m"] * 8, "type": ["propaganda"] * 4 + ["culturax"] * 4,
         "distance": [0.5, 0.6, 0.7, 0.8, 0.75, 0.9, 0.95, 1.0], "excluded": [False] * 7 + [True],
     })
-    gap = ph.distance_gap(scored, "propaganda", "culturax").iloc[0]
+    gap = distance_gap(scored, "propaganda", "culturax").iloc[0]
     assert (gap["n_first"], gap["n_second"]) == (4, 3)
     assert gap["median_first"] == pytest.approx(0.65) and gap["median_second"] == 0.9
     ref = mannwhitneyu([0.5, 0.6, 0.7, 0.8], [0.75, 0.9, 0.95], alternative="less")
@@ -119,7 +123,7 @@ def test_distance_gap_is_a_one_sided_mann_whitney_test():
 def test_distance_gap_counts_ties_half_and_skips_a_model_missing_a_type():
     scored = pd.DataFrame({"model": ["m"] * 4 + ["only"] * 2, "type": ["a", "a", "b", "b", "a", "a"],
                            "distance": [1.0, 1.0, 1.0, 1.0, 0.1, 0.2], "excluded": False})
-    gap = ph.distance_gap(scored, "a", "b")
+    gap = distance_gap(scored, "a", "b")
     assert gap["model"].tolist() == ["m"]  # "only" has no "b" completion
     assert gap.loc[0, "closer"] == 0.5  # all four pairs tie
 
@@ -130,13 +134,13 @@ def test_distance_gap_counts_ties_half_and_skips_a_model_missing_a_type():
 def _rates(rows):
     r = pd.DataFrame(rows, columns=["model", "type", "matched", "total"])
     r["rate"] = r["matched"] / r["total"]
-    r["ci_lo"], r["ci_hi"] = ph.wilson_interval(r["matched"].to_numpy(), r["total"].to_numpy())
+    r["ci_lo"], r["ci_hi"] = wilson_interval(r["matched"].to_numpy(), r["total"].to_numpy())
     return r
 
 
 def test_type_gap_is_the_difference_with_a_one_sided_fisher_test():
     rates = _rates([("a", "culturax", 2, 100), ("a", "propaganda", 10, 100), ("solo", "propaganda", 1, 5)])
-    gap = ph.type_gap(rates)
+    gap = type_gap(rates)
     assert gap["model"].tolist() == ["a"]  # "solo" has no CulturaX rate
     row = gap.iloc[0]
     assert row["difference"] == pytest.approx(0.08)
@@ -148,9 +152,9 @@ def test_type_gap_is_the_difference_with_a_one_sided_fisher_test():
 
 
 def test_the_source_table_gives_its_range_and_its_gaps():
-    source = ph.load_source_rates()
-    assert ph.source_range(source) == pytest.approx((0.032, 0.088))
-    gaps = ph.source_type_gaps(source)
+    source = load_source_rates()
+    assert source_range(source) == pytest.approx((0.032, 0.088))
+    gaps = source_type_gaps(source)
     assert gaps["gpt-4o"] == pytest.approx(3.5) and gaps["gpt-3.5-instruct"] == pytest.approx(0.7)
     assert (gaps > 0).all() and len(gaps) == 5
 
@@ -163,11 +167,11 @@ def test_the_source_table_gives_its_range_and_its_gaps():
     (5, 56, 0, 29, -0.0381, 0.1926),
 ])
 def test_type_gap_interval_is_newcombes_hybrid_score_interval(k1, n1, k2, n2, lo, hi):
-    gap = ph.type_gap(_rates([("m", "propaganda", k1, n1), ("m", "culturax", k2, n2)])).iloc[0]
+    gap = type_gap(_rates([("m", "propaganda", k1, n1), ("m", "culturax", k2, n2)])).iloc[0]
     assert gap["difference"] == pytest.approx(k1 / n1 - k2 / n2)
     assert (gap["ci_lo"], gap["ci_hi"]) == pytest.approx((lo, hi), abs=5e-5)
     # by hand: d ∓ the root of the squared distances to the two Wilson bounds (Newcombe's eq. 10)
-    (l1, l2), (u1, u2) = ph.wilson_interval(np.array([k1, k2]), np.array([n1, n2]))
+    (l1, l2), (u1, u2) = wilson_interval(np.array([k1, k2]), np.array([n1, n2]))
     p1, p2 = k1 / n1, k2 / n2
     assert gap["ci_lo"] == pytest.approx(p1 - p2 - math.hypot(p1 - l1, u2 - p2))
     assert gap["ci_hi"] == pytest.approx(p1 - p2 + math.hypot(u1 - p1, p2 - l2))

@@ -11,10 +11,32 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from analysis import phrases as ph
 from analysis.core.cache import QueryCache, cached_frame
+from analysis.lab.phrase_selection import plain_prose, select_distinctive_phrases
 from analysis.models import Answer, GenerationSettings, Model
-from analysis.phrases import run
+from analysis.phrases import method_rates, run
+from analysis.phrases.claims import (
+    distance_gap_claims,
+    refusal_claim,
+    source_range_claims,
+    state_media_gap_claims,
+    windowed_claim,
+)
+from analysis.phrases.errors import PhrasesError
+from analysis.phrases.inference import distance_gap_null
+from analysis.phrases.method_rates import (
+    distance_gap,
+    exclusion_counts,
+    exclusion_table,
+    rates_by_mode,
+    score,
+    score_modes,
+)
+from analysis.phrases.params import PARAMS
+from analysis.phrases.run import plan, prompts, query, query_all, sample_phrases
+from analysis.phrases.source import ENGLISH_PROMPT_PREFIX
+from analysis.phrases.text import comparison_verdict, gap_sentences
+from analysis.phrases.text_rates import headline, rates_note, top_rate
 
 PHRASES = pd.DataFrame(
     {
@@ -56,36 +78,36 @@ class Scripted(Model):
 
 
 def test_sample_is_stratified_seeded_and_capped():
-    a = ph.sample_phrases(PHRASES, 2, seed=3)
+    a = sample_phrases(PHRASES, 2, seed=3)
     assert a["type"].value_counts().to_dict() == {"propaganda": 2, "culturax": 2}
-    assert a.equals(ph.sample_phrases(PHRASES, 2, seed=3))
-    assert len(ph.sample_phrases(PHRASES, 1000)) == 6  # capped at the type's size
+    assert a.equals(sample_phrases(PHRASES, 2, seed=3))
+    assert len(sample_phrases(PHRASES, 1000)) == 6  # capped at the type's size
     with pytest.raises(ValueError, match="n_per_type"):
-        ph.sample_phrases(PHRASES, 0)
+        sample_phrases(PHRASES, 0)
 
 
 def test_prompts_follow_the_source():
-    assert ph.prompts(PHRASES.head(1), chat=True) == ["续写句子：开始一"]
-    assert ph.prompts(PHRASES.head(1), chat=False) == ["开始一"]
-    assert ph.prompts(PHRASES.head(1), chat=True, lang="en") == ["Continue the sentence: 开始一"]
+    assert prompts(PHRASES.head(1), chat=True) == ["续写句子：开始一"]
+    assert prompts(PHRASES.head(1), chat=False) == ["开始一"]
+    assert prompts(PHRASES.head(1), chat=True, lang="en") == ["Continue the sentence: 开始一"]
 
 
 
 def test_the_2026_setup_adds_the_sources_system_message_to_chat_prompts_only():
     system = "请直接续写以下文本，不要评论、解释或翻译。只输出续写内容。"
-    assert ph.prompts(PHRASES.head(1), chat=True, system="2026") == [
+    assert prompts(PHRASES.head(1), chat=True, system="2026") == [
         [{"role": "system", "content": system}, {"role": "user", "content": "续写句子：开始一"}]]
     # a base model has no system turn; the English counterpart is the book's, not the source's
-    assert ph.prompts(PHRASES.head(1), chat=False, system="2026") == ["开始一"]
-    english = ph.prompts(PHRASES.head(1), chat=True, lang="en", system="2026")
+    assert prompts(PHRASES.head(1), chat=False, system="2026") == ["开始一"]
+    english = prompts(PHRASES.head(1), chat=True, lang="en", system="2026")
     assert english == ["Continue the sentence: 开始一"]
-    assert ph.prompts(PHRASES.head(1), chat=True, system="none") == ["续写句子：开始一"]
-    with pytest.raises(ph.PhrasesError, match="system must be one of"):
-        ph.prompts(PHRASES.head(1), chat=True, system="2025")
+    assert prompts(PHRASES.head(1), chat=True, system="none") == ["续写句子：开始一"]
+    with pytest.raises(PhrasesError, match="system must be one of"):
+        prompts(PHRASES.head(1), chat=True, system="2025")
     # the paper profile is the source's 2026 setup: its budget with its system message
-    paper = ph.PARAMS.resolve("paper")
+    paper = PARAMS.resolve("paper")
     assert (paper["max_new_tokens"], paper["system_prompt"]) == (256, "2026")
-    assert ph.PARAMS.resolve("default")["system_prompt"] == "none"
+    assert PARAMS.resolve("default")["system_prompt"] == "none"
 
 
 def test_query_requeries_short_answers_and_keeps_errors_out_of_the_denominator(tmp_path):
@@ -98,19 +120,19 @@ def test_query_requeries_short_answers_and_keeps_errors_out_of_the_denominator(t
         "续写句子：起点三": "作为一个人工智能助手，我不能继续",  # refusal
     }
     model = Scripted(script, cache=QueryCache(tmp_path / "q.sqlite"))
-    out = ph.query(
+    out = query(
         model, PHRASES, GenerationSettings(max_new_tokens=64), GenerationSettings(max_new_tokens=256)
     )
     assert out["requeried"].tolist() == [False, True, False, False, True, False]
     assert pd.isna(out.loc[2, "completion"]) and "HTTP 500" in out.loc[2, "error"]
-    scored = ph.score(out, PHRASES)
+    scored = score(out, PHRASES)
     assert scored["excluded"].tolist() == [False, False, True, False, True, True]
-    rates = ph.rates(scored).set_index("type")
+    rates = method_rates.rates(scored).set_index("type")
     assert (rates.loc["propaganda", "matched"], rates.loc["propaganda", "total"]) == (2, 2)
     assert (rates.loc["culturax", "matched"], rates.loc["culturax", "total"]) == (0, 1)
     # a warm re-run asks nothing, and an errored request is retried
     again = Scripted({**script, "续写句子：开始三": "第三个结尾在这里还有更多"}, cache=model.cache)
-    out2 = ph.query(
+    out2 = query(
         again, PHRASES, GenerationSettings(max_new_tokens=64), GenerationSettings(max_new_tokens=256)
     )
     assert again.seen == [("续写句子：开始三", 64)]
@@ -134,14 +156,14 @@ def test_cached_frame_recomputes_only_when_an_input_changes(tmp_path, monkeypatc
 def test_english_selection_caps_phrases_per_text():
     a = {f"pop{i}": " ".join(f"alpha{i} beta{j} gamma" for j in range(400)) for i in range(3)}
     b = {"new": " ".join(f"delta{j} epsilon zeta" for j in range(400))}
-    out = ph.select_distinctive_phrases(a, b, n_per_class=9, max_per_text=(2, 9), stride=3)
+    out = select_distinctive_phrases(a, b, n_per_class=9, max_per_text=(2, 9), stride=3)
     pop = out[out["type"] == "popular"]
     assert pop["text_id"].value_counts().max() <= 2 and len(pop) == 6
     assert (out[out["type"] == "baseline"]["text_id"] == "new").sum() == 9
 
 
 def test_plain_prose_drops_markup_and_verse_labels():
-    assert ph.plain_prose("40:005:003 Blessed are<br/> the `poor`").split() == [
+    assert plain_prose("40:005:003 Blessed are<br/> the `poor`").split() == [
         "Blessed",
         "are",
         "the",
@@ -155,33 +177,33 @@ def test_a_run_whose_every_answer_is_excluded_reports_counts_instead_of_crashing
     matplotlib.use("Agg")
     from analysis.book import plots
 
-    script = {p: RuntimeError("HTTP 503") for p in ph.prompts(PHRASES, chat=True)}
+    script = {p: RuntimeError("HTTP 503") for p in prompts(PHRASES, chat=True)}
     script["续写句子：起点一"] = "作为一个人工智能助手，我不能继续"  # a refusal: also excluded
     model = Scripted(script, cache=QueryCache(tmp_path / "q.sqlite"))
-    out = ph.query_all({"m": model}, PHRASES, GenerationSettings(max_new_tokens=64))
-    scored = ph.score_modes(out, PHRASES)
+    out = query_all({"m": model}, PHRASES, GenerationSettings(max_new_tokens=64))
+    scored = score_modes(out, PHRASES)
     main = scored[("windowed", "faithful")]
-    rates = ph.rates(main)
+    rates = method_rates.rates(main)
     assert rates.empty and main["excluded"].all() and int(main["error"].sum()) == 5
-    table = ph.exclusion_table(scored)
+    table = exclusion_table(scored)
     assert table["errors"].sum() == 5 and table["refusals (faithful)"].sum() == 1
-    assert ph.headline(rates, "scripted")["propaganda"].startswith("not measured")
-    assert ph.top_rate(rates, plots.TYPE_LABELS).startswith("not measured")
+    assert headline(rates, "scripted")["propaganda"].startswith("not measured")
+    assert top_rate(rates, plots.TYPE_LABELS).startswith("not measured")
     source = pd.DataFrame({"model": ["a", "a"], "type": ["propaganda", "culturax"], "rate_pct": [4.3, 0.8]})
-    claims = [*ph.state_media_gap_claims(rates, source, ["scripted"]),
-              *ph.source_range_claims(rates, source, ["scripted"]),
-              *ph.distance_gap_claims({"zh": (ph.distance_gap(main, "propaganda", "culturax"),
-                                              ph.distance_gap_null(main, "propaganda", "culturax"))},
-                                      ["scripted"]),
-              ph.refusal_claim(scored), ph.windowed_claim(ph.rates_by_mode(scored), 0.4)]
+    claims = [*state_media_gap_claims(rates, source, ["scripted"]),
+              *source_range_claims(rates, source, ["scripted"]),
+              *distance_gap_claims({"zh": (distance_gap(main, "propaganda", "culturax"),
+                                           distance_gap_null(main, "propaganda", "culturax"))},
+                                   ["scripted"]),
+              refusal_claim(scored), windowed_claim(rates_by_mode(scored), 0.4)]
     # nothing was scorable: every claim that needs a rate is not testable, and says why
     assert [c.status for c in claims[:3]] == ["not testable here"] * 3
     assert claims[3].status == "inconclusive"  # 6 completions, the refusal found in both modes
     assert claims[4].status == "not testable here"
-    assert ph.comparison_verdict(claims) == (
+    assert comparison_verdict(claims) == (
         "This run has no scorable completion to set beside the source's rates.")
-    assert ph.gap_sentences(claims).startswith("No model has scorable completions")
-    for fig in (plots.phrase_rates(rates, source), plots.mode_comparison(ph.rates_by_mode(scored)),
+    assert gap_sentences(claims).startswith("No model has scorable completions")
+    for fig in (plots.phrase_rates(rates, source), plots.mode_comparison(rates_by_mode(scored)),
                 plots.distance_distribution(main, 0.4)):
         assert fig.axes[0].texts[0].get_text() == plots.NO_SCORABLE  # a figure that says why it is empty
 
@@ -197,23 +219,23 @@ ENGLISH = pd.DataFrame({
 
 def test_short_english_answers_are_asked_again_and_their_exclusion_is_said(tmp_path):
     # every English answer is under ten characters, before and after the re-query
-    script = {p: ("ok", "Sure.") for p in ph.prompts(ENGLISH, chat=True, lang="en")}
-    script[ph.ENGLISH_PROMPT_PREFIX + "The rain had stopped"] = ("", "")
+    script = {p: ("ok", "Sure.") for p in prompts(ENGLISH, chat=True, lang="en")}
+    script[ENGLISH_PROMPT_PREFIX + "The rain had stopped"] = ("", "")
     model = Scripted(script, cache=QueryCache(tmp_path / "q.sqlite"))
-    out = ph.query_all({"m": model}, ENGLISH, GenerationSettings(max_new_tokens=16),
-                       GenerationSettings(max_new_tokens=48), lang="en")
+    out = query_all({"m": model}, ENGLISH, GenerationSettings(max_new_tokens=16),
+                    GenerationSettings(max_new_tokens=48), lang="en")
     # asked once at the English budget, then each again at the re-query budget, as the Chinese ones are
     assert sorted(budget for _, budget in model.seen) == [16] * 4 + [48] * 4
     assert out["requeried"].tolist() == [True] * 4
-    scored = ph.score_modes(out, ENGLISH, lang="en")
+    scored = score_modes(out, ENGLISH, lang="en")
     main = scored[("windowed", "faithful")]
-    assert ph.rates(main).empty and main["empty"].all()
-    table = ph.exclusion_table(scored)
+    assert method_rates.rates(main).empty and main["empty"].all()
+    table = exclusion_table(scored)
     assert table.loc[("scripted", "popular")].tolist() == [2, 0, 0, 2, 2, 0]
     assert table["still empty"].sum() == 4 and table["errors"].sum() == 0
-    assert ph.exclusion_counts(main) == {"requests": 4, "scored": 0, "errors": 0, "refused": 0, "empty": 4,
-                                         "empty_requeried": 4}
-    assert ph.rates_note(main) == (
+    assert exclusion_counts(main) == {"requests": 4, "scored": 0, "errors": 0, "refused": 0, "empty": 4,
+                                      "empty_requeried": 4}
+    assert rates_note(main) == (
         "The table is empty: none of the 4 requests left an answer to score, as all 4 answers were shorter "
         "than 10 characters even after being asked again.")
 
@@ -226,13 +248,13 @@ def test_the_rates_note_counts_each_exclusion_once():
         "requeried": [False] * 6 + [True, False, False] + [False] * 3,  # a row read from a file: not re-asked
     })
     main["excluded"] = main["error"] | main["refused"] | main["empty"]
-    assert ph.exclusion_counts(main) == {"requests": 12, "scored": 6, "errors": 3, "refused": 2, "empty": 1,
-                                         "empty_requeried": 0}
-    assert ph.rates_note(main) == (
+    assert exclusion_counts(main) == {"requests": 12, "scored": 6, "errors": 3, "refused": 2, "empty": 1,
+                                      "empty_requeried": 0}
+    assert rates_note(main) == (
         "The rates count 6 of the 12 requests; the other 6 are left out: 3 requests failed, 2 answers were "
         "refusals and 1 answer was shorter than 10 characters.")
-    assert ph.rates_note(main.head(6)) == "The rates count every one of the 6 answers; none is left out."
-    assert ph.rates_note(main.tail(3)) == (
+    assert rates_note(main.head(6)) == "The rates count every one of the 6 answers; none is left out."
+    assert rates_note(main.tail(3)) == (
         "The table is empty: none of the 3 requests left an answer to score, as all 3 requests failed.")
 
 
@@ -242,11 +264,11 @@ def test_the_plan_re_asks_short_english_completions_as_the_chinese_ones(monkeypa
     monkeypatch.setattr(run, "english_phrases", lambda n, seed=0: ENGLISH)
     monkeypatch.setattr(run, "lab_corpus", lambda profile: SimpleNamespace(manifest=lambda: pd.DataFrame(
         {"kind": pd.Series([], dtype=str)})))
-    groups = {g.part: g for g in ph.plan(ph.PARAMS.resolve("smoke"))}
+    groups = {g.part: g for g in plan(PARAMS.resolve("smoke"))}
     assert list(groups) == ["phrases", "re-query of short completions", "English counterpart",
                             "re-query of short English completions"]
     english, again = groups["English counterpart"], groups["re-query of short English completions"]
-    assert english.prompts == [ph.ENGLISH_PROMPT_PREFIX + s for s in ENGLISH["start"]]  # a chat model
+    assert english.prompts == [ENGLISH_PROMPT_PREFIX + s for s in ENGLISH["start"]]  # a chat model
     # each of the 4 English prompts re-asked at most once, with the Chinese re-query's budget (smoke: 48)
     assert again.prompts == english.prompts and again.queries == 4 and again.bound == "at most"
     assert again.max_new_tokens == 48 == groups["re-query of short completions"].max_new_tokens
@@ -315,7 +337,7 @@ def _corpus(prefix: str, markers, seed: int, n_texts: int = 3, n_words: int = 60
 
 def test_select_distinctive_phrases_on_obvious_corpora():
     texts_a, texts_b = _corpus("a", MARKERS_A, 1), _corpus("b", MARKERS_B, 2)
-    out = ph.select_distinctive_phrases(texts_a, texts_b, n_per_class=6, seed=0)
+    out = select_distinctive_phrases(texts_a, texts_b, n_per_class=6, seed=0)
     assert list(out.columns)[:7] == ["id", "type", "text_id", "phrase", "start", "end", "coef"]
     assert out["type"].value_counts().to_dict() == {"popular": 6, "baseline": 6}
     pop, base = out[out["type"] == "popular"], out[out["type"] == "baseline"]
@@ -332,10 +354,10 @@ def test_select_distinctive_phrases_on_obvious_corpora():
     for _, group in out.groupby("text_id"):
         offsets = sorted(group["word_offset"])
         assert all(b - a >= 20 for a, b in itertools.pairwise(offsets))
-    again = ph.select_distinctive_phrases(texts_a, texts_b, n_per_class=6, seed=0)
+    again = select_distinctive_phrases(texts_a, texts_b, n_per_class=6, seed=0)
     pd.testing.assert_frame_equal(out, again)
 
 
 def test_select_distinctive_phrases_needs_both_corpora():
     with pytest.raises(ValueError):
-        ph.select_distinctive_phrases({"a": "one two"}, {})
+        select_distinctive_phrases({"a": "one two"}, {})

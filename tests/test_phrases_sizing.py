@@ -11,11 +11,16 @@ import pandas as pd
 import pytest
 from statsmodels.stats.proportion import confint_proportions_2indep
 
-from analysis import phrases as ph
 from analysis.core.cache import QueryCache
 from analysis.models import Answer, GenerationSettings, Model
 from analysis.params import ParameterError
-from analysis.phrases import run
+from analysis.phrases import method_rates, run
+from analysis.phrases.claims import state_media_gap_claims
+from analysis.phrases.errors import PhrasesError
+from analysis.phrases.method_rates import score
+from analysis.phrases.params import PARAMS
+from analysis.phrases.run import plan, prompts, query_sized, sample_phrases
+from analysis.phrases.text_sizing import SIZING_TABLE_COLUMNS, sizing_note, sizing_table, sizing_values
 from analysis.stats import (
     StatsError,
     difference_half_width,
@@ -114,16 +119,16 @@ def _phrases(per_type: int) -> pd.DataFrame:
 
 def test_a_larger_sample_extends_a_smaller_one():
     table = _phrases(50)
-    small, large = ph.sample_phrases(table, 7, seed=3), ph.sample_phrases(table, 20, seed=3)
+    small, large = sample_phrases(table, 7, seed=3), sample_phrases(table, 20, seed=3)
     assert set(small["id"]) < set(large["id"])
     for n in range(1, 51):  # every size nests in the next
-        smaller, larger = (set(ph.sample_phrases(table, m, seed=3)["id"]) for m in (n, n + 1))
+        smaller, larger = (set(sample_phrases(table, m, seed=3)["id"]) for m in (n, n + 1))
         assert smaller <= larger
     assert small["type"].value_counts().to_dict() == {"propaganda": 7, "culturax": 7}
     assert list(large.index) == sorted(large.index)  # the file's order
-    assert set(ph.sample_phrases(table, 7, seed=4)["id"]) != set(small["id"])  # the seed draws
+    assert set(sample_phrases(table, 7, seed=4)["id"]) != set(small["id"])  # the seed draws
     with pytest.raises(ValueError, match="n_per_type"):
-        ph.sample_phrases(table, 0)
+        sample_phrases(table, 0)
 
 
 # --- the sized run -----------------------------------------------------------------------------
@@ -141,7 +146,7 @@ class Rule(Model):
         # a query cache of its own: two rules of one name never share answers
         super().__init__(name, cache=QueryCache(Path(tempfile.mkdtemp()) / "q.sqlite"))
         self.is_chat = True
-        self.by_prompt = dict(zip(ph.prompts(table, chat=True), table["id"]))
+        self.by_prompt = dict(zip(prompts(table, chat=True), table["id"]))
         self.ends = dict(zip(table["id"], table["end"]))
         self.answer, self.seen = answer, []
 
@@ -154,7 +159,7 @@ class Rule(Model):
 
 def _sized(models, table, **kw):
     kw = {"n_per_type": 300, "seed": 0, "target_half_width": 0.03, "pilot_per_type": 120} | kw
-    return ph.query_sized(models, table, GenerationSettings(max_new_tokens=8), None, **kw)
+    return query_sized(models, table, GenerationSettings(max_new_tokens=8), None, **kw)
 
 
 def test_each_model_draws_the_sample_its_pilot_plans():
@@ -171,13 +176,13 @@ def test_each_model_draws_the_sample_its_pilot_plans():
     assert (blank.pilot_matched_first, blank.pilot_total_first, blank.pilot_total_second) == (0, 120, 120)
     assert blank.planned == two_stage_n(0, 120, 0, 120, 0.03) == 151 == blank.n_per_type
     assert not blank.capped
-    want = ph.sample_phrases(table, 151, seed=0)
+    want = sample_phrases(table, 151, seed=0)
     got = completions[completions["model"] == "blank"]
     assert got["phrase_id"].tolist() == want["id"].tolist()  # the sample's rows, in its order
     # the pilot was asked once, then only the rest: nothing twice
     seen = models["blank"].seen
     assert len(seen) == len(set(seen)) == 302
-    assert set(seen[:240]) == set(ph.sample_phrases(table, 120, seed=0)["id"])
+    assert set(seen[:240]) == set(sample_phrases(table, 120, seed=0)["id"])
     # about half the CulturaX pilot scorable: the plan on k of ~60 is drawn on twice as many phrases
     ref = sizing.loc["refuser"]
     assert ref.pilot_total_first == 120 and 40 < ref.pilot_total_second < 80
@@ -186,16 +191,16 @@ def test_each_model_draws_the_sample_its_pilot_plans():
     assert ref.n_per_type == min(300, int(np.ceil(planned * 120 / ref.pilot_total_second)))
     assert ref.n_per_type > blank.n_per_type and ref.n_phrases == 2 * ref.n_per_type
     # the achieved half width of the blank model: 0 of 151 against 0 of 151
-    rates = ph.rates(ph.score(completions, table))
-    claims = ph.state_media_gap_claims(rates, pd.DataFrame(
+    rates = method_rates.rates(score(completions, table))
+    claims = state_media_gap_claims(rates, pd.DataFrame(
         {"model": ["x", "x"], "type": ["propaganda", "culturax"], "rate_pct": [5.0, 1.0]}), list(models))
-    values = ph.sizing_values(sizing.reset_index(), claims)
+    values = sizing_values(sizing.reset_index(), claims)
     assert values["size_n_blank"] == "151"
     assert values["size_width_blank"] == f"±{100 * Z2 / (151 + Z2):.1f} points"
     assert values["size_pilot_blank"] == "0 of 120 state-media and 0 of 120 CulturaX"
-    table_md = ph.sizing_table(sizing.reset_index(), claims)
-    assert list(table_md.columns) == ph.SIZING_TABLE_COLUMNS and len(table_md) == 2
-    assert "Every model" in ph.sizing_note(sizing.reset_index(), claims, 0.03)
+    table_md = sizing_table(sizing.reset_index(), claims)
+    assert list(table_md.columns) == SIZING_TABLE_COLUMNS and len(table_md) == 2
+    assert "Every model" in sizing_note(sizing.reset_index(), claims, 0.03)
 
 
 def test_a_model_that_reproduces_its_pilot_is_capped_at_n_per_type():
@@ -215,8 +220,8 @@ def test_a_pilot_as_large_as_the_sample_is_a_fixed_sample_and_none_target_is_fix
     m2 = Rule(table, lambda pid, end: MISS)
     completions, fixed = _sized({"m": m2}, table, n_per_type=25, target_half_width=None)
     assert fixed.iloc[0].n_per_type == 25 and pd.isna(fixed.iloc[0].pilot_total_first)
-    assert completions["phrase_id"].tolist() == ph.sample_phrases(table, 25)["id"].tolist()
-    with pytest.raises(ph.PhrasesError, match="pilot_per_type"):
+    assert completions["phrase_id"].tolist() == sample_phrases(table, 25)["id"].tolist()
+    with pytest.raises(PhrasesError, match="pilot_per_type"):
         _sized({"m": m2}, table, n_per_type=10, pilot_per_type=20)
 
 
@@ -229,12 +234,12 @@ def test_the_plan_counts_the_pilot_exactly_and_the_rest_at_most(monkeypatch):
     monkeypatch.setattr(run, "english_phrases", lambda n, seed=0: table.head(2))
     monkeypatch.setattr(run, "lab_corpus", lambda profile: SimpleNamespace(manifest=lambda: pd.DataFrame(
         {"kind": pd.Series([], dtype=str)})))
-    groups = {g.part: g for g in ph.plan(ph.PARAMS.resolve("smoke", target_half_width=0.3, pilot_per_type=2))}
+    groups = {g.part: g for g in plan(PARAMS.resolve("smoke", target_half_width=0.3, pilot_per_type=2))}
     pilot, rest = groups["phrases (pilot)"], groups["phrases beyond the pilot"]
     assert (pilot.queries, pilot.bound) == (4, "exact") and (rest.queries, rest.bound) == (8, "at most")
     assert set(pilot.prompts).isdisjoint(rest.prompts)
     assert groups["re-query of short completions"].queries == 12  # at most the largest sample
-    fixed = {g.part: g for g in ph.plan(ph.PARAMS.resolve("smoke"))}
+    fixed = {g.part: g for g in plan(PARAMS.resolve("smoke"))}
     assert (fixed["phrases"].queries, fixed["phrases"].bound) == (12, "exact")
 
 
@@ -248,15 +253,15 @@ def test_the_plan_counts_the_pilot_exactly_and_the_rest_at_most(monkeypatch):
 ])
 def test_sizing_parameters_fail_before_any_work(overrides, message):
     with pytest.raises(ParameterError) as err:
-        ph.PARAMS.resolve("default", **overrides)
+        PARAMS.resolve("default", **overrides)
     assert message in str(err.value)
 
 
 def test_the_profiles_size_the_default_sample_only():
-    assert ph.PARAMS.resolve("smoke")["target_half_width"] is None
-    assert ph.PARAMS.resolve("paper")["target_half_width"] is None
-    default = ph.PARAMS.resolve("default")
+    assert PARAMS.resolve("smoke")["target_half_width"] is None
+    assert PARAMS.resolve("paper")["target_half_width"] is None
+    default = PARAMS.resolve("default")
     sized = (default["target_half_width"], default["pilot_per_type"], default["n_per_type"])
     assert sized == (0.03, 120, 300)
     # a pilot above the smoke sample is fine where nothing is sized
-    assert ph.PARAMS.resolve("smoke", pilot_per_type=400)["pilot_per_type"] == 400
+    assert PARAMS.resolve("smoke", pilot_per_type=400)["pilot_per_type"] == 400

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from analysis import phrases
 from analysis.book import plan
 from analysis.models import BUILTIN_MODELS
+from analysis.phrases.params import PARAMS as PHRASES_PARAMS
+from analysis.phrases.run import plan as phrases_plan
+from analysis.phrases.source import PROMPT_PREFIX
 from analysis.size.params import LAB_PROBE_TOKENS
 from analysis.size.params import PARAMS as SIZE_PARAMS
 from analysis.size.run import plan as size_plan
@@ -108,14 +110,14 @@ def test_is_chat_without_loading():
 @pytest.mark.slow
 @needs_mirror
 def test_phrases_smoke_plan_by_hand():
-    groups = phrases.plan(phrases.PARAMS.resolve("smoke"))
+    groups = phrases_plan(PHRASES_PARAMS.resolve("smoke"))
     by_part = {}
     for g in groups:
         by_part.setdefault(g.part, []).append(g)
     # 6 phrases of each of 2 types; SmolLM2 is a chat model, so each prompt is the study's prefix + start
     (main,) = by_part["phrases"]
     assert main.queries == 12 and main.max_new_tokens == 24 and main.bound == "exact"
-    assert all(p.startswith(phrases.PROMPT_PREFIX) for p in main.prompts)
+    assert all(p.startswith(PROMPT_PREFIX) for p in main.prompts)
     (again,) = by_part["re-query of short completions"]
     assert again.queries == 12 and again.max_new_tokens == 48 and again.bound == "at most"
     (english,) = by_part["English counterpart"]

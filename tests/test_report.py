@@ -9,10 +9,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import phrases as ph
 from analysis.book import report
 from analysis.core.claims import INCONCLUSIVE, REPRODUCED, Claim, directional, from_json, not_testable
 from analysis.models import ModelError, check_model_name
+from analysis.phrases.method_rates import score
+from analysis.phrases.params import PARAMS, PROFILES
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -20,15 +21,15 @@ from execute_chapters import glued_values, write_results  # noqa: E402
 
 
 def test_profile_values_are_taken_and_overridden():
-    params = ph.PARAMS.resolve("smoke", n_per_type=3, models=None)
+    params = PARAMS.resolve("smoke", n_per_type=3, models=None)
     assert params["n_per_type"] == 3
-    assert params["models"] == ph.PROFILES["smoke"]["models"]
-    assert params["max_new_tokens"] == ph.PROFILES["smoke"]["max_new_tokens"]
+    assert params["models"] == PROFILES["smoke"]["models"]
+    assert params["max_new_tokens"] == PROFILES["smoke"]["max_new_tokens"]
 
 
 def test_models_given_as_comma_separated_string(monkeypatch):
     monkeypatch.setenv("MEMBOOK_API_KEY", "sk-test")
-    params = ph.PARAMS.resolve("smoke", models="gemma3-270m, api:openai/gpt-4o")
+    params = PARAMS.resolve("smoke", models="gemma3-270m, api:openai/gpt-4o")
     assert params["models"] == ["gemma3-270m", "api:openai/gpt-4o"]
 
 
@@ -50,7 +51,7 @@ def test_models_given_as_comma_separated_string(monkeypatch):
 def test_bad_parameters_name_the_parameter_and_allowed_values(kwargs, needle):
     profile = kwargs.pop("profile")
     with pytest.raises(report.ParameterError) as err:
-        ph.PARAMS.resolve(profile, **kwargs)
+        PARAMS.resolve(profile, **kwargs)
     assert needle in str(err.value)
 
 
@@ -85,7 +86,7 @@ def _scored():
     comp = pd.DataFrame({"phrase_id": ["a", "b"], "model": ["m", "m"], "type": ["propaganda", "culturax"],
                          "prompt": ["续写句子：开始", "续写句子：起点"],
                          "completion": ["好的，我们的结尾。", None], "error": [None, "APIError: 500"]})
-    return ph.score(comp, phrases), phrases
+    return score(comp, phrases), phrases
 
 
 def test_explorer_embeds_highlight_offsets_and_escapes_script_tags():
