@@ -335,3 +335,32 @@ def test_two_runs_sharing_a_cache_score_each_sequence_once(tmp_path):
     assert results[0]["logprobs"] == results[1]["logprobs"]
     for got, seq in zip(results[0]["logprobs"], ids):
         np.testing.assert_allclose(got, toy.scores(seq)[-(len(seq) - 1):], rtol=0, atol=1e-9)
+
+
+def test_text_pieces_cut_after_line_breaks_and_join_back():
+    from analysis.models.served import text_pieces
+
+    text = "ab\ncd\nefgh\nij"
+    assert text_pieces(text, 6) == ["ab\ncd\n", "efgh\n", "ij"]
+    assert text_pieces("abcdefg", 3) == ["abc", "def", "g"]  # no line break: cut at the limit
+    assert text_pieces("short", 100) == ["short"]
+    assert "".join(text_pieces(text * 50, 7)) == text * 50
+    with pytest.raises(ValueError, match="limit"):
+        text_pieces(text, 0)
+
+
+@pytest.mark.parametrize("dialect", ["vllm", "llamacpp"])
+def test_a_long_text_is_tokenized_in_pieces_and_joined(cache, dialect, monkeypatch):
+    from analysis.models import served as served_module
+
+    monkeypatch.setattr(served_module, "TOKENIZE_CHARS", 8)
+    toy = ToyServed(dialect, bos=dialect == "llamacpp")
+    text = "the cat\nsat on\nthe mat\nand the dog\n"
+    with served(toy) as server:
+        model = make(server, cache)
+        model.capabilities()
+        before = server.count()
+        [ids] = model.tokenize([text])
+        sent = server.count() - before
+    assert ids == toy.encode(text, special=False)  # byte-level: the pieces join exactly
+    assert sent == len(served_module.text_pieces(text, 8)) == 5  # one request a piece
