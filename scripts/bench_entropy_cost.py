@@ -19,6 +19,7 @@ Writes ``bench/results/entropy_cost.json``.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import tempfile
 import time
@@ -64,6 +65,11 @@ def stages(p: dict, n_lab_sets: int, n_real_sets: int) -> list[dict]:
     return rows
 
 
+def kind(row: dict) -> tuple:
+    """What a query's rate depends on: its model, prompt and answer lengths and decoding."""
+    return row["model"], row["prefix"], row["suffix"], row["decoding"]
+
+
 def settings_of(decoding: str, p: dict):
     decodings = entropy.lab_decodings(p["temperature"], seed=p["seed"])
     return decodings[decoding] if decoding in decodings else strategy_settings(decoding, seed=p["seed"])
@@ -97,7 +103,7 @@ def main(argv=None) -> int:
     rows = {name: stages(p, n_lab_sets, len(real_sets)) for name, p in params.items()}
     for name, p in params.items():
         for row in rows[name]:
-            key = (row["model"], row["prefix"], row["suffix"], row["decoding"])
+            key = kind(row)
             if key in rates:
                 continue
             if row["model"] not in models:
@@ -114,14 +120,13 @@ def main(argv=None) -> int:
             print(f"{name}: {key} {rates[key]:.4f} s/query", flush=True)
     out = {}
     for name in PROFILES:
-        rate = {id(r): rates[(r["model"], r["prefix"], r["suffix"], r["decoding"])] for r in rows[name]}
-        table = [{**r, "s_per_query": round(rate[id(r)], 5), "minutes": round(r["n"] * rate[id(r)] / 60, 2)}
-                 for r in rows[name]]
+        table = [{**r, "s_per_query": round(rates[kind(r)], 5),
+                  "minutes": round(r["n"] * rates[kind(r)] / 60, 2)} for r in rows[name]]
         out[name] = {"stages": table, "minutes": round(sum(r["minutes"] for r in table), 1)}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     rec = {"profiles": out, "pairs_lab": args.pairs_lab, "pairs_real": args.pairs_real,
-           "torch_threads": torch.get_num_threads(), "cores": len(__import__("os").sched_getaffinity(0)),
+           "torch_threads": torch.get_num_threads(), "cores": len(os.sched_getaffinity(0)),
            "commit": commit, "date": time.strftime("%Y-%m-%d", time.gmtime())}
     OUT.write_text(jsonio.dumps(rec, indent=1) + "\n")
     print({k: v["minutes"] for k, v in out.items()})

@@ -13,9 +13,10 @@ import pandas as pd
 
 from analysis.book.lab_checks import budget_sentence, rebuild_sentence, regime_reason
 from analysis.book.phenomena import control_contrast, control_sentence, neighbour_gaps
+from analysis.book.report import data_table
 from analysis.core import data
 from analysis.core.fmt import fmt_pct
-from analysis.core.paths import REPO_ROOT
+from analysis.core.tables import NUMERIC_CELLS
 from analysis.lab import budget
 from analysis.lab.design import design_facts
 from analysis.lab.probe import memorization_drop
@@ -25,10 +26,6 @@ from analysis.lab.train import train_memory
 
 Glue = dict[str, dict[str, object]]
 
-#: the lab's measured tables in ``data/``
-LAB_V2_GAP = REPO_ROOT / "data" / "lab_v2_family_gap.csv"
-#: right-aligned, padded, unwrapped cells: the layout of the page's wide numeric tables
-NUMERIC_CELLS = {"text-align": "right", "padding": "0 0.6em", "white-space": "nowrap"}
 
 
 def design(plan) -> Glue:
@@ -42,12 +39,12 @@ def design(plan) -> Glue:
                      "phrases_per_level": plan.corpus.phrases_per_level, "lr_range": lr_range}}
 
 
-def runs(lab, runs: pd.DataFrame, lab_profile: str, v2_gap=LAB_V2_GAP) -> Glue:
+def runs(lab, runs: pd.DataFrame, lab_profile: str) -> Glue:
     """``n_runs``, ``n_standard``, ``param_min``, ``param_max``, ``param_ratio``,
     ``lab_minutes``, ``n_trained_now``, ``vocab``, ``v2_gap_lo``, ``v2_gap_hi``,
     ``v2_pair_ratios``; ``lab_budget``."""
     ladder = runs[runs["family"].str.startswith("ladder")]
-    v2 = pd.read_csv(v2_gap, comment="#").set_index("measure")["value"]
+    v2 = pd.read_csv(data_table("lab_v2_family_gap.csv"), comment="#").set_index("measure")["value"]
     return {"text": {"n_runs": len(runs), "n_standard": int((~runs["inject"]).sum()),
                      "param_min": f"{ladder['params'].min() / 1e6:.2f}M",
                      "param_max": f"{ladder['params'].max() / 1e6:.2f}M",

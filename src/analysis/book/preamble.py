@@ -20,6 +20,7 @@ from analysis.book import (
 )
 from analysis.core import data  # noqa: E402, F401
 from analysis.core.claim_text import counts_sentence  # noqa: E402, F401
+from analysis.core.tables import styled  # noqa: E402
 from analysis.models import GenerationSettings, load_model, require_token_access  # noqa: E402, F401
 
 
@@ -33,9 +34,8 @@ def glue_figure(name: str, fig) -> None:
 def show(table: pd.DataFrame, formats=None, precision: int = 3, na_rep: str | None = None, **css) -> None:
     """Display a table without its index: ``formats`` (a format string, or one per
     column) or ``precision`` digits, ``na_rep`` for a missing value, and ``css``
-    properties for every cell."""
-    styled = table.style.hide(axis="index").format(formats, precision=precision, na_rep=na_rep)
-    display(styled.set_properties(**css) if css else styled)
+    properties for every cell (:func:`analysis.core.tables.styled`)."""
+    display(styled(table, formats, precision=precision, na_rep=na_rep, css=css))
 
 
 try:  # in a kernel, the inline backend gives glued figures their PNG

@@ -18,6 +18,7 @@ import pandas as pd
 
 from analysis.core.claim_text import counts_sentence
 from analysis.core.claims import Claim
+from analysis.core.tables import NUMERIC_CELLS, Note, styled
 from analysis.predicting.claims import MIN_EXAMPLES
 from analysis.predicting.claims_exp3 import exp3_outcome
 from analysis.predicting.intervals import interval_table
@@ -89,18 +90,9 @@ if TYPE_CHECKING:  # a Styler needs jinja2, which only the book installs
 SPLIT_NAMES = {"random": "random split", "task": "leave-one-task-out"}
 #: the caption of an interval table after its table's
 INTERVALS = "AUC [95% interval, bootstrap over sequences]"
-#: the cells of the tables of extraction rates
-RATE_CSS = {"text-align": "right", "padding": "0 0.6em", "white-space": "nowrap"}
 #: the formats of Experiment 3's table of strata
 STRATA_FORMATS = {"steps T": "{:,.0f}", "bin (steps)": "{:,.0f}", "bin (share of T)": "{:.3f}",
                   "source's bin (lab steps)": "{:,.0f}", "residual recency AUC": "{:.3f}", "copies": "{:.0f}"}
-
-
-class Note(str):
-    """A sentence a notebook shows as Markdown (``display`` reads :meth:`_repr_markdown_`)."""
-
-    def _repr_markdown_(self) -> str:
-        return str(self)
 
 
 # -- the sections' glue -----------------------------------------------------------------------------
@@ -269,23 +261,10 @@ def summary(claims: Iterable[Claim], elapsed: float) -> dict:
 # -- the tables' layout ------------------------------------------------------------------------------
 
 
-def styled(table: pd.DataFrame, formats=None, precision: int | None = None, na_rep: str | None = None,
-           caption: str | None = None, index: bool = False, empty: str | None = None) -> Styler | Note:
-    """A table to display: without its index (unless ``index``), formatted by ``formats`` (a
-    format string, or one per column) or to ``precision`` digits (pandas' default when None),
-    ``na_rep`` for a missing value, under ``caption``; or, when it has no row and ``empty`` is
-    given, the note ``empty`` instead."""
-    if empty is not None and not len(table):
-        return Note(empty)
-    style = table.style if index else table.style.hide(axis="index")
-    style = style.format(formats, precision=precision, na_rep=na_rep)
-    return style.set_caption(caption) if caption is not None else style
-
-
 def rates_table(rates: pd.DataFrame) -> Styler:
     """A table of extraction rates (its index kept): every column but ``positives`` to two decimals."""
     formats = {c: "{:.2f}" for c in rates.columns if c != "positives"}
-    return rates.style.format(formats).set_properties(**RATE_CSS)
+    return rates.style.format(formats).set_properties(**NUMERIC_CELLS)
 
 
 def exp3_dataset_table(dataset: pd.DataFrame, cell_lo: float, cell_hi: float) -> Styler | Note:
