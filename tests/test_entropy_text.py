@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.core import prose
 from analysis.core.claims import INCONCLUSIVE, REPRODUCED, Claim, not_testable
 from analysis.entropy import claims as K
 from analysis.entropy import text as _text
@@ -247,7 +248,7 @@ def test_the_methods_constants_and_small_phrases():
     assert (c["paper_min_r"], c["paper_tau_pythia"], c["paper_tau_olmo"]) == ("0.9", "0", "3")
     assert (c["di_quantile"], c["di_coverage"], c["paper_min_di"]) == ("5th", "95%", "1,500")
     assert c["paper_small_intercept"] == "−6" and c["paper_table4_pairs"] == "28,000"
-    assert [T._ordinal(n) for n in (1, 2, 3, 5, 11, 12, 21)] == [
+    assert [prose.ordinal(n) for n in (1, 2, 3, 5, 11, 12, 21)] == [
         "1st", "2nd", "3rd", "5th", "11th", "12th", "21st"]
     assert T.split_phrase(32, 16) == "the source's 2 : 1 split scaled down"
     assert T.split_phrase(100, 50) == "the source's own lengths"

@@ -55,6 +55,7 @@ from analysis.predicting.tables import (
     window_share,
 )
 from analysis.predicting.text import (
+    and_list,
     best_cell,
     bin_sentence,
     bins_text,
@@ -81,7 +82,6 @@ from analysis.predicting.text import (
     sweep_sentence,
     window_gradient,
 )
-from analysis.predicting.text_words import and_list
 
 if TYPE_CHECKING:  # a Styler needs jinja2, which only the book installs
     from pandas.io.formats.style import Styler
