@@ -15,9 +15,9 @@ supplies the runs instead when there is one), and registers the runs so
 call some of the profiles' names through this module too (``ladder.PARAMS``,
 ``ladder.PROFILES``, ``ladder.get_profile``, ``ladder.model_name``,
 ``ladder.ablation_runs``, ``ladder.heldout_runs``; the lab page names
-``ladder.ladder_lr``), and so do the chapters' ``params`` modules (``check_runs``,
-``lab_profile_param``) and ``analysis.predicting.steps`` (``ABLATION``), whose source
-is part of their memo keys: new code imports them from :mod:`analysis.lab.profiles`.
+``ladder.ladder_lr``), and so does ``analysis.predicting.steps`` (``ABLATION``), whose
+source is part of its memo keys: new code imports them from :mod:`analysis.lab.profiles`
+(as the chapters' ``params`` modules do).
 """
 
 from __future__ import annotations

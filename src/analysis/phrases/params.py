@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.core.paths import DATA_DIR
-from analysis.lab.ladder import check_runs, lab_profile_param
+from analysis.lab.profiles import check_runs, lab_profile_param
 from analysis.params import Declaration, Param, ParameterError
 from analysis.phrases.files import read_completions
 from analysis.phrases.source import SYSTEM_PROMPTS, THRESHOLD

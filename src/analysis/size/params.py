@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.core.paths import DATA_DIR
-from analysis.lab.ladder import lab_profile_param
+from analysis.lab.profiles import lab_profile_param
 from analysis.nextword import MODES
 from analysis.params import Declaration, Param
 from analysis.stats.permutation import ALTERNATIVES
