@@ -83,11 +83,16 @@ def llama_server(gguf: Path, port: int, threads: int, log: Path):
             raise RuntimeError(f"llama_cpp.server did not listen on {port} within 180 s; see {log}")
         yield proc
     finally:
-        proc.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=20)
-        if proc.poll() is None:
-            proc.kill()
+        stop(proc)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Ask a server to stop; kill it if it has not within 20 seconds."""
+    proc.terminate()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=20)
+    if proc.poll() is None:
+        proc.kill()
 
 
 def windows(local, n: int, seed: int = 0) -> list[list[int]]:

@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from served_check import free_port, log  # noqa: E402
+from served_check import free_port, log, stop  # noqa: E402
 
 from analysis.core import jsonio  # noqa: E402
 
@@ -109,11 +109,7 @@ def native_server(binary: Path, gguf: Path, port: int, parallel: int, threads: i
             time.sleep(0.5)
         yield proc
     finally:
-        proc.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=20)
-        if proc.poll() is None:
-            proc.kill()
+        stop(proc)
 
 
 def served_answers(port: int, alias: str, kind: str, prompts: list, new_tokens: int, parallel: int) -> list:
