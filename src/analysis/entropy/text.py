@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.core import claim_text, prose
-from analysis.core.claims import NOT_TESTABLE, Claim
+from analysis.core.claims import HOLDS, NOT_TESTABLE, Claim
 from analysis.entropy import params as C
 from analysis.entropy.method import stronger
 from analysis.entropy.method_sets import (
@@ -28,7 +28,8 @@ from analysis.entropy.run import other_temperature
 from analysis.stats.lines import Fit
 from analysis.stats.mia import LOW_FPR
 
-S = prose.sentences("entropy", **prose.constants(C), NOT_TESTABLE=NOT_TESTABLE)
+#: the chapter's sentences (``sentences.j2``), for this module, :mod:`.text_di` and :mod:`.text_robust`
+S = prose.sentences("entropy", **prose.constants(C), NOT_TESTABLE=NOT_TESTABLE, HOLDS=HOLDS, LOW_FPR=LOW_FPR)
 
 #: how each claim's value reads: its name, its kind (r, a difference of r, a share, bits) and what n counts
 VALUES = {

@@ -10,13 +10,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from analysis.core import prose
-from analysis.core.claims import HOLDS, NOT_TESTABLE, Claim
-from analysis.entropy import params
+from analysis.core.claims import Claim
+from analysis.entropy.text import S
 from analysis.stats.mia import LOW_FPR
-
-S = prose.sentences("entropy", **prose.constants(params), NOT_TESTABLE=NOT_TESTABLE, HOLDS=HOLDS,
-                    LOW_FPR=LOW_FPR)
 
 
 def claim_value(claim: Claim) -> str:

@@ -11,9 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from analysis.core import prose
 from analysis.core.claims import NOT_TESTABLE, Claim
-from analysis.entropy import params
 from analysis.entropy.maini import rule_tally
 from analysis.entropy.mia import ATTACKS
 from analysis.entropy.params import (
@@ -21,9 +19,8 @@ from analysis.entropy.params import (
     PAPER_MIN_DI_SAMPLES,
 )
 from analysis.entropy.robust import EstimatorTest
+from analysis.entropy.text import S
 from analysis.entropy.text_di import ATTACK_NAMES
-
-S = prose.sentences("entropy", **prose.constants(params))
 
 
 def nsb_sentence() -> str:
