@@ -38,18 +38,8 @@ from analysis.phrases.claims import (
 )
 from analysis.phrases.inference import LAB_ROW_COLUMNS, closer_share, distance_gap_null, size_trend
 from analysis.phrases.method_rates import LAB_RATE_COLUMNS, distance_gap
-from analysis.phrases.params import load_source_rates
 from analysis.stats.intervals import wilson_interval
-
-SOURCE = load_source_rates()  # the source's 2024 rates: state media 3.2% to 8.8%
-
-
-def rates_of(rows):
-    """A rates table (method_rates.rates' columns) from (model, type, matched, total) rows."""
-    r = pd.DataFrame(rows, columns=["model", "type", "matched", "total"])
-    r["rate"] = r["matched"] / r["total"]
-    r["ci_lo"], r["ci_hi"] = wilson_interval(r["matched"].to_numpy(), r["total"].to_numpy())
-    return r
+from phrases_toys import SOURCE, rates_of
 
 
 def one(claims, model):

@@ -10,20 +10,9 @@ from analysis.phrases import page
 from analysis.phrases.claims import source_range_claims, state_media_gap_claims, state_media_gap_min_n
 from analysis.phrases.claims_source import paper_gap_claims
 from analysis.phrases.method_rates import source_type_gaps
-from analysis.phrases.params import load_source_rates
 from analysis.phrases.text import NO_BOTH_TYPES, comparison_verdict
 from analysis.phrases.text_rates import source_range_text
-from analysis.stats.intervals import wilson_interval
-
-SOURCE = load_source_rates()
-
-
-def rates_of(rows):
-    """A rates table (method_rates.rates' columns) from (model, type, matched, total) rows."""
-    r = pd.DataFrame(rows, columns=["model", "type", "matched", "total"])
-    r["rate"] = r["matched"] / r["total"]
-    r["ci_lo"], r["ci_hi"] = wilson_interval(r["matched"].to_numpy(), r["total"].to_numpy())
-    return r
+from phrases_toys import SOURCE, rates_of
 
 
 def names(values):

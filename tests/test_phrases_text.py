@@ -20,7 +20,6 @@ from analysis.phrases.claims import (
 from analysis.phrases.claims import lab_claims as phrases_lab_claims
 from analysis.phrases.inference import LAB_ROW_COLUMNS
 from analysis.phrases.method_rates import LAB_RATE_COLUMNS
-from analysis.phrases.params import load_source_rates
 from analysis.phrases.text import (
     NO_BOTH_TYPES,
     comparison_verdict,
@@ -36,15 +35,7 @@ from analysis.phrases.text import (
 )
 from analysis.phrases.text_lab import lab_summary, lab_verdict
 from analysis.stats.intervals import wilson_interval
-
-SOURCE = load_source_rates()
-
-
-def rates_of(rows):
-    r = pd.DataFrame(rows, columns=["model", "type", "matched", "total"])
-    r["rate"] = r["matched"] / r["total"]
-    r["ci_lo"], r["ci_hi"] = wilson_interval(r["matched"].to_numpy(), r["total"].to_numpy())
-    return r
+from phrases_toys import SOURCE, rates_of
 
 
 def test_comparison_verdict_joins_the_models_in_one_sentence():
