@@ -59,6 +59,10 @@ def test_filters():
     assert [prose.and_join(x) for x in ([], ["a"], ["a", "b"], ["a", "b", "c"])] == ["", "a", "a and b",
                                                                                     "a, b and c"]
     assert (prose.plural(1), prose.plural(2), prose.plural(0, "y", "ies")) == ("", "s", "ies")
+    assert [prose.ENV.filters["pvalue"](p) for p in (0.0004, 0.01234)] == ["< 0.001", "= 0.0123"]
+    listing = prose.ENV.from_string("{% for x in xs %}{{ list_sep(loop) }}{{ x }}{% endfor %}")
+    assert [listing.render(xs=xs) for xs in (["a"], ["a", "b"], ["a", "b", "c"])] == ["a", "a and b",
+                                                                                    "a, b and c"]
 
 
 def test_constants_takes_upper_case_names_only():

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import jinja2
 
-from analysis.core.fmt import fmt_pct
+from analysis.core.fmt import fmt_p, fmt_pct
 
 #: the folder that holds each chapter's ``<chapter>/sentences.j2``
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,6 +58,12 @@ def and_join(items, sep: str = ", ", last: str = " and ") -> str:
     return items[0] if len(items) == 1 else sep.join(items[:-1]) + last + items[-1] if items else ""
 
 
+def list_sep(loop) -> str:
+    """What goes before an item of a ``{% for %}`` list in words: nothing before the
+    first, " and " before the last, ", " before the others."""
+    return "" if loop.first else " and " if loop.last else ", "
+
+
 def plural(n: int, one: str = "", many: str = "s") -> str:
     """The ending for ``n`` things: ``one`` when ``n`` is 1, else ``many``."""
     return one if n == 1 else many
@@ -73,8 +79,9 @@ class _Loader(jinja2.FileSystemLoader):
 
 ENV = jinja2.Environment(loader=_Loader(ROOT), undefined=jinja2.StrictUndefined, autoescape=False,
                          keep_trailing_newline=False)
-ENV.filters.update(fmt=fmt, pct=fmt_pct, minus=minus, ordinal=ordinal, and_join=and_join, plural=plural)
-ENV.globals.update(BR=BR, isfinite=lambda x: math.isfinite(float(x)))
+ENV.filters.update(fmt=fmt, pct=fmt_pct, pvalue=fmt_p, minus=minus, ordinal=ordinal, and_join=and_join,
+                   plural=plural)
+ENV.globals.update(BR=BR, isfinite=lambda x: math.isfinite(float(x)), list_sep=list_sep)
 
 
 class Sentences:

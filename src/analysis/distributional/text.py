@@ -13,11 +13,10 @@ import pandas as pd
 from analysis.core import claim_text, prose
 from analysis.core.claim_text import verdict
 from analysis.core.claims import NOT_TESTABLE, Claim
-from analysis.core.fmt import fmt_p
 from analysis.distributional import params
 from analysis.distributional.method_trends import Trend, above_infgram, trend
 
-S = prose.sentences("distributional", **prose.constants(params), verdict=verdict, fmt_p=fmt_p)
+S = prose.sentences("distributional", **prose.constants(params), verdict=verdict)
 
 
 def mem_name(n) -> str:
